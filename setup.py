@@ -1,0 +1,4 @@
+"""Build script; all metadata lives in setup.cfg."""
+from setuptools import setup
+
+setup()

@@ -1,0 +1,38 @@
+"""The TensorFlow 1 `TPUEstimator` API on TensorFlow 2.
+
+Public names follow `tf.contrib.tpu` / `tf.estimator` exactly.  Modules load on first use,
+so `import tpu_estimator_compat` stays cheap until TensorFlow is actually needed.
+"""
+import importlib
+
+_PUBLIC_NAMES = {
+    # name: module that defines it
+    "TPUEstimator": "estimator",
+    "Estimator": "estimator",
+    "TPUEstimatorSpec": "spec",
+    "EstimatorSpec": "spec",
+    "ModeKeys": "spec",
+    "RunConfig": "config",
+    "TPUConfig": "config",
+    "InputPipelineConfig": "config",
+    "CrossShardOptimizer": "optimizers",
+    "WarmStartSettings": "warm_start",
+    "TrainSpec": "train_and_evaluate",
+    "EvalSpec": "train_and_evaluate",
+    "train_and_evaluate": "train_and_evaluate",
+}
+
+__all__ = sorted(_PUBLIC_NAMES)
+
+
+def __getattr__(name):
+    module_name = _PUBLIC_NAMES.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'tpu_estimator_compat' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module_name}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC_NAMES))

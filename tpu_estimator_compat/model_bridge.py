@@ -1,0 +1,78 @@
+"""Calling a user's v1 `model_fn` / `input_fn` with exactly the arguments it declares."""
+import copy
+import functools
+import inspect
+
+_MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
+
+
+def fn_args(fn):
+    """Names of the positional-or-keyword arguments of `fn` (functools.partial and bound
+    methods and callable objects included, `self` excluded)."""
+    if isinstance(fn, functools.partial):
+        bound = set(fn.keywords or {})
+        return tuple(a for a in fn_args(fn.func)[len(fn.args):] if a not in bound)
+    target = fn if (inspect.isfunction(fn) or inspect.ismethod(fn)) else getattr(fn, "__call__", fn)
+    params = inspect.signature(target).parameters.values()
+    return tuple(p.name for p in params
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def validate_model_fn_signature(model_fn):
+    """The constructor-time checks of the original Estimator on `model_fn`'s arguments."""
+    if model_fn is None:
+        raise ValueError("model_fn must be provided to Estimator.")
+    args = fn_args(model_fn)
+    if "features" not in args:
+        raise ValueError(f"model_fn ({model_fn}) must include features argument.")
+    unexpected = sorted(set(args) - set(_MODEL_FN_ARGS))
+    if unexpected:
+        raise ValueError(f"model_fn ({model_fn}) has following not expected args: {unexpected}")
+
+
+def require_params_arg(fn, kind):
+    """TPUEstimator passes the batch size through `params`; both user functions must take it."""
+    if "params" in fn_args(fn):
+        return
+    if kind == "model_fn":
+        raise ValueError(
+            f"model_fn ({fn}) does not include params argument, required by TPUEstimator to "
+            "pass batch size as params['batch_size']")
+    raise ValueError(
+        f"input_fn ({fn}) does not include params argument, required by TPUEstimator to pass "
+        'batch size as params["batch_size"]')
+
+
+def call_model_fn(model_fn, features, labels, mode, params, config):
+    """Calls `model_fn` with the subset of (features, labels, mode, params, config) it takes.
+
+    `params` is deep-copied so the user's function cannot leak changes between calls.
+    """
+    args = fn_args(model_fn)
+    kwargs = {}
+    if "labels" in args:
+        kwargs["labels"] = labels
+    elif labels is not None:
+        raise ValueError("model_fn does not take labels, but input_fn returns labels.")
+    if "mode" in args:
+        kwargs["mode"] = mode
+    if "params" in args:
+        kwargs["params"] = copy.deepcopy(params)
+    if "config" in args:
+        kwargs["config"] = config
+    return model_fn(features=features, **kwargs)
+
+
+def call_input_fn(input_fn, mode, params, config, input_context=None):
+    """Calls `input_fn` with the subset of (params, mode, config, input_context) it takes."""
+    args = fn_args(input_fn)
+    kwargs = {}
+    if "params" in args:
+        kwargs["params"] = copy.deepcopy(params)
+    if "mode" in args:
+        kwargs["mode"] = mode
+    if "config" in args:
+        kwargs["config"] = config
+    if "input_context" in args:
+        kwargs["input_context"] = input_context
+    return input_fn(**kwargs)
