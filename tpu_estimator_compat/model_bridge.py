@@ -43,10 +43,18 @@ def require_params_arg(fn, kind):
         'batch size as params["batch_size"]')
 
 
+def params_for(user_params, **added):
+    """A deep copy of the user's params with TPUEstimator's keys (`batch_size`, `context`,
+    `use_tpu`) added; keys whose value is None are left out, as the original did."""
+    params = copy.deepcopy(dict(user_params or {}))
+    params.update({k: v for k, v in added.items() if v is not None})
+    return params
+
+
 def call_model_fn(model_fn, features, labels, mode, params, config):
     """Calls `model_fn` with the subset of (features, labels, mode, params, config) it takes.
 
-    `params` is deep-copied so the user's function cannot leak changes between calls.
+    `params` should be a fresh dict per call (see `params_for`); it is passed as given.
     """
     args = fn_args(model_fn)
     kwargs = {}
@@ -68,7 +76,7 @@ def call_input_fn(input_fn, mode, params, config, input_context=None):
     args = fn_args(input_fn)
     kwargs = {}
     if "params" in args:
-        kwargs["params"] = copy.deepcopy(params)
+        kwargs["params"] = params
     if "mode" in args:
         kwargs["mode"] = mode
     if "config" in args:
