@@ -65,7 +65,7 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
     if "mode" in args:
         kwargs["mode"] = mode
     if "params" in args:
-        kwargs["params"] = copy.deepcopy(params)
+        kwargs["params"] = params
     if "config" in args:
         kwargs["config"] = config
     return model_fn(features=features, **kwargs)
