@@ -17,14 +17,18 @@ tf.config.set_logical_device_configuration(
     _cpu, [tf.config.LogicalDeviceConfiguration()] * NUM_LOGICAL_DEVICES)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def eight_devices():
-    """A MirroredStrategy over the 8 logical CPU devices (a simulated 8-core TPU)."""
+    """A MirroredStrategy over the 8 logical CPU devices (a simulated 8-core TPU).
+
+    One per session: strategies over the same devices share collective instance keys, so two
+    of them in one process would mix up their all-reduces.
+    """
     return tf.distribute.MirroredStrategy(
         [f"/cpu:{i}" for i in range(NUM_LOGICAL_DEVICES)])
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def one_device():
     """A MirroredStrategy with a single replica, for 1-vs-8 replica comparisons."""
     return tf.distribute.MirroredStrategy(["/cpu:0"])

@@ -1,5 +1,6 @@
 """Calling a user's v1 `model_fn` / `input_fn` with exactly the arguments it declares."""
 import copy
+import dataclasses
 import functools
 import inspect
 
@@ -84,3 +85,11 @@ def call_input_fn(input_fn, mode, params, config, input_context=None):
     if "input_context" in args:
         kwargs["input_context"] = input_context
     return input_fn(**kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class UserProgram:
+    """The user's side of an estimator: model_fn, its params and the RunConfig."""
+    model_fn: object
+    params: dict
+    config: object

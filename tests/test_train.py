@@ -1,0 +1,203 @@
+"""TPUEstimator.train: replica equivalence, stop points, input modes, v1 model code."""
+import importlib
+import logging
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tpu_estimator_compat as tec
+from tpu_estimator_compat import checkpoints
+
+v1 = tf.compat.v1
+legacy_layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
+
+FEATURES = np.random.RandomState(0).randn(256, 4).astype(np.float32)
+TARGETS = (FEATURES @ np.array([[1.0], [-2.0], [3.0], [0.5]]) + 0.1).astype(np.float32)
+
+
+def regression_input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices((FEATURES, TARGETS))
+    return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+OPTIMIZERS = {
+    "sgd": lambda: v1.train.GradientDescentOptimizer(0.05),
+    "momentum": lambda: v1.train.MomentumOptimizer(0.05, momentum=0.9),
+    "adam": lambda: v1.train.AdamOptimizer(0.05),
+}
+
+
+def make_regression_model_fn(optimizer, reduction=v1.losses.Reduction.MEAN, cross_shard=True):
+    def model_fn(features, labels, mode, params):
+        with v1.variable_scope("linear"):
+            hidden = legacy_layers.dense(
+                features, 3, kernel_initializer=v1.constant_initializer(0.3), name="hidden")
+            weights = v1.get_variable("w", [3, 1], initializer=v1.constant_initializer(0.5))
+        predictions = tf.matmul(tf.nn.tanh(hidden), weights)
+        loss = v1.losses.mean_squared_error(labels, predictions)
+        opt = OPTIMIZERS[optimizer]()
+        if cross_shard:
+            opt = tec.CrossShardOptimizer(opt, reduction=reduction)
+        train_op = opt.minimize(loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+    return model_fn
+
+
+def run_config(model_dir, strategy, iterations_per_loop=2, input_mode=None, **kwargs):
+    tpu_config = tec.TPUConfig(
+        iterations_per_loop=iterations_per_loop,
+        per_host_input_for_training=(input_mode or tec.InputPipelineConfig.PER_HOST_V2))
+    return tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
+                         tpu_config=tpu_config, **kwargs)
+
+
+def train_weights(model_fn, strategy, model_dir, batch_size, steps=6, **config_kwargs):
+    estimator = tec.TPUEstimator(model_fn, config=run_config(model_dir, strategy, **config_kwargs),
+                                 train_batch_size=batch_size)
+    estimator.train(regression_input_fn, steps=steps)
+    return {name: estimator.get_variable_value(name)
+            for name in estimator.get_variable_names()}
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_eight_replicas_train_like_one_replica_on_the_global_batch(
+        optimizer, tmp_path, one_device, eight_devices):
+    model_fn = make_regression_model_fn(optimizer)
+    one = train_weights(model_fn, one_device, tmp_path / "one", batch_size=32)
+    eight = train_weights(model_fn, eight_devices, tmp_path / "eight", batch_size=32)
+    assert one["global_step"] == eight["global_step"] == 6
+    assert sorted(one) == sorted(eight)
+    for name in one:
+        np.testing.assert_allclose(eight[name], one[name], atol=1e-5, err_msg=name)
+    assert not np.allclose(one["linear/w"], 0.5), "training did not move the weights"
+
+
+def test_sum_reduction_applies_eight_times_the_mean_gradient(tmp_path, one_device, eight_devices):
+    initial = 0.5 * np.ones([3, 1], np.float32)
+    one = train_weights(make_regression_model_fn("sgd"), one_device, tmp_path / "mean",
+                        batch_size=32, steps=1)
+    eight = train_weights(make_regression_model_fn("sgd", reduction=v1.losses.Reduction.SUM),
+                          eight_devices, tmp_path / "sum", batch_size=32, steps=1)
+    np.testing.assert_allclose(eight["linear/w"] - initial, 8 * (one["linear/w"] - initial),
+                               rtol=1e-4, atol=1e-6)
+
+
+def test_bare_optimizer_sums_gradients_across_replicas(tmp_path, one_device, eight_devices):
+    initial = 0.5 * np.ones([3, 1], np.float32)
+    one = train_weights(make_regression_model_fn("sgd"), one_device, tmp_path / "one",
+                        batch_size=32, steps=1)
+    bare = train_weights(make_regression_model_fn("sgd", cross_shard=False), eight_devices,
+                         tmp_path / "bare", batch_size=32, steps=1)
+    np.testing.assert_allclose(bare["linear/w"] - initial, 8 * (one["linear/w"] - initial),
+                               rtol=1e-4, atol=1e-6)
+
+
+def checkpoint_steps(model_dir):
+    return sorted(int(path.rsplit("-", 1)[1]) for path in
+                  tf.train.get_checkpoint_state(str(model_dir)).all_model_checkpoint_paths)
+
+
+def loop_boundaries_estimator(model_dir, strategy, iterations_per_loop):
+    config = run_config(model_dir, strategy, iterations_per_loop=iterations_per_loop,
+                        save_checkpoints_steps=1, keep_checkpoint_max=0)
+    return tec.TPUEstimator(make_regression_model_fn("sgd"), config=config, train_batch_size=8)
+
+
+def test_steps_stop_at_loop_boundaries_like_the_original(tmp_path, one_device):
+    loop_boundaries_estimator(tmp_path, one_device, 4).train(regression_input_fn, steps=10)
+    assert checkpoint_steps(tmp_path) == [0, 4, 8, 10]
+
+
+def test_resumed_steps_and_max_steps_stop_points(tmp_path, one_device):
+    loop_boundaries_estimator(tmp_path / "a", one_device, 3).train(regression_input_fn, steps=3)
+    loop_boundaries_estimator(tmp_path / "a", one_device, 4).train(regression_input_fn, steps=10)
+    assert checkpoint_steps(tmp_path / "a") == [0, 3, 7, 11, 13]
+    loop_boundaries_estimator(tmp_path / "b", one_device, 3).train(regression_input_fn, steps=3)
+    loop_boundaries_estimator(tmp_path / "b", one_device, 4).train(regression_input_fn,
+                                                                   max_steps=10)
+    assert checkpoint_steps(tmp_path / "b") == [0, 3, 7, 10]
+
+
+def test_max_steps_already_reached_skips_training(tmp_path, one_device, caplog):
+    caplog.set_level(logging.INFO, logger="absl")
+    estimator = loop_boundaries_estimator(tmp_path, one_device, 4)
+    estimator.train(regression_input_fn, max_steps=4)
+    estimator.train(regression_input_fn, max_steps=4)
+    assert "Skipping training since max_steps has already saved." in caplog.text
+    assert checkpoint_steps(tmp_path) == [0, 4]
+
+
+class _Recorder:
+    def __init__(self):
+        self.input_batch_sizes, self.model_batch_sizes, self.shapes = [], [], []
+
+    def input_fn(self, params):
+        self.input_batch_sizes.append(params["batch_size"])
+        return regression_input_fn(params)
+
+    def model_fn(self, features, labels, mode, params):
+        self.model_batch_sizes.append(params["batch_size"])
+        self.shapes.append(features.shape.as_list())
+        return make_regression_model_fn("sgd")(features, labels, mode, params)
+
+
+@pytest.mark.parametrize("input_mode, input_batch, calls, model_batch", [
+    (tec.InputPipelineConfig.PER_HOST_V1, 64, 1, 8),
+    (tec.InputPipelineConfig.PER_HOST_V2, 8, 1, 8),
+    (tec.InputPipelineConfig.PER_SHARD_V1, 8, 8, 8),
+    (tec.InputPipelineConfig.BROADCAST, 64, 1, 64),
+])
+def test_batch_sizes_and_input_fn_calls_per_input_mode(
+        input_mode, input_batch, calls, model_batch, tmp_path, eight_devices):
+    recorder = _Recorder()
+    config = run_config(tmp_path, eight_devices, input_mode=input_mode)
+    estimator = tec.TPUEstimator(recorder.model_fn, config=config, train_batch_size=64)
+    estimator.train(recorder.input_fn, steps=2)
+    assert recorder.input_batch_sizes == [input_batch] * calls
+    assert set(recorder.model_batch_sizes) == {model_batch}
+    assert {tuple(shape) for shape in recorder.shapes} == {(model_batch, 4)}
+
+
+def test_cpu_path_gives_the_global_batch_and_ends_with_a_finite_input(tmp_path):
+    recorder = _Recorder()
+
+    def finite_input_fn(params):
+        recorder.input_batch_sizes.append(params["batch_size"])
+        return tf.data.Dataset.from_tensor_slices((FEATURES, TARGETS)).batch(params["batch_size"])
+
+    estimator = tec.TPUEstimator(recorder.model_fn, config=tec.RunConfig(model_dir=str(tmp_path)),
+                                 use_tpu=False, train_batch_size=64)
+    estimator.train(finite_input_fn, steps=100)
+    assert recorder.input_batch_sizes == [64]
+    assert set(recorder.model_batch_sizes) == {64}
+    assert estimator.get_variable_value("global_step") == 4  # 256 examples / 64
+
+
+def test_batch_norm_moving_statistics_update_through_update_ops(tmp_path, eight_devices):
+    def model_fn(features, labels, mode, params):
+        hidden = legacy_layers.batch_normalization(
+            legacy_layers.dense(features, 3, name="dense"), training=True)
+        predictions = legacy_layers.dense(hidden, 1, name="out")
+        loss = v1.losses.mean_squared_error(labels, predictions)
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.01))
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = tec.TPUEstimator(model_fn, config=run_config(tmp_path, eight_devices),
+                                 train_batch_size=64)
+    estimator.train(regression_input_fn, steps=4)
+    moving_mean = estimator.get_variable_value("batch_normalization/moving_mean")
+    moving_variance = estimator.get_variable_value("batch_normalization/moving_variance")
+    assert np.all(np.abs(moving_mean) > 1e-4)
+    assert not np.allclose(moving_variance, 1.0)
+
+
+def test_variables_keep_their_tf1_names(tmp_path, one_device):
+    weights = train_weights(make_regression_model_fn("adam"), one_device, tmp_path, 8, steps=2)
+    assert sorted(weights) == [
+        "beta1_power", "beta2_power", "global_step",
+        "linear/hidden/bias", "linear/hidden/bias/Adam", "linear/hidden/bias/Adam_1",
+        "linear/hidden/kernel", "linear/hidden/kernel/Adam", "linear/hidden/kernel/Adam_1",
+        "linear/w", "linear/w/Adam", "linear/w/Adam_1"]

@@ -1,0 +1,108 @@
+"""A model on one strategy: its variables, traced steps and loops, and checkpoint sync.
+
+One `ModelEngine` exists per strategy an estimator uses; when train and evaluate share a
+strategy they share the engine, so alternating `train()`/`evaluate()` calls neither retrace
+nor restore more than needed: a checkpoint is restored only when the variables in memory
+are not already its values.
+"""
+import dataclasses
+
+import tensorflow as tf
+from absl import logging
+
+from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import legacy_patches
+from tpu_estimator_compat import loops
+from tpu_estimator_compat import model_step
+from tpu_estimator_compat import optimizers
+from tpu_estimator_compat import warm_start as warm_start_lib
+from tpu_estimator_compat.spec import ModeKeys
+from tpu_estimator_compat.variable_store import VariableStore
+
+
+@dataclasses.dataclass
+class CompiledMode:
+    """The traced step and loop of one mode for one input signature."""
+    traced: model_step.TracedSpec
+    step_outputs: dict  # symbolic outputs of the step, for shapes and dtypes
+    loop: object
+    init_from_checkpoint_calls: list
+
+
+class ModelEngine:
+    """Variables and compiled functions of one model on one runtime (strategy)."""
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+        self.store = VariableStore(runtime.strategy)
+        self._compiled = {}
+        self._synced = None  # (checkpoint path or None, variable names) in memory
+
+    @property
+    def global_step(self):
+        return int(self.store.global_step.numpy())
+
+    def compile(self, mode, program, plan, iterator):
+        """Traces the model for `mode` on `iterator`'s element spec (once per signature)."""
+        key = (mode, plan, repr(iterator.element_spec))
+        if key not in self._compiled:
+            self._compiled[key] = self._trace(mode, program, plan, iterator)
+        return self._compiled[key]
+
+    def _trace(self, mode, program, plan, iterator):
+        traced = model_step.TracedSpec()
+        init_calls = []
+        replica_fn = model_step.make_replica_fn(
+            program.model_fn, mode, self.runtime, plan, program, traced)
+        step_fn = loops.make_step_fn(self.runtime.strategy, self.store, replica_fn, init_calls)
+        optimizers.reset_cross_shard_optimizer_usage()
+        if program.config.tf_random_seed is not None:
+            # Variables are initialised eagerly in creation order: same seed, same values.
+            tf.compat.v1.set_random_seed(program.config.tf_random_seed)
+        step_outputs = step_fn.get_concrete_function(iterator.element_spec).structured_outputs
+        if mode == ModeKeys.TRAIN:
+            self._explain_gradient_aggregation()
+        if traced.scaffold_fn is not None:
+            with legacy_patches.patched_legacy_api(init_calls):
+                if traced.scaffold_fn() is None:
+                    raise ValueError(
+                        "TPUEstimatorSpec.scaffold_fn returns None, which is not allowed")
+        make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
+        return CompiledMode(traced, step_outputs, make_loop(step_fn, step_outputs), init_calls)
+
+    def _explain_gradient_aggregation(self):
+        replicas = self.runtime.num_replicas
+        if replicas > 1 and not optimizers.cross_shard_optimizer_used():
+            logging.warning(
+                "The optimizer is not wrapped in CrossShardOptimizer: on %d replicas its "
+                "gradients are SUMMED across replicas, so each step moves the weights as "
+                "far as %d single-replica steps would. Wrap it in "
+                "tf.compat.v1.tpu.CrossShardOptimizer(opt) to average them.", replicas, replicas)
+
+    def sync(self, checkpoint_path, compiled, warm_start_from=None):
+        """Makes the variables hold `checkpoint_path`'s values, or initial values if None.
+
+        With no checkpoint, warm starting and recorded `init_from_checkpoint` calls apply
+        (as the original's initializers did), once per set of variables.
+        """
+        names = frozenset(self.store.named_variables())
+        if self._synced == (checkpoint_path, names):
+            return
+        variables = self.store.named_variables()
+        if checkpoint_path is not None:
+            logging.info("Restoring parameters from %s", checkpoint_path)
+            checkpoints.restore(variables, checkpoint_path)
+        else:
+            if warm_start_from is not None:
+                warm_start_lib.warm_start(variables, self.store.trainable_names(), warm_start_from)
+            for call in compiled.init_from_checkpoint_calls:
+                warm_start_lib.init_from_checkpoint(
+                    call.ckpt_dir_or_file, call.assignment_map, variables)
+        self._synced = (checkpoint_path, names)
+
+    def mark_synced(self, checkpoint_path):
+        """Records that the variables in memory are exactly `checkpoint_path`'s."""
+        self._synced = (checkpoint_path, frozenset(self.store.named_variables()))
+
+    def mark_changed(self):
+        self._synced = None

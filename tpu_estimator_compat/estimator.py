@@ -1,0 +1,184 @@
+"""`TPUEstimator` and `Estimator`: the public facade. Methods validate, then orchestrate:
+
+    runtime (strategy) -> batch plan -> distributed input -> engine (trace, sync) -> loop driver
+
+The mechanics live in the modules named in each step; this file stays short on purpose.
+"""
+import copy
+import os
+
+from absl import logging
+
+from tpu_estimator_compat import batching
+from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import config as config_lib
+from tpu_estimator_compat import engine as engine_lib
+from tpu_estimator_compat import inputs
+from tpu_estimator_compat import model_bridge
+from tpu_estimator_compat import runtime as runtime_lib
+from tpu_estimator_compat import training
+from tpu_estimator_compat.spec import ModeKeys
+
+_RESERVED_PARAMS_KEYS = ["batch_size", "context"]
+
+
+class TPUEstimator:
+    """Estimator with TPU semantics, running on TF2 tf.distribute strategies.
+
+    See the README for what runs where; arguments are the original's.
+    """
+
+    def __init__(self, model_fn=None, model_dir=None, config=None, params=None, use_tpu=True,
+                 train_batch_size=None, eval_batch_size=None, predict_batch_size=None,
+                 batch_axis=None, eval_on_tpu=True, export_to_tpu=True, export_to_cpu=True,
+                 warm_start_from=None, embedding_config_spec=None,
+                 export_saved_model_api_version=1):
+        if config is None or not isinstance(config, config_lib.RunConfig):
+            raise ValueError("`config` must be provided with type `tpu_config.RunConfig`")
+        if params is not None and any(k in params for k in _RESERVED_PARAMS_KEYS):
+            raise ValueError(f"{_RESERVED_PARAMS_KEYS} are reserved keys but existed in params "
+                             f"{params}.")
+        model_bridge.validate_model_fn_signature(model_fn)
+        if use_tpu:
+            if train_batch_size is None:
+                raise ValueError("`train_batch_size` cannot be `None`")
+            for name, value in (("train_batch_size", train_batch_size),
+                                ("eval_batch_size", eval_batch_size),
+                                ("predict_batch_size", predict_batch_size)):
+                _check_batch_size(name, value)
+        elif eval_on_tpu:
+            logging.warning("eval_on_tpu ignored because use_tpu is False.")
+            eval_on_tpu = False
+        if export_saved_model_api_version not in (1, 2):
+            raise ValueError("export_saved_model_api_version should be 1 or 2; got "
+                             f"{export_saved_model_api_version}.")
+        if embedding_config_spec is not None:
+            raise NotImplementedError(
+                "embedding_config_spec (TPU embeddings) is not supported by "
+                "tpu_estimator_compat. Use tf.tpu.experimental.embedding with TF2 directly.")
+        self._config = config_lib.resolve_model_dir(config, model_dir)
+        self._program = model_bridge.UserProgram(model_fn, dict(params or {}), self._config)
+        self._use_tpu = bool(use_tpu)
+        self._batch_sizes = {ModeKeys.TRAIN: train_batch_size, ModeKeys.EVAL: eval_batch_size,
+                             ModeKeys.PREDICT: predict_batch_size}
+        self._eval_on_tpu = eval_on_tpu
+        self._export_to_tpu = export_to_tpu
+        self._export_to_cpu = export_to_cpu
+        self._warm_start_from = warm_start_from
+        self._export_api_version = export_saved_model_api_version
+        self._engines = {}
+
+    # -- properties -------------------------------------------------------------------------
+    @property
+    def model_dir(self):
+        return self._config.model_dir
+
+    @property
+    def config(self):
+        return copy.deepcopy(self._config)
+
+    @property
+    def params(self):
+        return copy.deepcopy(self._program.params)
+
+    @property
+    def model_fn(self):
+        return self._program.model_fn
+
+    # -- train ------------------------------------------------------------------------------
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains for `steps` more steps or up to `max_steps`; returns self."""
+        _check_train_steps(steps, max_steps, self._use_tpu)
+        model_bridge.require_params_arg(self._program.model_fn, "model_fn")
+        model_bridge.require_params_arg(input_fn, "input_fn")
+        latest = checkpoints.latest_checkpoint(self.model_dir)
+        start = int(checkpoints.load_variable(latest, "global_step")) if latest else 0
+        if max_steps is not None and max_steps <= start:
+            logging.info("Skipping training since max_steps has already saved.")
+            return self
+        runtime = self._runtime(ModeKeys.TRAIN)
+        plan = self._plan(ModeKeys.TRAIN, runtime)
+        iterator = iter(inputs.distributed_input(input_fn, ModeKeys.TRAIN, runtime, plan,
+                                                 self._program))
+        engine = self._engine(runtime)
+        compiled = engine.compile(ModeKeys.TRAIN, self._program, plan, iterator)
+        engine.sync(latest, compiled, self._warm_start_from)
+        step = engine.global_step
+        last_step = max_steps if max_steps is not None else (
+            step + steps if steps is not None else float("inf"))
+        tpu_config = self._config.tpu_config
+        training.run_training(
+            engine, compiled, iterator, config=self._config, model_dir=self.model_dir,
+            last_step=last_step, iterations_per_loop=tpu_config.iterations_per_loop,
+            examples_per_step=self._examples_per_step(plan, runtime),
+            host_call_every_n_steps=tpu_config.experimental_host_call_every_n_steps,
+            tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners or ())
+        return self
+
+    # -- checkpoints ------------------------------------------------------------------------
+    def latest_checkpoint(self):
+        return checkpoints.latest_checkpoint(self.model_dir)
+
+    def get_variable_names(self):
+        return checkpoints.list_variable_names(self._require_checkpoint())
+
+    def get_variable_value(self, name):
+        return checkpoints.load_variable(self._require_checkpoint(), name)
+
+    def eval_dir(self, name=None):
+        return os.path.join(self.model_dir, "eval" if not name else "eval_" + name)
+
+    def _require_checkpoint(self):
+        latest = self.latest_checkpoint()
+        if latest is None:
+            raise ValueError(f"Could not find trained model in model_dir: {self.model_dir}.")
+        return latest
+
+    # -- internals --------------------------------------------------------------------------
+    def _runtime(self, mode):
+        distribute = (self._config.train_distribute if mode == ModeKeys.TRAIN
+                      else self._config.eval_distribute or self._config.train_distribute)
+        use_tpu = self._use_tpu and (mode != ModeKeys.EVAL or self._eval_on_tpu)
+        return runtime_lib.select_runtime(self._config, use_tpu, distribute)
+
+    def _engine(self, runtime):
+        key = (id(runtime.strategy), runtime.tpu_semantics)
+        if key not in self._engines:
+            self._engines[key] = engine_lib.ModelEngine(runtime)
+        return self._engines[key]
+
+    def _plan(self, mode, runtime):
+        return batching.plan_batches(self._batch_sizes[mode], mode, runtime,
+                                     self._config.tpu_config)
+
+    @staticmethod
+    def _examples_per_step(plan, runtime):
+        if plan.input_mode is None:  # CPU/GPU semantics: whole batches per replica
+            return (plan.model_fn_batch_size or 0) * runtime.num_replicas
+        if plan.distribution == batching.Distribution.COPIED:
+            return plan.model_fn_batch_size
+        return plan.model_fn_batch_size * runtime.num_replicas
+
+
+def _check_batch_size(name, value):
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be int, got {type(value)}")
+    if value < 1:
+        raise ValueError(f"{name} must be positive, got {value}")
+
+
+def _check_train_steps(steps, max_steps, use_tpu):
+    if steps is not None and max_steps is not None:
+        raise ValueError("Can not provide both steps and max_steps.")
+    if use_tpu and steps is None and max_steps is None:
+        raise ValueError("For TPU training, one of `steps` or `max_steps` must be set. "
+                         "Cannot be both `None`.")
+    for name, value in (("steps", steps), ("max_steps", max_steps)):
+        if value is None:
+            continue
+        if use_tpu and (not isinstance(value, int) or isinstance(value, bool)):
+            raise TypeError(f"Train steps must be int, got {type(value)}")
+        if value <= 0:
+            raise ValueError(f"Must specify {name} > 0, given: {value}")

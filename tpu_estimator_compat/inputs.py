@@ -1,0 +1,103 @@
+"""From `input_fn(params)` to a distributed dataset whose elements reach the replicas the way
+the original's input pipeline modes sent them (see `batching.py` for the table).
+
+For EVAL and PREDICT every batch also carries signals (`padding.py`): batches are padded to
+their static size with a mask, and an endless run of all-padding "stop" batches follows the
+data, so the device loop can run a finite input to its end without a dynamic shape or an
+end-of-sequence error, and every real example counts exactly once.
+"""
+import tensorflow as tf
+
+from tpu_estimator_compat import model_bridge
+from tpu_estimator_compat import padding
+from tpu_estimator_compat import tpu_context
+from tpu_estimator_compat.batching import Distribution
+from tpu_estimator_compat.spec import ModeKeys
+
+
+def as_dataset(input_fn_result):
+    """input_fn may return a Dataset, a (features, labels) pair of tensors or features alone."""
+    if isinstance(input_fn_result, tf.data.Dataset):
+        return input_fn_result
+    if isinstance(input_fn_result, tf.compat.v1.data.Dataset):
+        return input_fn_result._dataset  # pylint: disable=protected-access
+    return tf.data.Dataset.from_tensors(input_fn_result).repeat()
+
+
+def split_element(element):
+    """(features, labels) of a dataset element; labels is None for features-only input."""
+    if isinstance(element, tuple) and len(element) == 2:
+        return element
+    return element, None
+
+
+def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
+    """The distributed dataset for one call of train/evaluate/predict.
+
+    `estimator_facts` carries the user's params, the RunConfig and `use_tpu`.
+    """
+    strategy = runtime.strategy
+    with_signals = mode != ModeKeys.TRAIN
+
+    def host_dataset(input_context):
+        host_id = input_context.input_pipeline_id if input_context else 0
+        datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
+                          input_context)
+                    for index in range(plan.input_fn_calls_per_host)]
+        if with_signals:
+            datasets = [padding.add_signals(ds, plan.input_fn_batch_size) for ds in datasets]
+        dataset = _to_replica_batches(datasets, plan, runtime.replicas_per_host)
+        if runtime.tpu_semantics:
+            element_spec = dataset.element_spec
+            _require_static_shapes(element_spec[0] if with_signals else element_spec)
+        return dataset.prefetch(tf.data.AUTOTUNE)
+
+    return strategy.distribute_datasets_from_function(host_dataset)
+
+
+def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
+    context = None
+    if runtime.tpu_semantics:
+        context = tpu_context.input_fn_context(
+            runtime, host_id, index, plan.input_fn_calls_per_host,
+            replicas_consumed=index + 1 if plan.input_fn_calls_per_host > 1
+            else runtime.replicas_per_host)
+    params = model_bridge.params_for(
+        facts.params, batch_size=plan.input_fn_batch_size, context=context,
+        use_tpu=runtime.tpu_semantics)
+    result = model_bridge.call_input_fn(input_fn, mode, params, facts.config, input_context)
+    return as_dataset(result)
+
+
+def _to_replica_batches(datasets, plan, replicas_per_host):
+    if plan.distribution == Distribution.INTERLEAVED:
+        choices = tf.data.Dataset.range(len(datasets)).repeat()
+        return tf.data.Dataset.choose_from_datasets(datasets, choices)
+    (dataset,) = datasets
+    if plan.distribution == Distribution.SPLIT and replicas_per_host > 1:
+        static_batch = _static_batch_size(dataset.element_spec)
+        return dataset.rebatch(plan.model_fn_batch_size,
+                               drop_remainder=static_batch is not None)
+    if plan.distribution == Distribution.COPIED and replicas_per_host > 1:
+        return dataset.flat_map(
+            lambda *element: tf.data.Dataset.from_tensors(
+                element if len(element) > 1 else element[0]).repeat(replicas_per_host))
+    return dataset
+
+
+def _static_batch_size(element_spec):
+    dims = {spec.shape[0] if spec.shape.rank else None
+            for spec in tf.nest.flatten(element_spec)}
+    return dims.pop() if len(dims) == 1 else None
+
+
+def _require_static_shapes(element_spec):
+    features, labels = split_element(element_spec)
+    for kind, structure in (("features", features), ("labels", labels)):
+        for spec in tf.nest.flatten(structure):
+            if not spec.shape.is_fully_defined():
+                raise ValueError(
+                    f"The {kind} to the model returned by input_fn must have static shape. "
+                    f"Tensor: {spec}. With use_tpu=True every batch must have the same shape: "
+                    "batch with drop_remainder=True (dataset.batch(batch_size, "
+                    "drop_remainder=True)) and give every feature a fixed size.")

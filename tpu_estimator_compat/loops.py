@@ -1,0 +1,108 @@
+"""The device loops: `tf.function`s that run many steps per host round trip.
+
+`make_step_fn` wraps one `strategy.run` of the replica function and returns the host's view
+of the outputs (replica 0's loss; batch tensors concatenated across replicas). It is traced
+once, before anything runs, which creates the model's variables; the loops then call it
+inside a `tf.while_loop`, so the model is not traced again:
+
+    train_loop(iterator, n):      n x step(next(iterator))                 -> last loss, host_call tensors per step
+    inference_loop(iterator, n):  step(next(iterator)) until n or all stop -> outputs per step
+"""
+import tensorflow as tf
+
+from tpu_estimator_compat import legacy_patches
+
+_BATCH_OUTPUTS = ("host_call", "metrics", "predictions", "mask", "stop")
+
+
+def make_step_fn(strategy, store, replica_fn, init_from_checkpoint_calls):
+    """A tf.function running one step on every replica; see the module docstring."""
+    def step(element):
+        with strategy.scope(), store.scope(), \
+                legacy_patches.patched_legacy_api(init_from_checkpoint_calls):
+            per_replica = strategy.run(replica_fn, args=(element,))
+        return _host_view(strategy, per_replica)
+    return tf.function(step, autograph=False)
+
+
+def _host_view(strategy, per_replica):
+    view = {}
+    for key, value in per_replica.items():
+        if key == "loss":
+            view[key] = strategy.experimental_local_results(value)[0]
+        elif key in _BATCH_OUTPUTS:
+            view[key] = tf.nest.map_structure(
+                lambda v, key=key: _gather(strategy, v, key), value)
+    if "mask" in view:
+        local_mask = strategy.experimental_local_results(per_replica["mask"])[0]
+        view["loss_has_real_rows"] = tf.reduce_any(local_mask)
+        view["stop"] = tf.reduce_all(view["stop"])
+    return view
+
+
+def _gather(strategy, value, key):
+    first = strategy.experimental_local_results(value)[0]
+    if first.shape.rank == 0:
+        raise RuntimeError(
+            "All tensors outfed from TPU should preserve batch size dimension, but got "
+            f"scalar {first} (in {key}). Reshape it to [1] (tf.reshape(x, [1])); the host "
+            "receives it concatenated across replicas.")
+    return strategy.gather(value, axis=0)
+
+
+def make_train_loop(step_fn, step_outputs):
+    """`train_loop(iterator, num_steps) -> (last loss, {'host_call': stacked per step})`."""
+    host_call_spec = step_outputs.get("host_call", {})
+
+    @tf.function(autograph=False)
+    def train_loop(iterator, num_steps):
+        arrays = _tensor_arrays(host_call_spec)
+
+        def body(i, loss, arrays):
+            outputs = step_fn(next(iterator))
+            arrays = _write(arrays, i, outputs.get("host_call", {}))
+            return i + 1, outputs["loss"], arrays
+
+        _, loss, arrays = tf.while_loop(
+            lambda i, *_: i < num_steps, body,
+            (tf.constant(0), tf.zeros([], step_outputs["loss"].dtype), arrays))
+        return loss, _stack(arrays)
+
+    return train_loop
+
+
+def make_inference_loop(step_fn, step_outputs):
+    """`loop(iterator, max_steps) -> outputs stacked per step` (stops when all replicas stop)."""
+    stacked_spec = {k: v for k, v in step_outputs.items() if k != "stop"}
+
+    @tf.function(autograph=False)
+    def inference_loop(iterator, max_steps):
+        arrays = _tensor_arrays(stacked_spec)
+
+        def body(i, stopped, arrays):
+            outputs = step_fn(next(iterator))
+            arrays = _write(arrays, i, {k: v for k, v in outputs.items() if k != "stop"})
+            return i + 1, outputs["stop"], arrays
+
+        _, _, arrays = tf.while_loop(
+            lambda i, stopped, _: tf.logical_and(i < max_steps, tf.logical_not(stopped)),
+            body, (tf.constant(0), tf.constant(False), arrays))
+        return _stack(arrays)
+
+    return inference_loop
+
+
+def _tensor_arrays(spec):
+    return tf.nest.map_structure(
+        lambda t: tf.TensorArray(t.dtype, size=0, dynamic_size=True,
+                                 element_shape=t.shape), spec)
+
+
+def _write(arrays, index, values):
+    if values is None:
+        return arrays
+    return tf.nest.map_structure(lambda array, value: array.write(index, value), arrays, values)
+
+
+def _stack(arrays):
+    return tf.nest.map_structure(lambda array: array.stack(), arrays)

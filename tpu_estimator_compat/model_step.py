@@ -1,0 +1,106 @@
+"""One replica's step: call the user's model_fn on a batch and pick what the mode needs.
+
+Runs inside `strategy.run`, in replica context, while a `tf.function` is being traced. The
+Python-side parts of the spec (host_call/metric functions, scaffold_fn, hooks) are recorded
+from the first replica in a `TracedSpec` for the host side to use.
+"""
+import dataclasses
+
+import tensorflow as tf
+
+from tpu_estimator_compat import inputs
+from tpu_estimator_compat import model_bridge
+from tpu_estimator_compat import padding
+from tpu_estimator_compat import spec as spec_lib
+from tpu_estimator_compat import tpu_context
+from tpu_estimator_compat.spec import ModeKeys
+
+
+@dataclasses.dataclass
+class TracedSpec:
+    """What the host needs to know about the spec model_fn returned (first replica)."""
+    spec: object = None
+    host_call_fn: object = None
+    metric_fn: object = None
+    predictions_is_dict: bool = True
+
+    @property
+    def scaffold_fn(self):
+        return getattr(self.spec, "scaffold_fn", None)
+
+    def hooks(self, mode):
+        name = {ModeKeys.TRAIN: "training_hooks", ModeKeys.EVAL: "evaluation_hooks",
+                ModeKeys.PREDICT: "prediction_hooks"}[mode]
+        return list(getattr(self.spec, name, None) or [])
+
+
+def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
+    """The function `strategy.run` calls with one replica's element of the dataset."""
+    def replica_fn(element):
+        signals = None
+        if mode != ModeKeys.TRAIN:
+            element, signals = element
+        features, labels = inputs.split_element(element)
+        params = model_bridge.params_for(
+            facts.params, batch_size=plan.model_fn_batch_size,
+            context=tpu_context.TPUContext(runtime) if runtime.tpu_semantics else None,
+            use_tpu=runtime.tpu_semantics)
+        spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params, facts.config)
+        _check_spec_type(spec, mode, runtime)
+        _record(traced, spec)
+        outputs = _outputs_for_mode(spec, mode)
+        if signals is not None:
+            outputs["mask"] = signals[padding.MASK]
+            outputs["stop"] = tf.reshape(tf.reduce_all(signals[padding.STOP]), [1])
+        return outputs
+    return replica_fn
+
+
+def _check_spec_type(spec, mode, runtime):
+    if not isinstance(spec, (spec_lib.TPUEstimatorSpec, spec_lib.EstimatorSpec)):
+        raise TypeError(
+            f"model_fn must return a TPUEstimatorSpec or EstimatorSpec; got {type(spec)}.")
+    if spec.mode != mode:
+        raise ValueError(f"model_fn returned a spec for mode {spec.mode!r} in mode {mode!r}.")
+    if (mode != ModeKeys.TRAIN and runtime.tpu_semantics
+            and not isinstance(spec, spec_lib.TPUEstimatorSpec)):
+        raise RuntimeError(
+            "estimator_spec used by TPU evaluation must have type`TPUEstimatorSpec`. "
+            f"Got {type(spec)}. Return a TPUEstimatorSpec from model_fn (eval_metrics "
+            "instead of eval_metric_ops).")
+    if getattr(spec, "training_chief_hooks", None):
+        raise ValueError(
+            "training_chief_hooks returned by EstimatorSpec is not supported in TPUEstimator."
+            "If you want to pass training hooks, please pass via training_hooks.")
+
+
+def _record(traced, spec):
+    if traced.spec is not None:
+        return
+    traced.spec = spec
+    host_call = getattr(spec, "host_call", None)
+    traced.host_call_fn = host_call[0] if host_call else None
+    eval_metrics = getattr(spec, "eval_metrics", None)
+    traced.metric_fn = eval_metrics[0] if eval_metrics else None
+    traced.predictions_is_dict = isinstance(spec.predictions, dict)
+
+
+def _outputs_for_mode(spec, mode):
+    host_call = getattr(spec, "host_call", None)
+    outputs = {}
+    if mode == ModeKeys.TRAIN:
+        with tf.control_dependencies([spec.train_op]):
+            outputs["loss"] = tf.identity(spec.loss)
+            if host_call:
+                outputs["host_call"] = tf.nest.map_structure(tf.identity, host_call[1])
+        return outputs
+    if host_call:
+        outputs["host_call"] = host_call[1]
+    if mode == ModeKeys.EVAL:
+        outputs["loss"] = spec.loss
+        eval_metrics = getattr(spec, "eval_metrics", None)
+        if eval_metrics:
+            outputs["metrics"] = eval_metrics[1]
+    else:
+        outputs["predictions"] = spec.predictions
+    return outputs

@@ -1,0 +1,76 @@
+"""TF1 `Dimension`s for TF1 code, TF2 ints for all other code in the same process.
+
+TensorFlow decides per call whether `TensorShape.__getitem__` / `__iter__` give TF1
+`Dimension`s (`shape[-1].value`) or TF2 ints: it reads the module global
+`tensor_shape._TENSORSHAPE_V2_OVERRIDE` (True after `import tensorflow`) and uses its truth
+value. `install()` puts a policy object there whose truth value ("use TF2 shapes") is False
+only where TF1 code is being built:
+
+- on a thread inside `tf1_shapes()` (the engine enters it around its calls to the user's
+  model_fn, input_fn, metric_fn, host_call and scaffold_fn, which run in `tf.function`
+  traces or eagerly);
+- while building a graph in TF1 graph mode: a `tf.Graph().as_default()` block, or the
+  global graph after `disable_eager_execution()`, including functions traced inside such a
+  graph (`tf.data` map functions, `tf.cond`/`tf.while_loop` bodies).
+
+Eager code and `tf.function` traces of plain TF2 code keep ints and `None`.
+"""
+import contextlib
+import threading
+
+from tensorflow.python.eager import context
+from tensorflow.python.framework import ops
+from tensorflow.python.framework import tensor_shape
+
+
+class _ThreadState(threading.local):
+    depth = 0
+
+
+_STATE = _ThreadState()
+
+
+class _ShapePolicy:
+    """Stands in for True in `_TENSORSHAPE_V2_OVERRIDE`; truthy means "TF2 shapes"."""
+
+    def __bool__(self):
+        if _STATE.depth:
+            return False
+        if context.executing_eagerly():
+            return True
+        return ops.executing_eagerly_outside_functions()
+
+    def __repr__(self):
+        return "<tpu_estimator_compat TF1-shapes-for-TF1-code policy>"
+
+
+POLICY = _ShapePolicy()
+
+
+def install():
+    """Installs the policy unless the process chose a shape behaviour explicitly.
+
+    An explicit `tf.compat.v1.disable_v2_tensorshape()` (or `disable_v2_behavior()`) made
+    before this is left alone; one made after it replaces the policy, as it should.
+    """
+    if tensor_shape._TENSORSHAPE_V2_OVERRIDE in (True, None):  # pylint: disable=protected-access
+        tensor_shape._TENSORSHAPE_V2_OVERRIDE = POLICY  # pylint: disable=protected-access
+
+
+def installed():
+    """Whether the policy is what TensorFlow currently consults."""
+    return tensor_shape._TENSORSHAPE_V2_OVERRIDE is POLICY  # pylint: disable=protected-access
+
+
+@contextlib.contextmanager
+def tf1_shapes():
+    """Within the block, on this thread, shapes index to TF1 `Dimension`s.
+
+    Re-entrant. Per thread: under MirroredStrategy enter it inside the replica function
+    (around the model_fn call), which runs on the replica's own thread.
+    """
+    _STATE.depth += 1
+    try:
+        yield
+    finally:
+        _STATE.depth -= 1

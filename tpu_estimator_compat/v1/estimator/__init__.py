@@ -1,0 +1,36 @@
+"""`tf.estimator`: Estimator and TPUEstimator support from this package, hooks from
+`tf.compat.v1.train`, and the `export` and `tpu` submodules.
+
+Canned estimators (DNNClassifier, LinearRegressor, BoostedTrees...), exporters and
+`tf.estimator.inputs` are not provided.
+"""
+from tpu_estimator_compat.v1 import _lazy
+
+_HOOKS = (
+    "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",
+    "GlobalStepWaiterHook", "LoggingTensorHook", "NanLossDuringTrainingError",
+    "NanTensorHook", "ProfilerHook", "SecondOrStepTimer", "SessionRunArgs",
+    "SessionRunContext", "SessionRunHook", "SessionRunValues", "StepCounterHook",
+    "StopAtStepHook", "SummarySaverHook", "VocabInfo",
+)
+
+NAMES = {
+    "Estimator": "tpu_estimator_compat.estimator:Estimator",
+    "EstimatorSpec": "tpu_estimator_compat.spec:EstimatorSpec",
+    "ModeKeys": "tpu_estimator_compat.spec:ModeKeys",
+    "RunConfig": "tpu_estimator_compat.config:RunConfig",
+    "train_and_evaluate": "tpu_estimator_compat.train_and_evaluate:train_and_evaluate",
+    "TrainSpec": "tpu_estimator_compat.train_and_evaluate:TrainSpec",
+    "EvalSpec": "tpu_estimator_compat.train_and_evaluate:EvalSpec",
+    "WarmStartSettings": "tpu_estimator_compat.warm_start:WarmStartSettings",
+    "export": f"{__name__}.export",
+    "tpu": f"{__name__}.tpu",
+    **{name: f"tensorflow:compat.v1.train.{name}" for name in _HOOKS},
+}
+
+_lazy.install(
+    globals(), names=NAMES,
+    missing_hint=(". tpu_estimator_compat provides Estimator, TPUEstimator (tf.estimator.tpu), "
+                  "their specs, configs, train_and_evaluate, hooks and export; canned "
+                  "estimators and exporters are not provided."),
+)

@@ -1,0 +1,12 @@
+"""`tf.tpu`: `tf.compat.v1.tpu`, with a `CrossShardOptimizer` and `cross_replica_sum` that
+run on any tf.distribute strategy (TensorFlow's need a TPU kernel)."""
+from tpu_estimator_compat.v1 import _lazy
+
+_lazy.install(
+    globals(),
+    names={
+        "CrossShardOptimizer": "tpu_estimator_compat.optimizers:CrossShardOptimizer",
+        "cross_replica_sum": "tpu_estimator_compat.optimizers:cross_replica_sum",
+    },
+    fallback="tensorflow:compat.v1.tpu",
+)
