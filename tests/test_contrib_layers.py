@@ -270,7 +270,15 @@ def test_regularizers_values_names_and_errors():
 # Inside a tf.function trace (how the engine runs model_fn) ----------------------------------
 
 def _one_variable_per_name(store):
-    """A variable creator like the engine's: create once (lifted out), reuse on re-traces."""
+    """A variable creator like the engine's: create once (lifted out), reuse on re-traces.
+
+    A FuncGraph shares the outer graph's collections, where v1 variable scopes keep their
+    stores; each trace needs fresh ones (as the engine's VariableStore does).
+    """
+    graph = v1.get_default_graph()
+    for key in (("__variable_store",), ("__varscope",)):
+        graph.clear_collection(key)
+
     def creator(next_creator, **kwargs):
         name = kwargs["name"]
         if name not in store:

@@ -36,7 +36,8 @@ class ModelEngine:
         self.runtime = runtime
         self.store = VariableStore(runtime.strategy)
         self._compiled = {}
-        self._synced = None  # (checkpoint path or None, variable names) in memory
+        self._synced = None  # (checkpoint path, variable names) whose values are in memory
+        self._initialized = frozenset()  # names whose initial values have been set
 
     @property
     def global_step(self):
@@ -80,25 +81,29 @@ class ModelEngine:
                 "tf.compat.v1.tpu.CrossShardOptimizer(opt) to average them.", replicas, replicas)
 
     def sync(self, checkpoint_path, compiled, warm_start_from=None):
-        """Makes the variables hold `checkpoint_path`'s values, or initial values if None.
-
-        With no checkpoint, warm starting and recorded `init_from_checkpoint` calls apply
-        (as the original's initializers did), once per set of variables.
+        """Makes the variables hold `checkpoint_path`'s values (restoring only if they do not
+        already). Variables seen for the first time with no checkpoint get what the
+        original's initializers gave them: warm starting and recorded
+        `init_from_checkpoint` calls apply to them, once.
         """
-        names = frozenset(self.store.named_variables())
-        if self._synced == (checkpoint_path, names):
-            return
         variables = self.store.named_variables()
+        names = frozenset(variables)
         if checkpoint_path is not None:
-            logging.info("Restoring parameters from %s", checkpoint_path)
-            checkpoints.restore(variables, checkpoint_path)
+            if self._synced != (checkpoint_path, names):
+                logging.info("Restoring parameters from %s", checkpoint_path)
+                checkpoints.restore(variables, checkpoint_path)
+                self._synced = (checkpoint_path, names)
         else:
-            if warm_start_from is not None:
-                warm_start_lib.warm_start(variables, self.store.trainable_names(), warm_start_from)
-            for call in compiled.init_from_checkpoint_calls:
+            fresh = {name: v for name, v in variables.items() if name not in self._initialized}
+            if fresh and warm_start_from is not None:
+                warm_start_lib.warm_start(fresh, [n for n in self.store.trainable_names()
+                                                  if n in fresh], warm_start_from)
+            for call in compiled.init_from_checkpoint_calls if fresh else ():
+                existing = {name: v for name, v in fresh.items()
+                            if call.variable_names is None or name in call.variable_names}
                 warm_start_lib.init_from_checkpoint(
-                    call.ckpt_dir_or_file, call.assignment_map, variables)
-        self._synced = (checkpoint_path, names)
+                    call.ckpt_dir_or_file, call.assignment_map, existing)
+        self._initialized |= names
 
     def mark_synced(self, checkpoint_path):
         """Records that the variables in memory are exactly `checkpoint_path`'s."""

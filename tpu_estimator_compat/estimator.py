@@ -7,14 +7,18 @@ The mechanics live in the modules named in each step; this file stays short on p
 import copy
 import os
 
+import numpy as np
 from absl import logging
 
 from tpu_estimator_compat import batching
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import config as config_lib
 from tpu_estimator_compat import engine as engine_lib
+from tpu_estimator_compat import evaluation
+from tpu_estimator_compat import export as export_lib
 from tpu_estimator_compat import inputs
 from tpu_estimator_compat import model_bridge
+from tpu_estimator_compat import prediction
 from tpu_estimator_compat import runtime as runtime_lib
 from tpu_estimator_compat import training
 from tpu_estimator_compat.spec import ModeKeys
@@ -96,12 +100,7 @@ class TPUEstimator:
         if max_steps is not None and max_steps <= start:
             logging.info("Skipping training since max_steps has already saved.")
             return self
-        runtime = self._runtime(ModeKeys.TRAIN)
-        plan = self._plan(ModeKeys.TRAIN, runtime)
-        iterator = iter(inputs.distributed_input(input_fn, ModeKeys.TRAIN, runtime, plan,
-                                                 self._program))
-        engine = self._engine(runtime)
-        compiled = engine.compile(ModeKeys.TRAIN, self._program, plan, iterator)
+        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn)
         engine.sync(latest, compiled, self._warm_start_from)
         step = engine.global_step
         last_step = max_steps if max_steps is not None else (
@@ -114,6 +113,71 @@ class TPUEstimator:
             host_call_every_n_steps=tpu_config.experimental_host_call_every_n_steps,
             tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners or ())
         return self
+
+    # -- evaluate ---------------------------------------------------------------------------
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """Evaluates the latest checkpoint (or `checkpoint_path`) on `steps` batches, or on
+        the whole input when `steps` is None (every path, multi-replica included)."""
+        _check_eval_steps(steps)
+        model_bridge.require_params_arg(input_fn, "input_fn")
+        checkpoint = checkpoint_path or self.latest_checkpoint()
+        if checkpoint is None:
+            logging.info("Could not find trained model in model_dir: %s, running "
+                         "initialization to evaluate.", self.model_dir)
+        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.EVAL, input_fn)
+        engine.sync(checkpoint, compiled, self._warm_start_from)
+        return evaluation.run_evaluation(
+            engine, compiled, iterator, steps=steps, global_step=engine.global_step,
+            eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
+            rows_per_replica_copy=_rows_per_replica_copy(plan))
+
+    # -- predict ----------------------------------------------------------------------------
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
+                yield_single_examples=True):
+        """Yields predictions for every input example, in input order."""
+        model_bridge.require_params_arg(input_fn, "input_fn")
+        checkpoint = checkpoint_path or self.latest_checkpoint()
+        if checkpoint is None:
+            logging.info("Could not find trained model in model_dir: %s, running "
+                         "initialization to predict.", self.model_dir)
+        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.PREDICT, input_fn)
+        engine.sync(checkpoint, compiled, self._warm_start_from)
+        steps_per_loop = training.IterationSizer(
+            self._config.tpu_config.iterations_per_loop).next_size(np.iinfo(np.int32).max)
+        yield from prediction.generate_predictions(
+            compiled, iterator, steps_per_loop=steps_per_loop, predict_keys=predict_keys,
+            yield_single_examples=yield_single_examples,
+            rows_per_replica_copy=_rows_per_replica_copy(plan))
+
+    # -- export -----------------------------------------------------------------------------
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
+                           assets_extra=None, as_text=False, checkpoint_path=None,
+                           experimental_mode=ModeKeys.PREDICT):
+        """Writes a SavedModel with a CPU (`serve`) and a TPU (`serve, tpu`) MetaGraph."""
+        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                            checkpoint_path, experimental_mode, strip_default_attrs=True)
+
+    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn,
+                          assets_extra=None, as_text=False, checkpoint_path=None,
+                          strip_default_attrs=False):
+        """The deprecated name of `export_saved_model`."""
+        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                            checkpoint_path, ModeKeys.PREDICT, strip_default_attrs)
+
+    def _export(self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                checkpoint_path, mode, strip_default_attrs):
+        if not serving_input_receiver_fn:
+            raise ValueError("An input_receiver_fn must be defined.")
+        checkpoint = export_lib.resolve_checkpoint_path(
+            self.model_dir, checkpoint_path, self._warm_start_from)
+        return export_lib.export_saved_model(
+            self._program.model_fn, user_params=self._program.params, config=self._config,
+            checkpoint_path=checkpoint, export_dir_base=export_dir_base,
+            serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
+            as_text=as_text, export_to_cpu=self._export_to_cpu,
+            export_to_tpu=self._export_to_tpu and self._use_tpu, mode=mode,
+            strip_default_attrs=strip_default_attrs,
+            export_saved_model_api_version=self._export_api_version)
 
     # -- checkpoints ------------------------------------------------------------------------
     def latest_checkpoint(self):
@@ -135,10 +199,20 @@ class TPUEstimator:
         return latest
 
     # -- internals --------------------------------------------------------------------------
+    def _prepare(self, mode, input_fn):
+        """Runtime, batch plan, input iterator, engine and compiled model for one call."""
+        runtime = self._runtime(mode)
+        plan = self._plan(mode, runtime)
+        iterator = iter(inputs.distributed_input(input_fn, mode, runtime, plan, self._program))
+        engine = self._engine(runtime)
+        return runtime, plan, iterator, engine, engine.compile(mode, self._program, plan,
+                                                               iterator)
+
     def _runtime(self, mode):
-        distribute = (self._config.train_distribute if mode == ModeKeys.TRAIN
-                      else self._config.eval_distribute or self._config.train_distribute)
         use_tpu = self._use_tpu and (mode != ModeKeys.EVAL or self._eval_on_tpu)
+        distribute = self._config.train_distribute
+        if mode != ModeKeys.TRAIN:  # TPU semantics evaluate on the training replicas too
+            distribute = self._config.eval_distribute or (distribute if use_tpu else None)
         return runtime_lib.select_runtime(self._config, use_tpu, distribute)
 
     def _engine(self, runtime):
@@ -158,6 +232,21 @@ class TPUEstimator:
         if plan.distribution == batching.Distribution.COPIED:
             return plan.model_fn_batch_size
         return plan.model_fn_batch_size * runtime.num_replicas
+
+
+def _rows_per_replica_copy(plan):
+    """With BROADCAST input only replica 0's rows count (every replica has the same)."""
+    return (plan.model_fn_batch_size
+            if plan.distribution == batching.Distribution.COPIED else None)
+
+
+def _check_eval_steps(steps):
+    if steps is None:
+        return
+    if not isinstance(steps, int) or isinstance(steps, bool):
+        raise TypeError(f"Eval steps must be int, got {type(steps)}")
+    if steps <= 0:
+        raise ValueError(f"Eval steps must be positive, got {steps}")
 
 
 def _check_batch_size(name, value):

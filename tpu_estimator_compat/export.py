@@ -118,15 +118,16 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
       export_to_tpu: write the `{serve, tpu}` MetaGraph (PREDICT only).
       mode: the `ModeKeys` value model_fn is built in.
       strip_default_attrs: strip default-valued attributes from the NodeDefs.
-      export_saved_model_api_version: 1 wraps model_fn in the TPU inference rewrite; 2
-        leaves that to model_fn (which then sees `params['use_tpu'] == True`).
+      export_saved_model_api_version: 1 (or an enum whose `value` is 1) wraps model_fn in
+        the TPU inference rewrite; 2 leaves that to model_fn (which then sees
+        `params['use_tpu'] == True`).
 
     Returns:
       The export directory, as bytes.
 
     Raises:
-      ValueError: no receiver fn, neither MetaGraph requested, or the checkpoint lacks a
-        variable of the graph.
+      ValueError: no receiver fn, no MetaGraph to write, an unknown mode or API version, or
+        the checkpoint lacks a variable of the graph.
     """
     if not serving_input_receiver_fn:
         raise ValueError("An input_receiver_fn must be defined.")
@@ -159,6 +160,10 @@ def _meta_graph_requests(export_to_cpu, export_to_tpu, mode, api_version):
                         "`export_to_tpu` is `True`; Mode %s will be ignored for TPU.", mode)
     if not export_to_cpu and not export_to_tpu:
         raise ValueError("One of export_to_cpu and export_to_tpu must be true.")
+    if mode not in _TAGS_FOR_MODE:
+        raise ValueError(f"Export output type not found for `mode`: {mode}. Expected one of: "
+                         f"{list(_TAGS_FOR_MODE)}.")
+    api_version = getattr(api_version, "value", api_version)  # An `ExportSavedModelApiVersion`.
     if api_version not in (1, 2):
         raise ValueError(f"export_saved_model_api_version should be 1 or 2; got {api_version}.")
     requests = []

@@ -316,14 +316,26 @@ def _as_receiver_dict(receiver_tensors):
     return {SINGLE_RECEIVER_DEFAULT_NAME: receiver_tensors}
 
 
+def _tensors_of(tensor_info, graph):
+    """The graph tensors a `TensorInfo` names (all components of a composite)."""
+    encoding = tensor_info.WhichOneof("encoding")
+    if encoding == "name":
+        return [graph.get_tensor_by_name(tensor_info.name)]
+    if encoding == "coo_sparse":
+        sparse = tensor_info.coo_sparse
+        return [graph.get_tensor_by_name(name) for name in (
+            sparse.values_tensor_name, sparse.indices_tensor_name,
+            sparse.dense_shape_tensor_name)]
+    return [t for component in tensor_info.composite_tensor.components
+            for t in _tensors_of(component, graph)]
+
+
 def _check_servable(inputs, signature):
     """Raises ValueError if an output needs a placeholder that is not a signature input."""
     fed_tensors = tf.nest.flatten(list(inputs.values()), expand_composites=True)
     graph = fed_tensors[0].graph
     fed = {t.ref() for t in fed_tensors}
-    outputs = tf.nest.flatten(
-        [_sm.utils.get_tensor_from_tensor_info(info, graph)
-         for info in signature.outputs.values()], expand_composites=True)
+    outputs = [t for info in signature.outputs.values() for t in _tensors_of(info, graph)]
     seen, stack = set(), [t.op for t in outputs if t.ref() not in fed]
     while stack:
         op = stack.pop()

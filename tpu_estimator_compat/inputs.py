@@ -45,7 +45,8 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
                           input_context)
                     for index in range(plan.input_fn_calls_per_host)]
         if with_signals:
-            datasets = [padding.add_signals(ds, plan.input_fn_batch_size) for ds in datasets]
+            datasets = [padding.add_signals(ds, plan.input_fn_batch_size,
+                                            pad=runtime.tpu_semantics) for ds in datasets]
         dataset = _to_replica_batches(datasets, plan, runtime.replicas_per_host)
         if runtime.tpu_semantics:
             element_spec = dataset.element_spec
@@ -66,6 +67,10 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
         facts.params, batch_size=plan.input_fn_batch_size, context=context,
         use_tpu=runtime.tpu_semantics)
     result = model_bridge.call_input_fn(input_fn, mode, params, facts.config, input_context)
+    if (mode == ModeKeys.PREDICT and runtime.tpu_semantics
+            and not isinstance(result, (tf.data.Dataset, tf.compat.v1.data.Dataset))):
+        raise TypeError("For mode PREDICT, `input_fn` must return `Dataset` instead of "
+                        "`features` and `labels`.")
     return as_dataset(result)
 
 

@@ -12,19 +12,29 @@ import dataclasses
 import tensorflow as tf
 
 from tpu_estimator_compat import optimizers
+from tpu_estimator_compat import variable_store
 
 
 @dataclasses.dataclass(frozen=True)
 class InitFromCheckpointCall:
+    """One recorded call, with the names of the variables that existed when it was made
+    (TF1 mapped only those: a scope map in model_fn does not reach optimizer slots created
+    later). `variable_names` is None when every variable existed (scaffold_fn)."""
     ckpt_dir_or_file: str
     assignment_map: dict
+    variable_names: frozenset | None
 
 
 @contextlib.contextmanager
 def patched_legacy_api(recorded_calls):
     """Within the block, `init_from_checkpoint` calls append to `recorded_calls`."""
     def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
-        recorded_calls.append(InitFromCheckpointCall(ckpt_dir_or_file, dict(assignment_map)))
+        names = None
+        if not tf.executing_eagerly():  # inside the model_fn trace
+            names = frozenset(variable_store.tf1_name(v)
+                              for v in tf.compat.v1.global_variables())
+        recorded_calls.append(
+            InitFromCheckpointCall(ckpt_dir_or_file, dict(assignment_map), names))
 
     replacements = [
         (tf.compat.v1.train, "init_from_checkpoint", init_from_checkpoint),

@@ -13,6 +13,7 @@ import tensorflow as tf
 from tpu_estimator_compat import legacy_patches
 
 _BATCH_OUTPUTS = ("host_call", "metrics", "predictions", "mask", "stop")
+_SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates")
 
 
 def make_step_fn(strategy, store, replica_fn, init_from_checkpoint_calls):
@@ -28,15 +29,16 @@ def make_step_fn(strategy, store, replica_fn, init_from_checkpoint_calls):
 def _host_view(strategy, per_replica):
     view = {}
     for key, value in per_replica.items():
-        if key == "loss":
-            view[key] = strategy.experimental_local_results(value)[0]
+        if key in ("loss", "metric_updates"):  # replica 0's values
+            view[key] = tf.nest.map_structure(
+                lambda v: strategy.experimental_local_results(v)[0], value)
         elif key in _BATCH_OUTPUTS:
             view[key] = tf.nest.map_structure(
                 lambda v, key=key: _gather(strategy, v, key), value)
     if "mask" in view:
         local_mask = strategy.experimental_local_results(per_replica["mask"])[0]
-        view["loss_has_real_rows"] = tf.reduce_any(local_mask)
-        view["stop"] = tf.reduce_all(view["stop"])
+        view["loss_has_real_rows"] = tf.reduce_any(local_mask > 0)  # replica 0 had data
+        view["stop"] = tf.reduce_all(view["stop"] > 0)
     return view
 
 
@@ -72,32 +74,44 @@ def make_train_loop(step_fn, step_outputs):
 
 
 def make_inference_loop(step_fn, step_outputs):
-    """`loop(iterator, max_steps) -> outputs stacked per step` (stops when all replicas stop)."""
-    stacked_spec = {k: v for k, v in step_outputs.items() if k != "stop"}
+    """`loop(iterator, max_steps) -> (scalars stacked per step, batch outputs, rows per step)`.
+
+    Stops after `max_steps` or at the first step where every replica got a stop batch.
+    Batch outputs may change size from step to step (the final partial batch on CPU/GPU), so
+    they are concatenated, with each step's row count to split them again on the host.
+    """
+    scalar_spec = {k: step_outputs[k] for k in _SCALAR_OUTPUTS if k in step_outputs}
+    batch_spec = {k: v for k, v in step_outputs.items() if k in _BATCH_OUTPUTS and k != "stop"}
 
     @tf.function(autograph=False)
     def inference_loop(iterator, max_steps):
-        arrays = _tensor_arrays(stacked_spec)
+        scalars = _tensor_arrays(scalar_spec)
+        batches = _tensor_arrays(batch_spec, infer_shape=False)
+        rows = _tensor_arrays(batch_spec, dtype=tf.int32)
 
-        def body(i, stopped, arrays):
+        def body(i, stopped, scalars, batches, rows):
             outputs = step_fn(next(iterator))
-            arrays = _write(arrays, i, {k: v for k, v in outputs.items() if k != "stop"})
-            return i + 1, outputs["stop"], arrays
+            scalars = _write(scalars, i, {k: outputs[k] for k in scalar_spec})
+            step_batches = {k: outputs[k] for k in batch_spec}
+            batches = _write(batches, i, step_batches)
+            rows = _write(rows, i, tf.nest.map_structure(lambda t: tf.shape(t)[0], step_batches))
+            return i + 1, outputs["stop"], scalars, batches, rows
 
-        _, _, arrays = tf.while_loop(
-            lambda i, stopped, _: tf.logical_and(i < max_steps, tf.logical_not(stopped)),
-            body, (tf.constant(0), tf.constant(False), arrays))
-        return _stack(arrays)
+        _, _, scalars, batches, rows = tf.while_loop(
+            lambda i, stopped, *_: tf.logical_and(i < max_steps, tf.logical_not(stopped)),
+            body, (tf.constant(0), tf.constant(False), scalars, batches, rows))
+        return (_stack(scalars), tf.nest.map_structure(lambda a: a.concat(), batches),
+                _stack(rows))
 
     return inference_loop
 
 
-def _tensor_arrays(spec):
+def _tensor_arrays(spec, infer_shape=True, dtype=None):
     return tf.nest.map_structure(
-        lambda t: tf.TensorArray(t.dtype, size=0, dynamic_size=True,
-                                 element_shape=t.shape), spec)
-
-
+        lambda t: tf.TensorArray(dtype or t.dtype, size=0, dynamic_size=True,
+                                 infer_shape=infer_shape,
+                                 element_shape=None if (dtype or not infer_shape) else t.shape),
+        spec)
 def _write(arrays, index, values):
     if values is None:
         return arrays

@@ -50,8 +50,10 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
         _record(traced, spec)
         outputs = _outputs_for_mode(spec, mode)
         if signals is not None:
-            outputs["mask"] = signals[padding.MASK]
-            outputs["stop"] = tf.reshape(tf.reduce_all(signals[padding.STOP]), [1])
+            # int32: the cross-replica gather has no bool kernel
+            outputs["mask"] = tf.cast(signals[padding.MASK], tf.int32)
+            outputs["stop"] = tf.cast(tf.reshape(tf.reduce_all(signals[padding.STOP]), [1]),
+                                      tf.int32)
         return outputs
     return replica_fn
 
@@ -68,10 +70,23 @@ def _check_spec_type(spec, mode, runtime):
             "estimator_spec used by TPU evaluation must have type`TPUEstimatorSpec`. "
             f"Got {type(spec)}. Return a TPUEstimatorSpec from model_fn (eval_metrics "
             "instead of eval_metric_ops).")
+    if mode == ModeKeys.PREDICT and runtime.tpu_semantics:
+        _check_tpu_predictions(spec.predictions)
     if getattr(spec, "training_chief_hooks", None):
         raise ValueError(
             "training_chief_hooks returned by EstimatorSpec is not supported in TPUEstimator."
             "If you want to pass training hooks, please pass via training_hooks.")
+
+
+def _check_tpu_predictions(predictions):
+    if not isinstance(predictions, dict):
+        raise TypeError("TPUEstimatorSpec.predictions must be dict of Tensors.")
+    for key, tensor in predictions.items():
+        if tensor.shape.rank is None or tensor.shape.rank == 0 or tensor.shape[0] is None:
+            raise ValueError(
+                f"The tensor with key ({key}) in TPUEstimatorSpec.predictions has dynamic "
+                f"shape (should be static). Tensor: {tensor}. Give every prediction a static "
+                "batch dimension (the per-replica batch size).")
 
 
 def _record(traced, spec):
@@ -101,6 +116,23 @@ def _outputs_for_mode(spec, mode):
         eval_metrics = getattr(spec, "eval_metrics", None)
         if eval_metrics:
             outputs["metrics"] = eval_metrics[1]
+        if getattr(spec, "eval_metric_ops", None):
+            outputs["metric_updates"] = _metric_update_values(spec.eval_metric_ops)
     else:
         outputs["predictions"] = spec.predictions
     return outputs
+
+
+def _metric_update_values(eval_metric_ops):
+    """The tensor each update op returns: by the tf.compat.v1.metrics convention, the
+    metric's value after this step's update (so the last step's is the final value)."""
+    values = {}
+    for name, (_, update_op) in eval_metric_ops.items():
+        if not isinstance(update_op, tf.Tensor):
+            raise TypeError(
+                f"eval_metric_ops[{name!r}]: the update op is a {type(update_op).__name__}; "
+                "tpu_estimator_compat needs update ops that return the updated value, as every "
+                "tf.compat.v1.metrics function does. Return eval_metrics=(metric_fn, tensors) "
+                "from a TPUEstimatorSpec instead.")
+        values[name] = update_op
+    return values

@@ -1,9 +1,13 @@
 """Padding and stop signals that let EVAL and PREDICT run a finite input to its very end.
 
-Each batch becomes `(element, signals)`: the element padded to the static batch size, and
-`signals = {'mask': [B] bool (True for real rows), 'stop': [B] bool}`. After the data comes an
-endless run of all-padding batches with `stop` set, so every replica (on every host) keeps
-receiving batches until all of them have seen the end; the host then drops padded rows.
+Each batch becomes `(element, signals)` with `signals = {'mask': [B] bool (True for real
+rows), 'stop': [B] bool}`. After the data comes an endless run of stop batches, so every
+replica (on every host) keeps receiving batches until all of them have seen the end.
+
+With TPU semantics shapes must be static: batches are padded with zero rows to the batch size
+(mask False) and stop batches are all padding; the host drops padded rows. Otherwise batches
+keep their size and stop batches have zero rows, so even metrics computed inside model_fn
+(EstimatorSpec.eval_metric_ops) count every example exactly once.
 """
 import tensorflow as tf
 
@@ -11,10 +15,20 @@ MASK = "mask"
 STOP = "stop"
 
 
-def add_signals(dataset, batch_size):
-    """The padded, signalled dataset, followed by endless stop batches."""
-    real = dataset.map(lambda *element: _pad(_pack(element), batch_size, stop=False))
-    return real.concatenate(_stop_batches(dataset, batch_size))
+def add_signals(dataset, batch_size, pad):
+    """The signalled dataset (padded to `batch_size` if `pad`), then endless stop batches."""
+    if pad:
+        real = dataset.map(lambda *element: _pad(_pack(element), batch_size, stop=False))
+        return real.concatenate(_stop_batches(dataset, batch_size))
+    real = dataset.map(lambda *element: _unpadded(_pack(element), stop=False))
+    return real.concatenate(dataset.take(1).map(
+        lambda *element: _unpadded(
+            tf.nest.map_structure(lambda t: t[:0], _pack(element)), stop=True)).repeat())
+
+
+def _unpadded(element, stop):
+    rows = _batch_rows(element)
+    return element, {MASK: tf.fill([rows], not stop), STOP: tf.fill([rows], stop)}
 
 
 def _pack(element):

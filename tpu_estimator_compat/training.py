@@ -116,7 +116,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
             loss = float(loss_tensor)
             if not math.isfinite(loss):
                 raise NanLossDuringTrainingError()
-            host_call.run(host_call_tensors)
+            host_call.run(host_call_tensors, first_step=step)
             progress.loop_done(new_step, loss)
             step = new_step
             if saver is not None and schedule.due(step) and step < last_step:
@@ -171,7 +171,8 @@ class _HostCallDriver:
         self._every_n = max(1, int(every_n_steps or 1))
         self._runner = None
 
-    def run(self, stacked):
+    def run(self, stacked, first_step):
+        """Calls the fn for every n-th step of the loop that started at `first_step`."""
         if self._fn is None or not stacked:
             return
         values = tf.nest.map_structure(lambda t: t.numpy(), stacked)
@@ -180,7 +181,7 @@ class _HostCallDriver:
             step_values = tf.nest.map_structure(lambda v: v[index], values)
             if self._runner is None:
                 self._runner = host_calls.HostCallRunner(self._fn, step_values)
-            self._runner(step_values)
+            self._runner(step_values, global_step=first_step + index)
 
     def close(self):
         if self._runner is not None:

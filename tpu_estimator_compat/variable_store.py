@@ -42,10 +42,17 @@ class VariableStore:
                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
         self._variables = {GLOBAL_STEP_NAME: self.global_step}
         self._trainable = set()
+        self._local = set()  # LOCAL_VARIABLES (metric accumulators): never checkpointed
 
     def named_variables(self):
-        """{tf1_name: variable} of every variable created so far (what checkpoints hold)."""
-        return dict(self._variables)
+        """{tf1_name: variable} of the global variables created so far (checkpoint content)."""
+        return {name: v for name, v in self._variables.items() if name not in self._local}
+
+    def reset_local_variables(self):
+        """Zeroes the local variables (metric accumulators), as TF1's local initializer did."""
+        for name in self._local:
+            variable = self._variables[name]
+            variable.assign(tf.zeros(variable.shape, variable.dtype))
 
     def trainable_names(self):
         return sorted(self._trainable)
@@ -71,13 +78,17 @@ class VariableStore:
             yield
 
     def _creator(self, next_creator, **kwargs):
-        name = tf1_name(kwargs.get("name") or "Variable")
+        name = _graph_name(kwargs.get("name") or "Variable", mark_as_used=False)
         variable = self._variables.get(name)
-        if variable is None:
-            variable = self._create(next_creator, name, kwargs)
+        if variable is not None:
+            _graph_name(kwargs.get("name") or "Variable", mark_as_used=True)
+        else:
+            variable = self._create(next_creator, kwargs)
             self._variables[name] = variable
             if _is_trainable(kwargs):
                 self._trainable.add(name)
+            if _v1.GraphKeys.LOCAL_VARIABLES in (kwargs.get("collections") or ()):
+                self._local.add(name)
         collections = list(kwargs.get("collections") or [_v1.GraphKeys.GLOBAL_VARIABLES])
         if name in self._trainable and _v1.GraphKeys.TRAINABLE_VARIABLES not in collections:
             collections.append(_v1.GraphKeys.TRAINABLE_VARIABLES)
@@ -86,13 +97,35 @@ class VariableStore:
 
 
     @staticmethod
-    def _create(next_creator, name, kwargs):
-        """Creates the variable for real, outside the trace, through the strategy's creator
-        (so it is mirrored across replicas). Only the first trace of a `tf.function` may
-        create variables; the engine traces each of its functions exactly once."""
-        del name
+    def _create(next_creator, kwargs):
+        """Creates the variable for real through the strategy's creator (so it is mirrored).
+
+        Only the first trace of a `tf.function` may create variables; the engine traces each
+        of its functions exactly once. Initial values are computed outside the trace: a traced
+        tensor is replaced by its constant value; one that is not constant is left for
+        tf.function to lift (which works for single-device variables).
+        """
+        initial_value = kwargs.get("initial_value")
+        if isinstance(initial_value, tf.Tensor) and tf.is_symbolic_tensor(initial_value):
+            constant = tf.get_static_value(initial_value)
+            if constant is None:
+                return next_creator(**kwargs)
+            kwargs = dict(kwargs, initial_value=constant)
         with tf.init_scope():
             return next_creator(**kwargs)
+
+
+def _graph_name(requested, mark_as_used):
+    """The TF1 name a variable requested as `requested` gets in the current graph.
+
+    `get_variable` asks for its full name at the root name scope; `tf.Variable`-style
+    creation (tf.compat.v1.metrics, user code) asks for a name relative to the current name
+    scope, uniquified as TF1 did ('mean/total', 'mean_1/total'); a trailing '/' means
+    absolute. Marking the name as used on reuse keeps later names the same in every trace.
+    """
+    if requested.endswith("/"):
+        return requested.rstrip("/")
+    return _v1.get_default_graph().unique_name(requested, mark_as_used=mark_as_used)
 
 
 def _is_trainable(creator_kwargs):

@@ -28,6 +28,8 @@ class _ThreadState(threading.local):
 
 
 _STATE = _ThreadState()
+_ANSWER_ATTRIBUTE = "_tpu_estimator_compat_v2_shapes"
+_executing_eagerly = context.executing_eagerly
 
 
 class _ShapePolicy:
@@ -36,9 +38,18 @@ class _ShapePolicy:
     def __bool__(self):
         if _STATE.depth:
             return False
-        if context.executing_eagerly():
+        if _executing_eagerly():
             return True
-        return ops.executing_eagerly_outside_functions()
+        graph = ops.get_default_graph()
+        if not graph.building_function:
+            return False  # A tf.Graph in graph mode: TF1 code.
+        # A function graph: TF2 if traced from eager code. Fixed for the graph's life, and
+        # costly to find out, so it is remembered on the graph.
+        answer = getattr(graph, _ANSWER_ATTRIBUTE, None)
+        if answer is None:
+            answer = ops.executing_eagerly_outside_functions()
+            setattr(graph, _ANSWER_ATTRIBUTE, answer)
+        return answer
 
     def __repr__(self):
         return "<tpu_estimator_compat TF1-shapes-for-TF1-code policy>"

@@ -1,0 +1,174 @@
+"""What TPUEstimator.train writes for TensorBoard: its own `loss` and rate scalars, and the
+summaries of a `host_call`, written the legacy `tf.contrib.summary` way or with TF2's
+`tf.summary`, at the steps the original wrote them."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tpu_estimator_compat as tec
+from tests.event_reader import read_scalars, read_values
+from tpu_estimator_compat import contrib_summary
+
+v1 = tf.compat.v1
+NUM_REPLICAS = 8
+GLOBAL_BATCH = 16
+FEATURES = np.arange(GLOBAL_BATCH * 10 * 4, dtype=np.float32).reshape(-1, 4)  # 10 steps' worth
+TARGETS = FEATURES.sum(axis=1, keepdims=True)
+
+
+def input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices((FEATURES, TARGETS))
+    return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+def make_model_fn(host_call=None):
+    """A model whose loss is the global step its step starts at (read before the increment).
+
+    `host_call(global_step [1], loss [1], features, labels)` -> `(fn, tensors)`, or None.
+    """
+    def model_fn(features, labels, mode, params):
+        weights = v1.get_variable("w", [4, 1], initializer=v1.zeros_initializer())
+        global_step = v1.train.get_global_step()
+        fit = v1.losses.mean_squared_error(labels, tf.matmul(features, weights))
+        loss = tf.cast(global_step, tf.float32) + 0.0 * fit
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.0))
+        train_op = optimizer.minimize(loss, global_step=global_step)
+        return tec.TPUEstimatorSpec(
+            mode, loss=loss, train_op=train_op,
+            host_call=host_call and host_call(tf.reshape(global_step, [1]),
+                                              tf.reshape(loss, [1]), features, labels))
+    return model_fn
+
+
+def train(model_dir, strategy, steps, iterations_per_loop, host_call=None,
+          host_call_every_n_steps=1, **config_kwargs):
+    tpu_config = tec.TPUConfig(
+        iterations_per_loop=iterations_per_loop,
+        per_host_input_for_training=tec.InputPipelineConfig.PER_HOST_V2,
+        experimental_host_call_every_n_steps=host_call_every_n_steps)
+    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
+                           tpu_config=tpu_config, **config_kwargs)
+    estimator = tec.TPUEstimator(make_model_fn(host_call), config=config,
+                                 train_batch_size=GLOBAL_BATCH)
+    return estimator.train(input_fn, steps=steps)
+
+
+def steps_of(scalars, tag):
+    return [step for step, _ in scalars[tag]]
+
+
+def values_of(scalars, tag):
+    return [value for _, value in scalars[tag]]
+
+
+# ------------------------------------------------------------------------------------------
+# The estimator's own summaries.
+
+def test_loss_and_rate_scalars_every_save_summary_steps(tmp_path, eight_devices):
+    train(tmp_path, eight_devices, steps=12, iterations_per_loop=2, save_summary_steps=4,
+          log_step_count_steps=4)
+
+    scalars = read_scalars(str(tmp_path))
+    assert sorted(scalars) == ["examples/sec", "global_step/sec", "loss"]
+    for tag in scalars:
+        assert steps_of(scalars, tag) == [4, 8, 12], tag
+    # The loss of the last step of the loop, from replica 0: steps 3, 7 and 11 started there.
+    assert values_of(scalars, "loss") == [3.0, 7.0, 11.0]
+    rates = np.array(values_of(scalars, "global_step/sec"))
+    assert np.all(rates > 0)
+    np.testing.assert_allclose(values_of(scalars, "examples/sec"), GLOBAL_BATCH * rates,
+                               rtol=1e-4)
+    # TF1's encoding: simple_value scalars, as tf.compat.v1.summary.scalar wrote them.
+    assert {value.WhichOneof("value") for _, value in read_values(str(tmp_path))} == {
+        "simple_value"}
+
+
+def test_save_summary_steps_zero_writes_no_scalars(tmp_path, eight_devices):
+    train(tmp_path, eight_devices, steps=4, iterations_per_loop=2, save_summary_steps=0)
+    assert read_scalars(str(tmp_path)) == {}
+
+
+# ------------------------------------------------------------------------------------------
+# host_call.
+
+def contrib_host_call(logdir):
+    """The legacy host_call: tf.contrib.summary writer, record every 5 global steps."""
+    def make(global_step, loss, features, labels):
+        del features, labels
+
+        def host_call_fn(global_step, loss):
+            global_step = global_step[0]
+            with contrib_summary.create_file_writer(logdir).as_default():
+                with contrib_summary.record_summaries_every_n_global_steps(5, global_step):
+                    contrib_summary.scalar("host_call_loss", loss[0], step=global_step)
+                    return contrib_summary.all_summary_ops()
+        return host_call_fn, [global_step, loss]
+    return make
+
+
+@pytest.mark.parametrize("every_n_steps, expected_steps", [
+    (1, list(range(0, 42, 5))),
+    # The counter of experimental_host_call_every_n_steps restarts with every loop: loop 1
+    # calls the fn at steps 0, 2, ..., 20, loop 2 at 21, 23, ..., 41.
+    (2, [0, 10, 20, 25, 35]),
+])
+def test_contrib_summary_host_call_records_every_5_global_steps(
+        tmp_path, eight_devices, every_n_steps, expected_steps):
+    logdir = str(tmp_path / "host_call")
+    train(tmp_path / "model", eight_devices, steps=42, iterations_per_loop=21,
+          host_call=contrib_host_call(logdir), host_call_every_n_steps=every_n_steps)
+
+    scalars = read_scalars(logdir)
+    assert list(scalars) == ["host_call_loss"]
+    # model_fn read the global step before its increment: the first step is 0.
+    assert steps_of(scalars, "host_call_loss") == expected_steps
+    assert values_of(scalars, "host_call_loss") == [float(s) for s in expected_steps]
+    assert {value.WhichOneof("value") for _, value in read_values(logdir)} == {"simple_value"}
+
+
+def test_tf2_summary_host_call(tmp_path, eight_devices):
+    logdir = str(tmp_path / "host_call")
+
+    def make(global_step, loss, features, labels):
+        def host_call_fn(global_step, loss, labels):
+            with tf.summary.create_file_writer(logdir).as_default():
+                tf.summary.scalar("tf2_loss", loss[0], step=global_step[0])
+                tf.summary.scalar("mean_label", tf.reduce_mean(labels), step=global_step[0])
+                return v1.summary.all_v2_summary_ops()
+        return host_call_fn, [global_step, loss, labels]
+
+    train(tmp_path / "model", eight_devices, steps=6, iterations_per_loop=3, host_call=make)
+
+    scalars = read_scalars(logdir)
+    assert sorted(scalars) == ["mean_label", "tf2_loss"]
+    assert steps_of(scalars, "tf2_loss") == list(range(6))
+    assert values_of(scalars, "tf2_loss") == [float(s) for s in range(6)]
+    # The labels of all replicas together: the whole global batch of each step.
+    expected_means = [TARGETS[GLOBAL_BATCH * s:GLOBAL_BATCH * (s + 1)].mean() for s in range(6)]
+    np.testing.assert_allclose(values_of(scalars, "mean_label"), expected_means, rtol=1e-6)
+
+
+def test_host_call_tensors_are_concatenated_across_replicas(tmp_path, eight_devices):
+    seen = []
+
+    def make(global_step, loss, features, labels):
+        replica_id = tf.reshape(
+            tf.distribute.get_replica_context().replica_id_in_sync_group, [1])
+
+        def host_call_fn(replica_id, global_step, features):
+            def record(*arrays):
+                seen.append([np.array(a) for a in arrays])
+                return np.int64(0)
+            return tf.numpy_function(record, [replica_id, global_step, features], tf.int64)
+        return host_call_fn, {"replica_id": replica_id, "global_step": global_step,
+                              "features": features}
+
+    train(tmp_path, eight_devices, steps=4, iterations_per_loop=2, host_call=make)
+
+    assert len(seen) == 4  # once per step, in step order
+    for step, (replica_ids, global_steps, features) in enumerate(seen):
+        np.testing.assert_array_equal(replica_ids, np.arange(NUM_REPLICAS))
+        np.testing.assert_array_equal(global_steps, np.full([NUM_REPLICAS], step))
+        # [2, 4] per replica -> [16, 4], in replica order: the step's global batch.
+        np.testing.assert_array_equal(
+            features, FEATURES[GLOBAL_BATCH * step:GLOBAL_BATCH * (step + 1)])

@@ -1,0 +1,161 @@
+"""TPUEstimator.evaluate: host-side eval_metrics against numpy, every example once."""
+import logging
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from sklearn.metrics import roc_auc_score
+
+import tpu_estimator_compat as tec
+from tests.event_reader import read_scalars
+
+v1 = tf.compat.v1
+NUM_EXAMPLES = 203  # no batch size used here divides it
+_rng = np.random.RandomState(7)
+FEATURES = _rng.randn(NUM_EXAMPLES, 3).astype(np.float32)
+LABELS = (FEATURES @ np.array([1.0, -1.0, 0.5]) + 0.3 * _rng.randn(NUM_EXAMPLES) > 0).astype(
+    np.int64)
+WEIGHTS = _rng.uniform(0.5, 2.0, NUM_EXAMPLES).astype(np.float32)
+KERNEL = np.array([[0.8], [-0.6], [0.3]], np.float32)
+BIAS = 0.1
+
+
+def numpy_probabilities():
+    return 1.0 / (1.0 + np.exp(-(FEATURES @ KERNEL[:, 0] + BIAS)))
+
+
+def eval_input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices(({"x": FEATURES, "w": WEIGHTS}, LABELS))
+    return dataset.batch(params["batch_size"])
+
+
+def train_input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices(({"x": FEATURES, "w": WEIGHTS}, LABELS))
+    return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+def metric_fn_dict(labels, probabilities, weights):
+    predicted = tf.cast(probabilities > 0.5, tf.int64)
+    return {
+        "accuracy": v1.metrics.accuracy(labels, predicted),
+        "weighted_mean": v1.metrics.mean(probabilities, weights=weights),
+        "auc": v1.metrics.auc(labels, probabilities, num_thresholds=2000),
+    }
+
+
+def metric_fn_list(labels, probabilities, weights):
+    return metric_fn_dict(labels, probabilities, weights)
+
+
+def make_model_fn(as_dict):
+    def model_fn(features, labels, mode, params):
+        kernel = v1.get_variable("kernel", initializer=tf.constant(KERNEL))
+        bias = v1.get_variable("bias", initializer=tf.constant(BIAS))
+        logits = tf.squeeze(tf.matmul(features["x"], kernel), 1) + bias
+        probabilities = tf.sigmoid(logits)
+        loss = v1.losses.sigmoid_cross_entropy(labels, logits)
+        if mode == tec.ModeKeys.TRAIN:
+            optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.0))
+            train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+            return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+        tensors = {"labels": labels, "probabilities": probabilities, "weights": features["w"]}
+        if as_dict:
+            eval_metrics = (metric_fn_dict, tensors)
+        else:
+            eval_metrics = (metric_fn_list, [labels, probabilities, features["w"]])
+        return tec.TPUEstimatorSpec(mode, loss=loss, eval_metrics=eval_metrics)
+    return model_fn
+
+
+def trained_estimator(model_dir, strategy, as_dict=True, eval_batch_size=16):
+    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
+                           tpu_config=tec.TPUConfig(iterations_per_loop=1))
+    estimator = tec.TPUEstimator(make_model_fn(as_dict), config=config, train_batch_size=16,
+                                 eval_batch_size=eval_batch_size)
+    estimator.train(train_input_fn, steps=1)
+    return estimator
+
+
+def assert_metrics_match_numpy(results):
+    probabilities = numpy_probabilities()
+    np.testing.assert_allclose(results["accuracy"],
+                               np.mean((probabilities > 0.5) == LABELS), atol=1e-6)
+    np.testing.assert_allclose(results["weighted_mean"],
+                               np.sum(probabilities * WEIGHTS) / np.sum(WEIGHTS), rtol=1e-5)
+    np.testing.assert_allclose(results["auc"], roc_auc_score(LABELS, probabilities), atol=2e-3)
+    assert results["global_step"] == 1
+
+
+@pytest.mark.parametrize("replicas", [1, 8])
+@pytest.mark.parametrize("as_dict", [True, False])
+def test_metrics_equal_numpy_on_every_example(replicas, as_dict, tmp_path, one_device,
+                                               eight_devices):
+    strategy = eight_devices if replicas == 8 else one_device
+    results = trained_estimator(tmp_path, strategy, as_dict).evaluate(eval_input_fn)
+    assert_metrics_match_numpy(results)
+
+
+def test_cpu_path_evaluates_every_example(tmp_path):
+    config = tec.RunConfig(model_dir=str(tmp_path))
+    estimator = tec.TPUEstimator(make_model_fn(True), config=config, use_tpu=False,
+                                 train_batch_size=16, eval_batch_size=16)
+    estimator.train(train_input_fn, steps=1)
+    assert_metrics_match_numpy(estimator.evaluate(eval_input_fn))
+
+
+def test_two_evaluations_of_one_checkpoint_are_identical(tmp_path, eight_devices):
+    estimator = trained_estimator(tmp_path, eight_devices)
+    first, second = estimator.evaluate(eval_input_fn), estimator.evaluate(eval_input_fn)
+    assert first == second
+
+
+def test_steps_limits_the_batches_and_loss_is_the_mean_over_steps(tmp_path, one_device):
+    results = trained_estimator(tmp_path, one_device).evaluate(eval_input_fn, steps=2)
+    probabilities = numpy_probabilities()[:32]
+    np.testing.assert_allclose(results["accuracy"],
+                               np.mean((probabilities > 0.5) == LABELS[:32]), atol=1e-6)
+    logits = FEATURES[:32] @ KERNEL[:, 0] + BIAS
+    per_example = np.maximum(logits, 0) - logits * LABELS[:32] + np.log1p(np.exp(-abs(logits)))
+    np.testing.assert_allclose(results["loss"], per_example.reshape(2, 16).mean(1).mean(),
+                               rtol=1e-5)
+
+
+def test_eval_events_hold_every_metric_at_the_checkpoint_step(tmp_path, one_device, caplog):
+    caplog.set_level(logging.INFO, logger="absl")
+    estimator = trained_estimator(tmp_path, one_device)
+    results = estimator.evaluate(eval_input_fn, name="holdout")
+    scalars = read_scalars(os.path.join(str(tmp_path), "eval_holdout"))
+    for tag in ("accuracy", "weighted_mean", "auc", "loss"):
+        assert scalars[tag] == [(1, pytest.approx(float(results[tag]), rel=1e-6))]
+    assert "Saving dict for global step 1: accuracy = " in caplog.text
+
+
+def test_user_metric_named_loss_is_rejected(tmp_path, one_device):
+    def model_fn(features, labels, mode, params):
+        spec = make_model_fn(True)(features, labels, mode, params)
+        if mode != tec.ModeKeys.EVAL:
+            return spec
+        return spec._replace(eval_metrics=(
+            lambda labels: {"loss": v1.metrics.mean(tf.cast(labels, tf.float32))}, [labels]))
+
+    config = tec.RunConfig(model_dir=str(tmp_path), train_distribute=one_device)
+    estimator = tec.TPUEstimator(model_fn, config=config, train_batch_size=16,
+                                 eval_batch_size=16)
+    with pytest.raises(ValueError, match='Metric with name "loss" is not allowed'):
+        estimator.evaluate(eval_input_fn)
+
+
+def test_estimator_spec_eval_metric_ops_on_the_cpu_path(tmp_path):
+    def model_fn(features, labels, mode, params):
+        spec = make_model_fn(True)(features, labels, mode, params)
+        if mode != tec.ModeKeys.EVAL:
+            return spec
+        _, probabilities, weights = spec.eval_metrics[1].values()
+        return tec.EstimatorSpec(mode, loss=spec.loss, eval_metric_ops=metric_fn_dict(
+            labels, probabilities, weights))
+
+    estimator = tec.TPUEstimator(model_fn, config=tec.RunConfig(model_dir=str(tmp_path)),
+                                 use_tpu=False, train_batch_size=16, eval_batch_size=16)
+    estimator.train(train_input_fn, steps=1)
+    assert_metrics_match_numpy(estimator.evaluate(eval_input_fn))

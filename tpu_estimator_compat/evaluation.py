@@ -1,0 +1,97 @@
+"""The host side of `evaluate()`: run the eval loop once, then compute the results.
+
+    outputs = inference_loop(iterator, steps or "until every replica has seen the end")
+    for each step with real rows:  metric_fn updates on the step's tensors, padding dropped
+    results = metric values + loss (mean over steps) + global_step
+
+The eval loop runs all steps in one `tf.function` execution, as the original ran all eval
+steps in one Session.run.
+"""
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from tpu_estimator_compat import host_calls
+from tpu_estimator_compat import spec as spec_lib
+from tpu_estimator_compat import summaries
+
+_UNTIL_THE_END = np.iinfo(np.int32).max
+
+
+def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
+                   checkpoint_path, rows_per_replica_copy=None):
+    """Evaluates and writes the results; returns the results dict.
+
+    Args:
+      rows_per_replica_copy: with BROADCAST input every replica sees the same batch; only
+        replica 0's rows (this many per step) count, as in the original.
+    """
+    engine.store.reset_local_variables()
+    scalars, batches, rows = compiled.loop(iterator, tf.constant(steps or _UNTIL_THE_END))
+    scalars = tf.nest.map_structure(np.asarray, scalars)
+    steps_run = _per_step(tf.nest.map_structure(np.asarray, batches),
+                          tf.nest.map_structure(np.asarray, rows),
+                          rows_per_replica_copy)
+    loss_steps = scalars["loss_has_real_rows"]
+    traced = compiled.traced
+    results = {}
+    if traced.metric_fn is not None:
+        results.update(_metric_fn_results(traced.metric_fn, steps_run))
+    if "metric_updates" in scalars:
+        last_real = np.flatnonzero(loss_steps)
+        if last_real.size:
+            results.update({name: values[last_real[-1]]
+                            for name, values in scalars["metric_updates"].items()})
+    spec_lib.validate_metric_names(results)
+    if traced.host_call_fn is not None:
+        _run_host_call(traced.host_call_fn, steps_run, global_step)
+    results["loss"] = (float(np.mean(scalars["loss"][loss_steps])) if loss_steps.any()
+                       else float("nan"))
+    results["global_step"] = global_step
+    _report(results, global_step, eval_dir, checkpoint_path)
+    return results
+
+
+def _per_step(batches, rows, rows_per_replica_copy):
+    """[{output: this step's real rows}] for the steps that had any real row."""
+    steps = []
+    offsets = tf.nest.map_structure(lambda r: np.concatenate([[0], np.cumsum(r)]), rows)
+    for index in range(len(rows["mask"])):
+        step = tf.nest.map_structure(
+            lambda values, offset: values[offset[index]:offset[index + 1]], batches, offsets)
+        mask, metrics = step.pop("mask").astype(bool), step.get("metrics", {})
+        if rows_per_replica_copy:
+            mask = mask[:rows_per_replica_copy]
+            metrics = tf.nest.map_structure(lambda v: v[:rows_per_replica_copy], metrics)
+        if not mask.any():
+            continue
+        step["metrics"] = tf.nest.map_structure(lambda v: v[mask], metrics)
+        steps.append(step)
+    return steps
+
+
+def _metric_fn_results(metric_fn, steps):
+    if not steps:
+        return {}
+    with host_calls.MetricFnRunner(metric_fn, steps[0]["metrics"]) as runner:
+        for step in steps:
+            runner.update(step["metrics"])
+        return runner.result()
+
+
+def _run_host_call(fn, steps, global_step):
+    if not steps:
+        return
+    runner = host_calls.HostCallRunner(fn, steps[0]["host_call"])
+    try:
+        for step in steps:
+            runner(step["host_call"], global_step=global_step)
+    finally:
+        runner.close()
+
+
+def _report(results, global_step, eval_dir, checkpoint_path):
+    logging.info("Saving dict for global step %d: %s", global_step,
+                 ", ".join(f"{k} = {results[k]}" for k in sorted(results)))
+    with summaries.ScalarSummaryWriter(eval_dir) as writer:
+        writer.write_eval_results(global_step, results, checkpoint_path)

@@ -1,0 +1,70 @@
+"""The host side of `predict()`: a generator over the prediction loop's outputs.
+
+Each execution of the inference loop runs up to `steps_per_loop` batches; the host drops the
+padding rows (so N inputs give exactly N predictions, in input order) and yields them. The
+generator ends when every replica has seen the end of the input.
+"""
+import numpy as np
+import tensorflow as tf
+
+
+def generate_predictions(compiled, iterator, *, steps_per_loop, predict_keys,
+                         yield_single_examples, rows_per_replica_copy=None):
+    """Yields predictions (single examples or batches) until the input is exhausted."""
+    is_dict = compiled.traced.predictions_is_dict
+    while True:
+        _, batches, rows = compiled.loop(iterator, tf.constant(steps_per_loop))
+        batches = tf.nest.map_structure(np.asarray, batches)
+        rows = tf.nest.map_structure(np.asarray, rows)
+        steps_run = len(rows["mask"])
+        for predictions in _real_rows_per_step(batches, rows, rows_per_replica_copy):
+            predictions = _select(predictions, predict_keys, is_dict)
+            if yield_single_examples:
+                yield from _single_examples(predictions, is_dict)
+            else:
+                yield predictions
+        if steps_run < steps_per_loop:  # the loop stopped early: every replica saw the end
+            return
+
+
+def _real_rows_per_step(batches, rows, rows_per_replica_copy):
+    offsets = tf.nest.map_structure(lambda r: np.concatenate([[0], np.cumsum(r)]), rows)
+    for index in range(len(rows["mask"])):
+        mask_offset = offsets["mask"]
+        mask = batches["mask"][mask_offset[index]:mask_offset[index + 1]].astype(bool)
+        predictions = tf.nest.map_structure(
+            lambda values, offset: values[offset[index]:offset[index + 1]],
+            batches["predictions"], offsets["predictions"])
+        if rows_per_replica_copy:
+            mask = mask[:rows_per_replica_copy]
+            predictions = tf.nest.map_structure(lambda v: v[:rows_per_replica_copy], predictions)
+        if mask.any():
+            yield tf.nest.map_structure(lambda v: v[mask], predictions)
+
+
+def _select(predictions, predict_keys, is_dict):
+    if predict_keys is None:
+        return predictions
+    if not is_dict:
+        raise ValueError("predict_keys argument is not valid in case of non-dict predictions.")
+    keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
+    selected = {k: v for k, v in predictions.items() if k in keys}
+    if not selected:
+        raise ValueError(
+            f"Expected to run at least one output from {sorted(predictions)}, provided "
+            f"{keys}.")
+    return selected
+
+
+def _single_examples(predictions, is_dict):
+    if not is_dict:
+        yield from predictions
+        return
+    lengths = {key: len(value) for key, value in predictions.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(
+            "Batch length of predictions should be same. Got lengths "
+            f"{lengths}. Return predictions whose first dimension is the batch, or pass "
+            "yield_single_examples=False.")
+    for row in range(next(iter(lengths.values()), 0)):
+        yield {key: value[row] for key, value in predictions.items()}
