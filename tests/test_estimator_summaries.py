@@ -31,12 +31,13 @@ def make_model_fn(host_call=None):
         global_step = v1.train.get_global_step()
         fit = v1.losses.mean_squared_error(labels, tf.matmul(features, weights))
         loss = tf.cast(global_step, tf.float32) + 0.0 * fit
+        # Read before minimize() increments it, as the loss above.
+        global_step_t = tf.reshape(global_step, [1])
+        host = host_call(global_step_t, tf.reshape(loss, [1]), features, labels) if host_call \
+            else None
         optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.0))
         train_op = optimizer.minimize(loss, global_step=global_step)
-        return tec.TPUEstimatorSpec(
-            mode, loss=loss, train_op=train_op,
-            host_call=host_call and host_call(tf.reshape(global_step, [1]),
-                                              tf.reshape(loss, [1]), features, labels))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, host_call=host)
     return model_fn
 
 

@@ -99,7 +99,7 @@ def _static_batch_size(element_spec):
 def _require_static_shapes(element_spec):
     features, labels = split_element(element_spec)
     for kind, structure in (("features", features), ("labels", labels)):
-        for spec in tf.nest.flatten(structure):
+        for spec in tf.nest.flatten(structure) if structure is not None else ():
             if not spec.shape.is_fully_defined():
                 raise ValueError(
                     f"The {kind} to the model returned by input_fn must have static shape. "
