@@ -126,6 +126,8 @@ class TPUClusterResolver(_cluster_resolver_lib.ClusterResolver):
     def resolve(self):
         """TensorFlow's `TPUClusterResolver` for these arguments, built once.
 
+        Looks the TPU up even when one is simulated: the engine asks only to run on a TPU.
+
         Raises:
           NoTPUFoundError: if it cannot be built (no TPU name, unknown TPU, no metadata
             server) or the lookup does not finish within `lookup_timeout_secs`.
