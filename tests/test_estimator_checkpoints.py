@@ -388,20 +388,24 @@ def test_checkpoint_accessors_before_and_after_training(tmp_path, one_device):
 # ------------------------------------------------------------------------------------------
 # 8. SIGKILL mid-training, then resume.
 
-def wait_for(condition, timeout, what, child=None):
+def wait_for(condition, timeout, what, child, stderr_path):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return
-        if child is not None and child.poll() is not None:
-            pytest.fail(f"the training process exited (code {child.returncode}) before {what}")
+        if child.poll() is not None:
+            with open(stderr_path, "rb") as f:
+                tail = f.read()[-3000:].decode(errors="replace")
+            pytest.fail(f"the training process exited (code {child.returncode}) before "
+                        f"{what}:\n{tail}")
         time.sleep(0.05)
     pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
 def test_sigkilled_training_resumes_to_max_steps(tmp_path, eight_devices):
     model_dir = str(tmp_path / "model")
-    env = dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+               PYTHONPATH=os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")])))
     with open(tmp_path / "stderr.txt", "wb") as stderr:
         child = subprocess.Popen(
             [sys.executable, os.path.join(TESTS_DIR, "train_then_kill.py"), model_dir],
@@ -411,7 +415,8 @@ def test_sigkilled_training_resumes_to_max_steps(tmp_path, eight_devices):
                 state = (tf.train.get_checkpoint_state(model_dir)
                          if os.path.exists(os.path.join(model_dir, "checkpoint")) else None)
                 return state is not None and len(state.all_model_checkpoint_paths) >= 3
-            wait_for(two_checkpoints_after_the_first, 120, "three checkpoints", child)
+            wait_for(two_checkpoints_after_the_first, 120, "three checkpoints", child,
+                     tmp_path / "stderr.txt")
             time.sleep(0.3)  # let it run on, so the kill lands anywhere in the loop
         finally:
             if child.poll() is None:
@@ -433,7 +438,10 @@ def test_sigkilled_training_resumes_to_max_steps(tmp_path, eight_devices):
     for path in state.all_model_checkpoint_paths:  # every listed checkpoint loads completely
         values = checkpoint_values(path)
         assert sorted(values) == names
-        assert values["global_step"] == int(path.rsplit("-", 1)[1])
+        step = int(path.rsplit("-", 1)[1])
+        assert values["global_step"] == step
         assert all(np.all(np.isfinite(value)) for value in values.values())
+        # Adam's state went on across the kill: one multiplication by beta2 per step since 0.
+        np.testing.assert_allclose(values["beta2_power"], 0.999 ** (step + 1), rtol=2e-3)
     assert checkpoint_values(model_dir)["global_step"] == last_step
     assert not [f for f in os.listdir(model_dir) if "_temp_" in f]

@@ -8,7 +8,7 @@ import tensorflow as tf
 from sklearn.metrics import roc_auc_score
 
 import tpu_estimator_compat as tec
-from tests.event_reader import read_scalars
+from event_reader import read_scalars
 
 v1 = tf.compat.v1
 NUM_EXAMPLES = 203  # no batch size used here divides it

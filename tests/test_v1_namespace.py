@@ -18,8 +18,8 @@ from tensorflow.python.framework import tensor_shape
 import tpu_estimator_compat
 import tpu_estimator_compat.v1 as v1
 from tpu_estimator_compat import cluster_resolver
-from tpu_estimator_compat.v1 import _shapes
-from tpu_estimator_compat.v1._shapes import tf1_shapes
+from tpu_estimator_compat import tf1_shapes as _shapes
+from tpu_estimator_compat.tf1_shapes import tf1_shapes
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(tpu_estimator_compat.__file__)))
 
@@ -45,8 +45,8 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
         "import tensorflow\n"
         "print(json.dumps({'loaded': loaded, 'dense': dense.__module__,\n"
         "                  'tf_keras_dense': tensorflow.keras.layers.Dense.__module__}))\n"))
-    assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.v1",
-                               "tpu_estimator_compat.v1._lazy", "tpu_estimator_compat.v1._shapes"]
+    assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.tf1_shapes",
+                               "tpu_estimator_compat.v1", "tpu_estimator_compat.v1._lazy"]
     assert facts["dense"].startswith("tf_keras.")
     assert facts["tf_keras_dense"].startswith("keras.")  # tf.keras is still Keras 3.
 

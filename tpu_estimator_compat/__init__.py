@@ -20,6 +20,7 @@ _PUBLIC_NAMES = {
     "TrainSpec": "train_and_evaluate",
     "EvalSpec": "train_and_evaluate",
     "train_and_evaluate": "train_and_evaluate",
+    "multi_worker_strategy": "runtime",
 }
 
 __all__ = sorted(_PUBLIC_NAMES)

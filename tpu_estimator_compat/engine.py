@@ -15,6 +15,7 @@ from tpu_estimator_compat import legacy_patches
 from tpu_estimator_compat import loops
 from tpu_estimator_compat import model_step
 from tpu_estimator_compat import optimizers
+from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import warm_start as warm_start_lib
 from tpu_estimator_compat.spec import ModeKeys
 from tpu_estimator_compat.variable_store import VariableStore
@@ -43,15 +44,25 @@ class ModelEngine:
     def global_step(self):
         return int(self.store.global_step.numpy())
 
-    def compile(self, mode, program, plan, iterator):
-        """Traces the model for `mode` on `iterator`'s element spec (once per signature)."""
-        key = (mode, plan, repr(iterator.element_spec))
+    def compile(self, mode, program, plan, iterator, hook_run=None):
+        """Traces the model for `mode` on `iterator`'s element spec (once per signature).
+
+        With `hook_run` (a `hooks.HookRun`), the trace also places the hooks: it is cached
+        per set of `hooks=` objects too, keeping only the latest such set per signature.
+        """
+        base = (mode, plan, repr(iterator.element_spec))
+        hook_key = hook_run.trace_key if hook_run is not None else ()
+        key = base + (hook_key,)
         if key not in self._compiled:
-            self._compiled[key] = self._trace(mode, program, plan, iterator)
+            if hook_key:  # hooks passed afresh each call must not pile up traces
+                for stale in [k for k in self._compiled if k[:3] == base and k[3]]:
+                    del self._compiled[stale]
+            self._compiled[key] = self._trace(mode, program, plan, iterator, hook_run)
         return self._compiled[key]
 
-    def _trace(self, mode, program, plan, iterator):
-        traced = model_step.TracedSpec()
+    def _trace(self, mode, program, plan, iterator, hook_run=None):
+        traced = model_step.TracedSpec(
+            step_hooks=hook_run.new_step_hooks(self) if hook_run is not None else None)
         init_calls = []
         replica_fn = model_step.make_replica_fn(
             program.model_fn, mode, self.runtime, plan, program, traced)
@@ -64,7 +75,7 @@ class ModelEngine:
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
         if traced.scaffold_fn is not None:
-            with legacy_patches.patched_legacy_api(init_calls):
+            with legacy_patches.patched_legacy_api(init_calls), tf1_shapes.tf1_shapes():
                 if traced.scaffold_fn() is None:
                     raise ValueError(
                         "TPUEstimatorSpec.scaffold_fn returns None, which is not allowed")

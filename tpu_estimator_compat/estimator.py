@@ -2,6 +2,9 @@
 
     runtime (strategy) -> batch plan -> distributed input -> engine (trace, sync) -> loop driver
 
+`Estimator` holds the shared machinery with Estimator's rules; `TPUEstimator` subclasses it
+(as in TF1) and overrides the policies: params keys, batch sizes, checks, steps per loop.
+
 The mechanics live in the modules named in each step; this file stays short on purpose.
 """
 import copy
@@ -16,21 +19,278 @@ from tpu_estimator_compat import config as config_lib
 from tpu_estimator_compat import engine as engine_lib
 from tpu_estimator_compat import evaluation
 from tpu_estimator_compat import export as export_lib
+from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import inputs
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import prediction
 from tpu_estimator_compat import runtime as runtime_lib
+from tpu_estimator_compat import spec as spec_lib
 from tpu_estimator_compat import training
 from tpu_estimator_compat.spec import ModeKeys
 
 _RESERVED_PARAMS_KEYS = ["batch_size", "context"]
 
 
-class TPUEstimator:
+class Estimator:
+    """`tf.estimator.Estimator`: a `model_fn` returning `EstimatorSpec`s, on CPU/GPU.
+
+    Estimator's rules: `params` reach input_fn/model_fn as given (a copy; no `batch_size`,
+    `context` or `use_tpu` keys), neither function needs a `params` argument,
+    `train(steps=None, max_steps=None)` trains until the input ends, `evaluate(steps=None)`
+    evaluates the whole input. It runs on one device, or under
+    `RunConfig(train_distribute=..., eval_distribute=...)` with whole batches per replica.
+    As Estimator's one step per `Session.run`, every device loop runs one step, so training
+    hooks fire once per step and checkpoints/logs fall on the exact steps configured
+    (`tpu_config.iterations_per_loop` is not used). `evaluate` runs all its steps in one
+    loop (evaluation hooks see one before_run/after_run, not one per batch).
+
+    Args:
+      model_fn: `(features, labels, mode, params, config)` (any subset with `features`),
+        returning an `EstimatorSpec`.
+      model_dir: where checkpoints and summaries go (else `config.model_dir`, else a
+        temporary directory).
+      config: a `RunConfig`, or None for the default one.
+      params: passed to model_fn and input_fn as given (a deep copy per call).
+      warm_start_from: a checkpoint or SavedModel path, or `WarmStartSettings`.
+    """
+
+    _ADDS_TPU_PARAMS = False
+
+    def __init__(self, model_fn, model_dir=None, config=None, params=None,
+                 warm_start_from=None):
+        model_bridge.validate_model_fn_signature(model_fn)
+        self._init_common(model_fn, model_dir, config,
+                          copy.deepcopy(params) if params is not None else {}, warm_start_from)
+
+    def _init_common(self, model_fn, model_dir, config, params, warm_start_from,
+                     use_tpu=False, batch_sizes=None, eval_on_tpu=False, export_to_tpu=False,
+                     export_to_cpu=True, export_api_version=1):
+        self._config = config_lib.resolve_model_dir(config, model_dir)
+        self._program = model_bridge.UserProgram(model_fn, params, self._config,
+                                                 adds_tpu_params=self._ADDS_TPU_PARAMS)
+        self._use_tpu = bool(use_tpu)
+        self._batch_sizes = dict(batch_sizes or dict.fromkeys(
+            (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)))
+        self._eval_on_tpu = eval_on_tpu
+        self._export_to_tpu = export_to_tpu
+        self._export_to_cpu = export_to_cpu
+        self._warm_start_from = warm_start_from
+        self._export_api_version = export_api_version
+        self._engines = {}
+
+    # -- properties -------------------------------------------------------------------------
+    @property
+    def model_dir(self):
+        return self._config.model_dir
+
+    @property
+    def config(self):
+        return copy.deepcopy(self._config)
+
+    @property
+    def params(self):
+        return copy.deepcopy(self._program.params)
+
+    @property
+    def model_fn(self):
+        return self._program.model_fn
+
+    # -- train ------------------------------------------------------------------------------
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains for `steps` more steps or up to `max_steps`; returns self.
+
+        `hooks` (and the spec's `training_hooks`) run once per device loop (see
+        `hooks.py`); `saving_listeners` are called around every checkpoint save.
+        """
+        _check_train_steps(steps, max_steps, self._use_tpu)
+        self._check_user_fns(input_fn, ModeKeys.TRAIN)
+        hooks = hooks_lib.validate_hooks(hooks)
+        saving_listeners = hooks_lib.validate_saving_listeners(saving_listeners)
+        latest = checkpoints.latest_checkpoint(self.model_dir)
+        start = int(checkpoints.load_variable(latest, "global_step")) if latest else 0
+        if max_steps is not None and max_steps <= start:
+            logging.info("Skipping training since max_steps has already saved.")
+            return self
+        hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
+        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
+                                                                  hook_run)
+        engine.sync(latest, compiled, self._warm_start_from)
+        hook_run.start(engine, compiled.traced.step_hooks)
+        step = engine.global_step
+        last_step = max_steps if max_steps is not None else (
+            step + steps if steps is not None else float("inf"))
+        training.run_training(
+            engine, compiled, iterator, config=self._config, model_dir=self.model_dir,
+            last_step=last_step, iterations_per_loop=self._iterations_per_loop(),
+            examples_per_step=self._examples_per_step(plan, runtime),
+            host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
+            tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
+            hook_run=hook_run)
+        return self
+
+    # -- evaluate ---------------------------------------------------------------------------
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """Evaluates the latest checkpoint (or `checkpoint_path`) on `steps` batches, or on
+        the whole input when `steps` is None (every path, multi-replica included).
+
+        All steps run in one device loop: `hooks` and the spec's `evaluation_hooks` see one
+        before_run/after_run.
+        """
+        self._check_eval_steps(steps)
+        self._check_user_fns(input_fn, ModeKeys.EVAL)
+        hooks = hooks_lib.validate_hooks(hooks)
+        checkpoint = checkpoint_path or self.latest_checkpoint()
+        if checkpoint is None:
+            logging.info("Could not find trained model in model_dir: %s, running "
+                         "initialization to evaluate.", self.model_dir)
+        hook_run = hooks_lib.HookRun(ModeKeys.EVAL, hooks, checkpoint)
+        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.EVAL, input_fn,
+                                                                  hook_run)
+        engine.sync(checkpoint, compiled, self._warm_start_from)
+        hook_run.start(engine, compiled.traced.step_hooks)
+        return evaluation.run_evaluation(
+            engine, compiled, iterator, steps=steps, global_step=engine.global_step,
+            eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
+            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
+
+    # -- predict ----------------------------------------------------------------------------
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
+                yield_single_examples=True):
+        """Yields predictions for every input example, in input order.
+
+        `hooks` and the spec's `prediction_hooks` run once per device loop.
+        """
+        self._check_user_fns(input_fn, ModeKeys.PREDICT)
+        hooks = hooks_lib.validate_hooks(hooks)
+        checkpoint = checkpoint_path or self.latest_checkpoint()
+        if checkpoint is None:
+            logging.info("Could not find trained model in model_dir: %s, running "
+                         "initialization to predict.", self.model_dir)
+        hook_run = hooks_lib.HookRun(ModeKeys.PREDICT, hooks, checkpoint)
+        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.PREDICT, input_fn,
+                                                                  hook_run)
+        engine.sync(checkpoint, compiled, self._warm_start_from)
+        hook_run.start(engine, compiled.traced.step_hooks)
+        steps_per_loop = training.IterationSizer(
+            self._iterations_per_loop()).next_size(np.iinfo(np.int32).max)
+        yield from prediction.generate_predictions(
+            compiled, iterator, steps_per_loop=steps_per_loop, predict_keys=predict_keys,
+            yield_single_examples=yield_single_examples,
+            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
+
+    # -- export -----------------------------------------------------------------------------
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
+                           assets_extra=None, as_text=False, checkpoint_path=None,
+                           experimental_mode=ModeKeys.PREDICT):
+        """Writes a SavedModel with a CPU (`serve`) MetaGraph and, for a TPUEstimator, a TPU
+        (`serve, tpu`) one."""
+        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                            checkpoint_path, experimental_mode, strip_default_attrs=True)
+
+    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn,
+                          assets_extra=None, as_text=False, checkpoint_path=None,
+                          strip_default_attrs=False):
+        """The deprecated name of `export_saved_model`."""
+        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                            checkpoint_path, ModeKeys.PREDICT, strip_default_attrs)
+
+    def _export(self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                checkpoint_path, mode, strip_default_attrs):
+        if not serving_input_receiver_fn:
+            raise ValueError("An input_receiver_fn must be defined.")
+        checkpoint = export_lib.resolve_checkpoint_path(
+            self.model_dir, checkpoint_path, self._warm_start_from)
+        return export_lib.export_saved_model(
+            self._program.model_fn, user_params=self._program.params, config=self._config,
+            checkpoint_path=checkpoint, export_dir_base=export_dir_base,
+            serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
+            as_text=as_text, export_to_cpu=self._export_to_cpu,
+            export_to_tpu=self._export_to_tpu and self._use_tpu, mode=mode,
+            strip_default_attrs=strip_default_attrs,
+            export_saved_model_api_version=self._export_api_version,
+            add_use_tpu_param=self._ADDS_TPU_PARAMS)
+
+    # -- checkpoints ------------------------------------------------------------------------
+    def latest_checkpoint(self):
+        return checkpoints.latest_checkpoint(self.model_dir)
+
+    def get_variable_names(self):
+        return checkpoints.list_variable_names(self._require_checkpoint())
+
+    def get_variable_value(self, name):
+        return checkpoints.load_variable(self._require_checkpoint(), name)
+
+    def eval_dir(self, name=None):
+        return os.path.join(self.model_dir, "eval" if not name else "eval_" + name)
+
+    def _require_checkpoint(self):
+        latest = self.latest_checkpoint()
+        if latest is None:
+            raise ValueError(f"Could not find trained model in model_dir: {self.model_dir}.")
+        return latest
+
+    # -- policies (Estimator's; TPUEstimator overrides) ------------------------------------
+    def _check_user_fns(self, input_fn, mode):
+        """Estimator calls input_fn/model_fn with whatever arguments they declare."""
+
+    def _check_eval_steps(self, steps):
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+
+    def _check_spec(self, compiled):
+        if not isinstance(compiled.traced.spec, spec_lib.EstimatorSpec):
+            raise ValueError("model_fn should return an EstimatorSpec. Got "
+                             f"{type(compiled.traced.spec).__name__}; use TPUEstimator for a "
+                             "TPUEstimatorSpec, or return spec.as_estimator_spec().")
+
+    def _iterations_per_loop(self):
+        return 1  # Estimator: one step per Session.run
+
+    # -- internals --------------------------------------------------------------------------
+    def _prepare(self, mode, input_fn, hook_run=None):
+        """Runtime, batch plan, input iterator, engine and compiled model for one call."""
+        runtime = self._runtime(mode)
+        plan = self._plan(mode, runtime)
+        iterator = iter(inputs.distributed_input(input_fn, mode, runtime, plan, self._program))
+        engine = self._engine(runtime)
+        compiled = engine.compile(mode, self._program, plan, iterator, hook_run)
+        self._check_spec(compiled)
+        return runtime, plan, iterator, engine, compiled
+
+    def _runtime(self, mode):
+        use_tpu = self._use_tpu and (mode != ModeKeys.EVAL or self._eval_on_tpu)
+        distribute = self._config.train_distribute
+        if mode != ModeKeys.TRAIN:  # TPU semantics evaluate on the training replicas too
+            distribute = self._config.eval_distribute or (distribute if use_tpu else None)
+        return runtime_lib.select_runtime(self._config, use_tpu, distribute)
+
+    def _engine(self, runtime):
+        key = (id(runtime.strategy), runtime.tpu_semantics)
+        if key not in self._engines:
+            self._engines[key] = engine_lib.ModelEngine(runtime)
+        return self._engines[key]
+
+    def _plan(self, mode, runtime):
+        return batching.plan_batches(self._batch_sizes[mode], mode, runtime,
+                                     self._config.tpu_config)
+
+    @staticmethod
+    def _examples_per_step(plan, runtime):
+        if plan.input_mode is None:  # CPU/GPU semantics: whole batches per replica
+            return (plan.model_fn_batch_size or 0) * runtime.num_replicas
+        if plan.distribution == batching.Distribution.COPIED:
+            return plan.model_fn_batch_size
+        return plan.model_fn_batch_size * runtime.num_replicas
+
+
+class TPUEstimator(Estimator):
     """Estimator with TPU semantics, running on TF2 tf.distribute strategies.
 
-    See the README for what runs where; arguments are the original's.
+    See the README for what runs where; arguments are the original's. Hooks run once per
+    device loop of `iterations_per_loop` steps, as the original's once per Session.run.
     """
+
+    _ADDS_TPU_PARAMS = True
 
     def __init__(self, model_fn=None, model_dir=None, config=None, params=None, use_tpu=True,
                  train_batch_size=None, eval_batch_size=None, predict_batch_size=None,
@@ -60,178 +320,26 @@ class TPUEstimator:
             raise NotImplementedError(
                 "embedding_config_spec (TPU embeddings) is not supported by "
                 "tpu_estimator_compat. Use tf.tpu.experimental.embedding with TF2 directly.")
-        self._config = config_lib.resolve_model_dir(config, model_dir)
-        self._program = model_bridge.UserProgram(model_fn, dict(params or {}), self._config)
-        self._use_tpu = bool(use_tpu)
-        self._batch_sizes = {ModeKeys.TRAIN: train_batch_size, ModeKeys.EVAL: eval_batch_size,
-                             ModeKeys.PREDICT: predict_batch_size}
-        self._eval_on_tpu = eval_on_tpu
-        self._export_to_tpu = export_to_tpu
-        self._export_to_cpu = export_to_cpu
-        self._warm_start_from = warm_start_from
-        self._export_api_version = export_saved_model_api_version
-        self._engines = {}
+        self._init_common(
+            model_fn, model_dir, config, dict(params or {}), warm_start_from, use_tpu=use_tpu,
+            batch_sizes={ModeKeys.TRAIN: train_batch_size, ModeKeys.EVAL: eval_batch_size,
+                         ModeKeys.PREDICT: predict_batch_size},
+            eval_on_tpu=eval_on_tpu, export_to_tpu=export_to_tpu, export_to_cpu=export_to_cpu,
+            export_api_version=export_saved_model_api_version)
 
-    # -- properties -------------------------------------------------------------------------
-    @property
-    def model_dir(self):
-        return self._config.model_dir
-
-    @property
-    def config(self):
-        return copy.deepcopy(self._config)
-
-    @property
-    def params(self):
-        return copy.deepcopy(self._program.params)
-
-    @property
-    def model_fn(self):
-        return self._program.model_fn
-
-    # -- train ------------------------------------------------------------------------------
-    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
-        """Trains for `steps` more steps or up to `max_steps`; returns self."""
-        _check_train_steps(steps, max_steps, self._use_tpu)
-        model_bridge.require_params_arg(self._program.model_fn, "model_fn")
+    def _check_user_fns(self, input_fn, mode):
+        if mode == ModeKeys.TRAIN:
+            model_bridge.require_params_arg(self._program.model_fn, "model_fn")
         model_bridge.require_params_arg(input_fn, "input_fn")
-        latest = checkpoints.latest_checkpoint(self.model_dir)
-        start = int(checkpoints.load_variable(latest, "global_step")) if latest else 0
-        if max_steps is not None and max_steps <= start:
-            logging.info("Skipping training since max_steps has already saved.")
-            return self
-        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn)
-        engine.sync(latest, compiled, self._warm_start_from)
-        step = engine.global_step
-        last_step = max_steps if max_steps is not None else (
-            step + steps if steps is not None else float("inf"))
-        tpu_config = self._config.tpu_config
-        training.run_training(
-            engine, compiled, iterator, config=self._config, model_dir=self.model_dir,
-            last_step=last_step, iterations_per_loop=tpu_config.iterations_per_loop,
-            examples_per_step=self._examples_per_step(plan, runtime),
-            host_call_every_n_steps=tpu_config.experimental_host_call_every_n_steps,
-            tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners or ())
-        return self
 
-    # -- evaluate ---------------------------------------------------------------------------
-    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        """Evaluates the latest checkpoint (or `checkpoint_path`) on `steps` batches, or on
-        the whole input when `steps` is None (every path, multi-replica included)."""
+    def _check_eval_steps(self, steps):
         _check_eval_steps(steps)
-        model_bridge.require_params_arg(input_fn, "input_fn")
-        checkpoint = checkpoint_path or self.latest_checkpoint()
-        if checkpoint is None:
-            logging.info("Could not find trained model in model_dir: %s, running "
-                         "initialization to evaluate.", self.model_dir)
-        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.EVAL, input_fn)
-        engine.sync(checkpoint, compiled, self._warm_start_from)
-        return evaluation.run_evaluation(
-            engine, compiled, iterator, steps=steps, global_step=engine.global_step,
-            eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
-            rows_per_replica_copy=_rows_per_replica_copy(plan))
 
-    # -- predict ----------------------------------------------------------------------------
-    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
-                yield_single_examples=True):
-        """Yields predictions for every input example, in input order."""
-        model_bridge.require_params_arg(input_fn, "input_fn")
-        checkpoint = checkpoint_path or self.latest_checkpoint()
-        if checkpoint is None:
-            logging.info("Could not find trained model in model_dir: %s, running "
-                         "initialization to predict.", self.model_dir)
-        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.PREDICT, input_fn)
-        engine.sync(checkpoint, compiled, self._warm_start_from)
-        steps_per_loop = training.IterationSizer(
-            self._config.tpu_config.iterations_per_loop).next_size(np.iinfo(np.int32).max)
-        yield from prediction.generate_predictions(
-            compiled, iterator, steps_per_loop=steps_per_loop, predict_keys=predict_keys,
-            yield_single_examples=yield_single_examples,
-            rows_per_replica_copy=_rows_per_replica_copy(plan))
+    def _check_spec(self, compiled):
+        """model_step checks the spec types TPUEstimator accepts while tracing."""
 
-    # -- export -----------------------------------------------------------------------------
-    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
-                           assets_extra=None, as_text=False, checkpoint_path=None,
-                           experimental_mode=ModeKeys.PREDICT):
-        """Writes a SavedModel with a CPU (`serve`) and a TPU (`serve, tpu`) MetaGraph."""
-        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
-                            checkpoint_path, experimental_mode, strip_default_attrs=True)
-
-    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn,
-                          assets_extra=None, as_text=False, checkpoint_path=None,
-                          strip_default_attrs=False):
-        """The deprecated name of `export_saved_model`."""
-        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
-                            checkpoint_path, ModeKeys.PREDICT, strip_default_attrs)
-
-    def _export(self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
-                checkpoint_path, mode, strip_default_attrs):
-        if not serving_input_receiver_fn:
-            raise ValueError("An input_receiver_fn must be defined.")
-        checkpoint = export_lib.resolve_checkpoint_path(
-            self.model_dir, checkpoint_path, self._warm_start_from)
-        return export_lib.export_saved_model(
-            self._program.model_fn, user_params=self._program.params, config=self._config,
-            checkpoint_path=checkpoint, export_dir_base=export_dir_base,
-            serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
-            as_text=as_text, export_to_cpu=self._export_to_cpu,
-            export_to_tpu=self._export_to_tpu and self._use_tpu, mode=mode,
-            strip_default_attrs=strip_default_attrs,
-            export_saved_model_api_version=self._export_api_version)
-
-    # -- checkpoints ------------------------------------------------------------------------
-    def latest_checkpoint(self):
-        return checkpoints.latest_checkpoint(self.model_dir)
-
-    def get_variable_names(self):
-        return checkpoints.list_variable_names(self._require_checkpoint())
-
-    def get_variable_value(self, name):
-        return checkpoints.load_variable(self._require_checkpoint(), name)
-
-    def eval_dir(self, name=None):
-        return os.path.join(self.model_dir, "eval" if not name else "eval_" + name)
-
-    def _require_checkpoint(self):
-        latest = self.latest_checkpoint()
-        if latest is None:
-            raise ValueError(f"Could not find trained model in model_dir: {self.model_dir}.")
-        return latest
-
-    # -- internals --------------------------------------------------------------------------
-    def _prepare(self, mode, input_fn):
-        """Runtime, batch plan, input iterator, engine and compiled model for one call."""
-        runtime = self._runtime(mode)
-        plan = self._plan(mode, runtime)
-        iterator = iter(inputs.distributed_input(input_fn, mode, runtime, plan, self._program))
-        engine = self._engine(runtime)
-        return runtime, plan, iterator, engine, engine.compile(mode, self._program, plan,
-                                                               iterator)
-
-    def _runtime(self, mode):
-        use_tpu = self._use_tpu and (mode != ModeKeys.EVAL or self._eval_on_tpu)
-        distribute = self._config.train_distribute
-        if mode != ModeKeys.TRAIN:  # TPU semantics evaluate on the training replicas too
-            distribute = self._config.eval_distribute or (distribute if use_tpu else None)
-        return runtime_lib.select_runtime(self._config, use_tpu, distribute)
-
-    def _engine(self, runtime):
-        key = (id(runtime.strategy), runtime.tpu_semantics)
-        if key not in self._engines:
-            self._engines[key] = engine_lib.ModelEngine(runtime)
-        return self._engines[key]
-
-    def _plan(self, mode, runtime):
-        return batching.plan_batches(self._batch_sizes[mode], mode, runtime,
-                                     self._config.tpu_config)
-
-    @staticmethod
-    def _examples_per_step(plan, runtime):
-        if plan.input_mode is None:  # CPU/GPU semantics: whole batches per replica
-            return (plan.model_fn_batch_size or 0) * runtime.num_replicas
-        if plan.distribution == batching.Distribution.COPIED:
-            return plan.model_fn_batch_size
-        return plan.model_fn_batch_size * runtime.num_replicas
+    def _iterations_per_loop(self):
+        return self._config.tpu_config.iterations_per_loop
 
 
 def _rows_per_replica_copy(plan):

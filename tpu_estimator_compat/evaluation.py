@@ -1,11 +1,13 @@
 """The host side of `evaluate()`: run the eval loop once, then compute the results.
 
+    hooks: before_run
     outputs = inference_loop(iterator, steps or "until every replica has seen the end")
+    hooks: after_run (values of the last step with real rows); end
     for each step with real rows:  metric_fn updates on the step's tensors, padding dropped
     results = metric values + loss (mean over steps) + global_step
 
 The eval loop runs all steps in one `tf.function` execution, as the original ran all eval
-steps in one Session.run.
+steps in one Session.run, so evaluation hooks see one before_run/after_run.
 """
 import numpy as np
 import tensorflow as tf
@@ -19,16 +21,26 @@ _UNTIL_THE_END = np.iinfo(np.int32).max
 
 
 def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
-                   checkpoint_path, rows_per_replica_copy=None):
+                   checkpoint_path, rows_per_replica_copy=None, hook_run=None):
     """Evaluates and writes the results; returns the results dict.
 
     Args:
       rows_per_replica_copy: with BROADCAST input every replica sees the same batch; only
         replica 0's rows (this many per step) count, as in the original.
+      hook_run: the call's started `hooks.HookRun`, or None.
     """
     engine.store.reset_local_variables()
-    scalars, batches, rows = compiled.loop(iterator, tf.constant(steps or _UNTIL_THE_END))
+    if hook_run is not None:
+        hook_run.before_loop()
+    scalars, batches, rows, hook_values = compiled.loop(
+        iterator, tf.constant(steps or _UNTIL_THE_END))
     scalars = tf.nest.map_structure(np.asarray, scalars)
+    if hook_run is not None:
+        if scalars["loss_has_real_rows"].any():
+            hook_run.after_loop(hook_values)
+        else:  # no example at all: TF1's first run hit the end of the input
+            hook_run.skip_after_loop()
+        hook_run.end()
     steps_run = _per_step(tf.nest.map_structure(np.asarray, batches),
                           tf.nest.map_structure(np.asarray, rows),
                           rows_per_replica_copy)

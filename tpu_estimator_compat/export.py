@@ -92,7 +92,8 @@ class _BuiltGraph:
 def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export_dir_base,
                        serving_input_receiver_fn, assets_extra=None, as_text=False,
                        export_to_cpu=True, export_to_tpu=True, mode=ModeKeys.PREDICT,
-                       strip_default_attrs=True, export_saved_model_api_version=1) -> bytes:
+                       strip_default_attrs=True, export_saved_model_api_version=1,
+                       add_use_tpu_param=True) -> bytes:
     """Exports a trained `model_fn` as a SavedModel, as `TPUEstimator.export_saved_model`.
 
     Writes `export_dir_base/<unix timestamp>/` (built under `temp-<timestamp>` and renamed,
@@ -121,6 +122,7 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
       export_saved_model_api_version: 1 (or an enum whose `value` is 1) wraps model_fn in
         the TPU inference rewrite; 2 leaves that to model_fn (which then sees
         `params['use_tpu'] == True`).
+      add_use_tpu_param: False leaves `use_tpu` out of params (plain Estimator).
 
     Returns:
       The export directory, as bytes.
@@ -133,6 +135,8 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
         raise ValueError("An input_receiver_fn must be defined.")
     requests = _meta_graph_requests(export_to_cpu, export_to_tpu, mode,
                                     export_saved_model_api_version)
+    if not add_use_tpu_param:  # params_for leaves out keys whose value is None
+        requests = [dataclasses.replace(r, use_tpu_param=None) for r in requests]
     export_dir, temp_dir = _export_dirs(export_dir_base)
     try:
         builder = tf.compat.v1.saved_model.Builder(temp_dir)

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import padding
+from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import tpu_context
 from tpu_estimator_compat.batching import Distribution
 from tpu_estimator_compat.spec import ModeKeys
@@ -63,10 +64,10 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
             runtime, host_id, index, plan.input_fn_calls_per_host,
             replicas_consumed=index + 1 if plan.input_fn_calls_per_host > 1
             else runtime.replicas_per_host)
-    params = model_bridge.params_for(
-        facts.params, batch_size=plan.input_fn_batch_size, context=context,
-        use_tpu=runtime.tpu_semantics)
-    result = model_bridge.call_input_fn(input_fn, mode, params, facts.config, input_context)
+    params = facts.call_params(batch_size=plan.input_fn_batch_size, context=context,
+                               use_tpu=runtime.tpu_semantics)
+    with tf1_shapes.tf1_shapes():
+        result = model_bridge.call_input_fn(input_fn, mode, params, facts.config, input_context)
     if (mode == ModeKeys.PREDICT and runtime.tpu_semantics
             and not isinstance(result, (tf.data.Dataset, tf.compat.v1.data.Dataset))):
         raise TypeError("For mode PREDICT, `input_fn` must return `Dataset` instead of "

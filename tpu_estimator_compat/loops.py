@@ -7,6 +7,9 @@ inside a `tf.while_loop`, so the model is not traced again:
 
     train_loop(iterator, n):      n x step(next(iterator))                 -> last loss, host_call tensors per step
     inference_loop(iterator, n):  step(next(iterator)) until n or all stop -> outputs per step
+
+Both also return the hooks' fetches (`hook_fetches`, see `hooks.py`): replica 0's values from
+the last step (inference: the last step where replica 0 had real examples).
 """
 import tensorflow as tf
 
@@ -29,7 +32,7 @@ def make_step_fn(strategy, store, replica_fn, init_from_checkpoint_calls):
 def _host_view(strategy, per_replica):
     view = {}
     for key, value in per_replica.items():
-        if key in ("loss", "metric_updates"):  # replica 0's values
+        if key in ("loss", "metric_updates", "hook_fetches"):  # replica 0's values
             view[key] = tf.nest.map_structure(
                 lambda v: strategy.experimental_local_results(v)[0], value)
         elif key in _BATCH_OUTPUTS:
@@ -53,28 +56,33 @@ def _gather(strategy, value, key):
 
 
 def make_train_loop(step_fn, step_outputs):
-    """`train_loop(iterator, num_steps) -> (last loss, {'host_call': stacked per step})`."""
+    """`train_loop(iterator, num_steps) -> (last loss, {'host_call': stacked per step},
+    last step's hook fetches)`."""
     host_call_spec = step_outputs.get("host_call", {})
+    hook_spec = step_outputs.get("hook_fetches", {})
 
     @tf.function(autograph=False)
     def train_loop(iterator, num_steps):
         arrays = _tensor_arrays(host_call_spec)
 
-        def body(i, loss, arrays):
+        def body(i, loss, arrays, hook_values):
             outputs = step_fn(next(iterator))
             arrays = _write(arrays, i, outputs.get("host_call", {}))
-            return i + 1, outputs["loss"], arrays
+            return i + 1, outputs["loss"], arrays, outputs.get("hook_fetches", {})
 
-        _, loss, arrays = tf.while_loop(
-            lambda i, *_: i < num_steps, body,
-            (tf.constant(0), tf.zeros([], step_outputs["loss"].dtype), arrays))
-        return loss, _stack(arrays)
+        loop_vars = (tf.constant(0), tf.zeros([], step_outputs["loss"].dtype), arrays,
+                     _initial_values(hook_spec))
+        _, loss, arrays, hook_values = tf.while_loop(
+            lambda i, *_: i < num_steps, body, loop_vars,
+            shape_invariants=_shape_invariants(loop_vars, hook_spec))
+        return loss, _stack(arrays), hook_values
 
     return train_loop
 
 
 def make_inference_loop(step_fn, step_outputs):
-    """`loop(iterator, max_steps) -> (scalars stacked per step, batch outputs, rows per step)`.
+    """`loop(iterator, max_steps) -> (scalars stacked per step, batch outputs, rows per step,
+    hook fetches)`.
 
     Stops after `max_steps` or at the first step where every replica got a stop batch.
     Batch outputs may change size from step to step (the final partial batch on CPU/GPU), so
@@ -82,6 +90,7 @@ def make_inference_loop(step_fn, step_outputs):
     """
     scalar_spec = {k: step_outputs[k] for k in _SCALAR_OUTPUTS if k in step_outputs}
     batch_spec = {k: v for k, v in step_outputs.items() if k in _BATCH_OUTPUTS and k != "stop"}
+    hook_spec = step_outputs.get("hook_fetches", {})
 
     @tf.function(autograph=False)
     def inference_loop(iterator, max_steps):
@@ -89,21 +98,45 @@ def make_inference_loop(step_fn, step_outputs):
         batches = _tensor_arrays(batch_spec, infer_shape=False)
         rows = _tensor_arrays(batch_spec, dtype=tf.int32)
 
-        def body(i, stopped, scalars, batches, rows):
+        def body(i, stopped, scalars, batches, rows, hook_values):
             outputs = step_fn(next(iterator))
             scalars = _write(scalars, i, {k: outputs[k] for k in scalar_spec})
             step_batches = {k: outputs[k] for k in batch_spec}
             batches = _write(batches, i, step_batches)
             rows = _write(rows, i, tf.nest.map_structure(lambda t: tf.shape(t)[0], step_batches))
-            return i + 1, outputs["stop"], scalars, batches, rows
+            if hook_spec:  # keep the values of the last step where replica 0 had examples
+                new_values = outputs["hook_fetches"]
+                hook_values = tf.cond(outputs["loss_has_real_rows"], lambda: new_values,
+                                      lambda: hook_values)
+            return i + 1, outputs["stop"], scalars, batches, rows, hook_values
 
-        _, _, scalars, batches, rows = tf.while_loop(
+        loop_vars = (tf.constant(0), tf.constant(False), scalars, batches, rows,
+                     _initial_values(hook_spec))
+        _, _, scalars, batches, rows, hook_values = tf.while_loop(
             lambda i, stopped, *_: tf.logical_and(i < max_steps, tf.logical_not(stopped)),
-            body, (tf.constant(0), tf.constant(False), scalars, batches, rows))
+            body, loop_vars, shape_invariants=_shape_invariants(loop_vars, hook_spec))
         return (_stack(scalars), tf.nest.map_structure(lambda a: a.concat(), batches),
-                _stack(rows))
+                _stack(rows), hook_values)
 
     return inference_loop
+
+
+def _initial_values(spec):
+    """Zeros shaped like `spec` (unknown dimensions 0): the hook values before any step."""
+    return tf.nest.map_structure(
+        lambda t: tf.zeros([d or 0 for d in t.shape.as_list()] if t.shape.rank is not None
+                           else [], t.dtype), spec)
+
+
+def _shape_invariants(loop_vars, hook_spec):
+    """None (the default) without hooks; else the hook values keep their traced shapes,
+    which may have unknown dimensions, and every other loop variable its own shape."""
+    if not hook_spec:
+        return None
+    *others, _ = loop_vars
+    invariants = tf.nest.map_structure(
+        lambda v: v.shape if isinstance(v, tf.Tensor) else None, tuple(others))
+    return invariants + (tf.nest.map_structure(lambda t: t.shape, hook_spec),)
 
 
 def _tensor_arrays(spec, infer_shape=True, dtype=None):

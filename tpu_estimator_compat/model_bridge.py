@@ -89,7 +89,18 @@ def call_input_fn(input_fn, mode, params, config, input_context=None):
 
 @dataclasses.dataclass(frozen=True)
 class UserProgram:
-    """The user's side of an estimator: model_fn, its params and the RunConfig."""
+    """The user's side of an estimator: model_fn, its params and the RunConfig.
+
+    `adds_tpu_params`: TPUEstimator adds `batch_size`/`context`/`use_tpu` to (a copy of) the
+    params; Estimator passes a copy of them as given.
+    """
     model_fn: object
     params: dict
     config: object
+    adds_tpu_params: bool = True
+
+    def call_params(self, **added):
+        """The params for one input_fn/model_fn call (see `params_for`)."""
+        if self.adds_tpu_params:
+            return params_for(self.params, **added)
+        return copy.deepcopy(self.params)

@@ -2,7 +2,8 @@
 
 Runs inside `strategy.run`, in replica context, while a `tf.function` is being traced. The
 Python-side parts of the spec (host_call/metric functions, scaffold_fn, hooks) are recorded
-from the first replica in a `TracedSpec` for the host side to use.
+from the first replica in a `TracedSpec` for the host side to use; the first replica also
+places the SessionRunHooks (`hooks.StepHooks`), whose fetches become step outputs.
 """
 import dataclasses
 
@@ -12,6 +13,7 @@ from tpu_estimator_compat import inputs
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import padding
 from tpu_estimator_compat import spec as spec_lib
+from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import tpu_context
 from tpu_estimator_compat.spec import ModeKeys
 
@@ -23,15 +25,21 @@ class TracedSpec:
     host_call_fn: object = None
     metric_fn: object = None
     predictions_is_dict: bool = True
+    step_hooks: object = None  # hooks.StepHooks: the SessionRunHooks placed in this trace
 
     @property
     def scaffold_fn(self):
         return getattr(self.spec, "scaffold_fn", None)
 
     def hooks(self, mode):
-        name = {ModeKeys.TRAIN: "training_hooks", ModeKeys.EVAL: "evaluation_hooks",
-                ModeKeys.PREDICT: "prediction_hooks"}[mode]
-        return list(getattr(self.spec, name, None) or [])
+        return spec_hooks(self.spec, mode)
+
+
+def spec_hooks(spec, mode):
+    """The spec's `training_hooks`, `evaluation_hooks` or `prediction_hooks` for `mode`."""
+    name = {ModeKeys.TRAIN: "training_hooks", ModeKeys.EVAL: "evaluation_hooks",
+            ModeKeys.PREDICT: "prediction_hooks"}[mode]
+    return list(getattr(spec, name, None) or [])
 
 
 def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
@@ -41,14 +49,18 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
         if mode != ModeKeys.TRAIN:
             element, signals = element
         features, labels = inputs.split_element(element)
-        params = model_bridge.params_for(
-            facts.params, batch_size=plan.model_fn_batch_size,
+        params = facts.call_params(
+            batch_size=plan.model_fn_batch_size,
             context=tpu_context.TPUContext(runtime) if runtime.tpu_semantics else None,
             use_tpu=runtime.tpu_semantics)
-        spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params, facts.config)
+        with tf1_shapes.tf1_shapes():  # TF1 code reads `shape[-1].value`
+            spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params,
+                                              facts.config)
         _check_spec_type(spec, mode, runtime)
         _record(traced, spec)
         outputs = _outputs_for_mode(spec, mode)
+        if traced.step_hooks is not None:  # the tensors the SessionRunHooks fetch
+            outputs["hook_fetches"] = traced.step_hooks.replica_outputs(spec_hooks(spec, mode))
         if signals is not None:
             # int32: the cross-replica gather has no bool kernel
             outputs["mask"] = tf.cast(signals[padding.MASK], tf.int32)

@@ -2,28 +2,45 @@
 
 Each execution of the inference loop runs up to `steps_per_loop` batches; the host drops the
 padding rows (so N inputs give exactly N predictions, in input order) and yields them. The
-generator ends when every replica has seen the end of the input.
+generator ends when every replica has seen the end of the input, or after the loop in which
+a prediction hook requested a stop. Hooks run once per loop execution: before_run, the loop,
+after_run (skipped for a loop that saw only the end of the input, like TF1's last run that
+hit OutOfRange), the loop's predictions are yielded; end() when the generator finishes.
 """
 import numpy as np
 import tensorflow as tf
 
 
 def generate_predictions(compiled, iterator, *, steps_per_loop, predict_keys,
-                         yield_single_examples, rows_per_replica_copy=None):
-    """Yields predictions (single examples or batches) until the input is exhausted."""
+                         yield_single_examples, rows_per_replica_copy=None, hook_run=None):
+    """Yields predictions (single examples or batches) until the input is exhausted.
+
+    Args:
+      hook_run: the call's started `hooks.HookRun`, or None.
+    """
     is_dict = compiled.traced.predictions_is_dict
     while True:
-        _, batches, rows = compiled.loop(iterator, tf.constant(steps_per_loop))
+        if hook_run is not None:
+            hook_run.before_loop()
+        scalars, batches, rows, hook_values = compiled.loop(iterator, tf.constant(steps_per_loop))
         batches = tf.nest.map_structure(np.asarray, batches)
         rows = tf.nest.map_structure(np.asarray, rows)
         steps_run = len(rows["mask"])
+        stop = False
+        if hook_run is not None:
+            if np.asarray(scalars["loss_has_real_rows"]).any():
+                stop = hook_run.after_loop(hook_values)
+            else:
+                hook_run.skip_after_loop()
         for predictions in _real_rows_per_step(batches, rows, rows_per_replica_copy):
             predictions = _select(predictions, predict_keys, is_dict)
             if yield_single_examples:
                 yield from _single_examples(predictions, is_dict)
             else:
                 yield predictions
-        if steps_run < steps_per_loop:  # the loop stopped early: every replica saw the end
+        if stop or steps_run < steps_per_loop:  # a hook asked, or every replica saw the end
+            if hook_run is not None:
+                hook_run.end()
             return
 
 

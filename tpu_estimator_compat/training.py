@@ -2,13 +2,19 @@
 
     while global_step < last_step:
         n = min(iterations_per_loop, last_step - global_step)
-        loss, host_call_tensors = train_loop(iterator, n)      # n steps on the device
-        run host_call per step; log; write summaries; checkpoint when due
+        hooks: before_run
+        loss, host_call_tensors, hook_values = train_loop(iterator, n)   # n steps on the device
+        hooks: after_run; run host_call per step; log; write summaries; checkpoint when due
+        stop if a hook or a saving listener asked to
 
 Checkpoints are written at the start (the initial step), every `save_checkpoints_steps`
 (rounded up to loop boundaries) or `save_checkpoints_secs`, and at the end, as the original.
+A `CheckpointSaverHook` among the hooks replaces that schedule ("Bypassing TPUEstimator
+hook"): its directory, `save_steps`/`save_secs` timer and listeners are used, with this
+module's saver (the hook's own `Saver` needs a Session). Listeners get the `SessionStandIn`.
 """
 import math
+import os
 import time
 
 import numpy as np
@@ -16,13 +22,18 @@ import tensorflow as tf
 from absl import logging
 
 from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import host_calls
 from tpu_estimator_compat import summaries
 from tpu_estimator_compat.config import parse_iterations_per_loop
+from tpu_estimator_compat.spec import ModeKeys
 
 
-class NanLossDuringTrainingError(RuntimeError):
-    """The loss became NaN or infinite (as the original NanTensorHook reported)."""
+class NanLossDuringTrainingError(tf.compat.v1.train.NanLossDuringTrainingError):
+    """The loss became NaN or infinite (as the original NanTensorHook reported).
+
+    A subclass of `tf.compat.v1.train.NanLossDuringTrainingError`, which programs catch.
+    """
 
     def __str__(self):
         return "NaN loss during training."
@@ -78,24 +89,33 @@ class _CheckpointSchedule:
 
 def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                  iterations_per_loop, examples_per_step, host_call_every_n_steps,
-                 tpu_semantics, saving_listeners=()):
-    """Runs loops until `last_step` (or the end of a finite input); returns the final loss."""
+                 tpu_semantics, saving_listeners=(), hook_run=None):
+    """Runs loops until `last_step`, the end of a finite input or a stop request from a hook
+    or saving listener; returns the final loss.
+
+    Args:
+      hook_run: the call's `hooks.HookRun`, already started (begin/after_create_session
+        done); None for no hooks.
+    """
     sizer = IterationSizer(iterations_per_loop)
     step = engine.global_step
-    schedule = _CheckpointSchedule(config, step)
-    saver = _make_saver(config, model_dir) if schedule.enabled else None
+    if hook_run is None:
+        hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, ())
+    savers = _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners)
     summary_writer = summaries.ScalarSummaryWriter(model_dir) if config.save_summary_steps else None
     host_call = _HostCallDriver(compiled, host_call_every_n_steps)
     progress = _ProgressLog(config, examples_per_step, step, summary_writer)
-    if saver is not None and checkpoints.latest_checkpoint(model_dir) != _path(model_dir, step):
-        _save(engine, saver, step, saving_listeners)
+    for saver in savers:
+        saver.start(step)
     loss = None
     try:
         while step < last_step:
             size = sizer.next_size(last_step - step)
             started = time.time()
+            hook_run.before_loop()
             try:
-                loss_tensor, host_call_tensors = compiled.loop(iterator, tf.constant(size))
+                loss_tensor, host_call_tensors, hook_values = compiled.loop(
+                    iterator, tf.constant(size))
             except tf.errors.OutOfRangeError:
                 engine.mark_changed()
                 new_step = engine.global_step
@@ -114,20 +134,25 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                     "apply_gradients().")
             sizer.record(new_step - step, time.time() - started)
             loss = float(loss_tensor)
+            stop = hook_run.after_loop(hook_values)
             if not math.isfinite(loss):
                 raise NanLossDuringTrainingError()
             host_call.run(host_call_tensors, first_step=step)
             progress.loop_done(new_step, loss)
             step = new_step
-            if saver is not None and schedule.due(step) and step < last_step:
-                _save(engine, saver, step, saving_listeners)
-                schedule.saved(step)
+            for saver in savers:
+                stop = saver.after_loop(step, final=step >= last_step) or stop
+            if stop:
+                logging.info("Training stopped at global step %d: a hook or saving listener "
+                             "requested it.", step)
+                break
     finally:
         host_call.close()
         if summary_writer is not None:
             summary_writer.flush()
-    if saver is not None and checkpoints.latest_checkpoint(model_dir) != _path(model_dir, step):
-        _save(engine, saver, step, saving_listeners)
+    hook_run.end()
+    for saver in savers:
+        saver.end(step)
     if loss is not None:
         logging.info("Loss for final step: %s.", loss)
     return loss
@@ -143,15 +168,132 @@ def _path(model_dir, step):
     return f"{model_dir.rstrip('/')}/{checkpoints.CHECKPOINT_BASENAME}-{step}"
 
 
-def _save(engine, saver, step, saving_listeners):
-    for listener in saving_listeners:
-        listener.before_save(None, step)
-    path = saver.save(engine.store.named_variables(), step)
-    logging.info("Saving checkpoints for %d into %s.", step, path)
-    engine.mark_synced(path)
-    for listener in saving_listeners:
-        listener.after_save(None, step)
-    return path
+def _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners):
+    """The call's checkpoint savers: the user's CheckpointSaverHooks if any, else RunConfig's.
+
+    Raises:
+      ValueError: saving_listeners were given but nothing saves checkpoints (as Estimator).
+    """
+    saver_hooks = hook_run.checkpoint_saver_hooks
+    schedule = _CheckpointSchedule(config, engine.global_step)
+    if saver_hooks:
+        if schedule.enabled:
+            logging.info("Bypassing TPUEstimator hook")
+        return [_HookSaves(engine, hook, config, model_dir, hook_run.session,
+                           list(saving_listeners) if index == 0 else [])
+                for index, hook in enumerate(saver_hooks)]
+    if not schedule.enabled:
+        if saving_listeners:
+            raise ValueError(
+                "There should be a CheckpointSaverHook to use saving_listeners. Please set "
+                "one of the RunConfig.save_checkpoints_steps or "
+                "RunConfig.save_checkpoints_secs.")
+        return []
+    return [_ConfigSaves(engine, schedule, _make_saver(config, model_dir), model_dir,
+                         hook_run.session, saving_listeners, model_dir)]
+
+
+class _Saves:
+    """One series of checkpoints in one train() call: a saver, a directory, listeners.
+
+    start() saves the initial step (unless it is already the latest checkpoint), after_loop()
+    saves when due and returns whether a listener's after_save() asked to stop, end() saves
+    the final step and ends the listeners.
+    """
+
+    def __init__(self, engine, saver, directory, session, listeners, model_dir):
+        self._engine = engine
+        self._saver = saver
+        self._directory = directory
+        self._session = session
+        self._listeners = list(listeners)
+        self._is_model_dir = os.path.abspath(directory) == os.path.abspath(model_dir)
+
+    def start(self, step):
+        for listener in self._listeners:
+            listener.begin()
+        if not self._is_latest(step):
+            self._save(step)
+
+    def end(self, step):
+        if self._final_save_due(step) and not self._is_latest(step):
+            self._save(step)
+        for listener in self._listeners:
+            listener.end(self._session, step)
+
+    def _final_save_due(self, step):
+        return True
+
+    def _is_latest(self, step):
+        return checkpoints.latest_checkpoint(self._directory) == _path(self._directory, step)
+
+    def _save(self, step):
+        for listener in self._listeners:
+            listener.before_save(self._session, step)
+        path = self._saver.save(self._engine.store.named_variables(), step)
+        logging.info("Saving checkpoints for %d into %s.", step, path)
+        if self._is_model_dir:
+            self._engine.mark_synced(path)
+        stop = False
+        for listener in self._listeners:
+            if listener.after_save(self._session, step):
+                logging.info("A CheckpointSaverListener requested that training be stopped. "
+                             "listener: %s", listener)
+                stop = True
+        return stop
+
+
+class _ConfigSaves(_Saves):
+    """RunConfig's schedule: every save_checkpoints_steps (at loop ends) or _secs."""
+
+    def __init__(self, engine, schedule, saver, directory, session, listeners, model_dir):
+        super().__init__(engine, saver, directory, session, listeners, model_dir)
+        self._schedule = schedule
+
+    def after_loop(self, step, final):
+        if self._schedule.due(step) and not final:
+            self._schedule.saved(step)
+            return self._save(step)
+        return False
+
+
+class _HookSaves(_Saves):
+    """A user's CheckpointSaverHook: its directory, timer (save_steps/save_secs, checked at
+    loop ends) and listeners, and the retention of its Saver if it was given one."""
+
+    def __init__(self, engine, hook, config, model_dir, session, extra_listeners):
+        # pylint: disable=protected-access  (CheckpointSaverHook keeps these private)
+        directory = hook._checkpoint_dir
+        basename = os.path.basename(hook._save_path)
+        if basename != checkpoints.CHECKPOINT_BASENAME:
+            raise NotImplementedError(
+                f"CheckpointSaverHook(checkpoint_basename={basename!r}): tpu_estimator_compat "
+                f"writes checkpoints named {checkpoints.CHECKPOINT_BASENAME}-<step> only. "
+                "Use the default checkpoint_basename.")
+        user_saver = hook._saver
+        saver = checkpoints.CheckpointSaver(
+            directory,
+            max_to_keep=getattr(user_saver, "_max_to_keep", config.keep_checkpoint_max),
+            keep_checkpoint_every_n_hours=getattr(
+                user_saver, "_keep_checkpoint_every_n_hours",
+                config.keep_checkpoint_every_n_hours))
+        super().__init__(engine, saver, directory, session,
+                         list(hook._listeners) + list(extra_listeners), model_dir)
+        self._timer = hook._timer
+
+    def start(self, step):
+        super().start(step)
+        self._timer.update_last_triggered_step(step)
+
+    def after_loop(self, step, final):
+        del final
+        if self._timer.should_trigger_for_step(step):
+            self._timer.update_last_triggered_step(step)
+            return self._save(step)
+        return False
+
+    def _final_save_due(self, step):
+        return step != self._timer.last_triggered_step()
 
 
 def _input_exhausted_error(step, loop_start):
@@ -192,7 +334,8 @@ class _ProgressLog:
     """The original's progress lines and summaries: loss, step, global_step/sec, examples/sec.
 
     Lines are logged every `log_step_count_steps` and summaries written every
-    `save_summary_steps`, both rounded up to loop boundaries.
+    `save_summary_steps`, both rounded up to loop boundaries; the loss is also written after
+    the first loop of each train() call.
     """
 
     def __init__(self, config, examples_per_step, step, summary_writer):
@@ -203,6 +346,7 @@ class _ProgressLog:
         now = time.time()
         self._last_log = (step, now)
         self._last_summary = (step, now)
+        self._first_loop = True
 
     def _rates(self, since, step, now):
         steps_per_sec = (step - since[0]) / max(now - since[1], 1e-9)
@@ -216,7 +360,14 @@ class _ProgressLog:
             logging.info("global_step/sec: %g", steps_per_sec)
             logging.info("examples/sec: %g", examples_per_sec)
             self._last_log = (step, now)
-        if self._writer is not None and step - self._last_summary[0] >= self._summary_every:
+        if self._writer is not None and self._first_loop:
+            # As TF1's SummarySaverHook, the first loop's loss is written (a run shorter than
+            # save_summary_steps still gets one point); as its StepCounterHook, the rates are
+            # measured from the end of the first loop, which includes tracing the loop.
+            self._writer.write(step, {"loss": loss})
+            self._last_summary = (step, now)
+            self._first_loop = False
+        elif self._writer is not None and step - self._last_summary[0] >= self._summary_every:
             steps_per_sec, examples_per_sec = self._rates(self._last_summary, step, now)
             self._writer.write(step, {"loss": loss, "global_step/sec": steps_per_sec,
                                       "examples/sec": examples_per_sec})

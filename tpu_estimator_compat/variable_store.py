@@ -60,6 +60,10 @@ class VariableStore:
     def __contains__(self, name):
         return name in self._variables
 
+    def __len__(self):
+        """How many variables (global and local) exist so far."""
+        return len(self._variables)
+
     @contextlib.contextmanager
     def scope(self):
         """Enter in a traced body (inside `strategy.scope()`) around the model code.
