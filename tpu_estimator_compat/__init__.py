@@ -4,6 +4,7 @@ Public names follow `tf.contrib.tpu` / `tf.estimator` exactly.  Modules load on 
 so `import tpu_estimator_compat` stays cheap until TensorFlow is actually needed.
 """
 import importlib
+import os
 
 _PUBLIC_NAMES = {
     # name: module that defines it
@@ -24,6 +25,10 @@ _PUBLIC_NAMES = {
 }
 
 __all__ = sorted(_PUBLIC_NAMES)
+
+if os.environ.get("TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES", "").strip():
+    # The simulated TPU's logical devices must exist before TensorFlow starts its devices.
+    importlib.import_module(f"{__name__}.runtime").prepare_simulated_tpu()
 
 
 def __getattr__(name):

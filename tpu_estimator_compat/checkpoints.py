@@ -128,8 +128,7 @@ class CheckpointSaver:
         step = int(global_step)
         path = os.path.join(self._model_dir, f"{CHECKPOINT_BASENAME}-{step}")
         temp = f"{path}{_TEMP_MARKER}{uuid.uuid4().hex}"
-        names = sorted(named_variables)
-        tensors = [named_variables[name].read_value() for name in names]
+        names, tensors = values_to_save(named_variables)
         try:
             tf.raw_ops.SaveV2(prefix=temp, tensor_names=names,
                               shape_and_slices=[""] * len(names), tensors=tensors)
@@ -185,6 +184,17 @@ class CheckpointSaver:
             else:
                 doomed.append(path)
         return doomed
+
+
+def values_to_save(named_variables: dict):
+    """`(sorted names, their cross-replica values)`: what `CheckpointSaver.save` writes.
+
+    Under MultiWorkerMirroredStrategy reading a SyncOnRead variable is a collective across
+    workers, so every worker calls this in the same order (`multi_worker.NonChiefSaver`),
+    while only the chief writes the values.
+    """
+    names = sorted(named_variables)
+    return names, [named_variables[name].read_value() for name in names]
 
 
 def latest_checkpoint(model_dir: str) -> str | None:

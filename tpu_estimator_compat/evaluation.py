@@ -14,12 +14,14 @@ import tensorflow as tf
 from absl import logging
 
 from tpu_estimator_compat import host_calls
+from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import spec as spec_lib
 from tpu_estimator_compat import summaries
 
 _UNTIL_THE_END = np.iinfo(np.int32).max
 
 
+@multi_worker.explains_worker_failures("Evaluation")
 def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
                    checkpoint_path, rows_per_replica_copy=None, hook_run=None):
     """Evaluates and writes the results; returns the results dict.
@@ -55,12 +57,13 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
             results.update({name: values[last_real[-1]]
                             for name, values in scalars["metric_updates"].items()})
     spec_lib.validate_metric_names(results)
-    if traced.host_call_fn is not None:
+    is_chief = engine.runtime.is_chief  # with several workers, only the chief writes
+    if traced.host_call_fn is not None and is_chief:
         _run_host_call(traced.host_call_fn, steps_run, global_step)
     results["loss"] = (float(np.mean(scalars["loss"][loss_steps])) if loss_steps.any()
                        else float("nan"))
     results["global_step"] = global_step
-    _report(results, global_step, eval_dir, checkpoint_path)
+    _report(results, global_step, eval_dir if is_chief else None, checkpoint_path)
     return results
 
 
@@ -105,5 +108,7 @@ def _run_host_call(fn, steps, global_step):
 def _report(results, global_step, eval_dir, checkpoint_path):
     logging.info("Saving dict for global step %d: %s", global_step,
                  ", ".join(f"{k} = {results[k]}" for k in sorted(results)))
+    if eval_dir is None:
+        return
     with summaries.ScalarSummaryWriter(eval_dir) as writer:
         writer.write_eval_results(global_step, results, checkpoint_path)

@@ -14,6 +14,7 @@ the last step (inference: the last step where replica 0 had real examples).
 import tensorflow as tf
 
 from tpu_estimator_compat import legacy_patches
+from tpu_estimator_compat import runtime as runtime_lib
 
 _BATCH_OUTPUTS = ("host_call", "metrics", "predictions", "mask", "stop")
 _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates")
@@ -30,19 +31,37 @@ def make_step_fn(strategy, store, replica_fn, init_from_checkpoint_calls):
 
 
 def _host_view(strategy, per_replica):
+    # Evaluation on several workers: every worker gets global replica 0's scalars (so all
+    # return the same results); elsewhere replica 0 is local. Training broadcasts its loss
+    # once per loop instead (training.py), not once per step.
+    inference = "mask" in per_replica
+    first = (_global_first_replica if inference and runtime_lib.is_between_graph(strategy)
+             else _local_first_replica)
     view = {}
     for key, value in per_replica.items():
-        if key in ("loss", "metric_updates", "hook_fetches"):  # replica 0's values
+        if key in ("loss", "metric_updates"):  # replica 0's values
+            view[key] = tf.nest.map_structure(lambda v: first(strategy, v), value)
+        elif key == "hook_fetches":  # this worker's first replica: hooks run on every worker
             view[key] = tf.nest.map_structure(
-                lambda v: strategy.experimental_local_results(v)[0], value)
+                lambda v: _local_first_replica(strategy, v), value)
         elif key in _BATCH_OUTPUTS:
             view[key] = tf.nest.map_structure(
                 lambda v, key=key: _gather(strategy, v, key), value)
-    if "mask" in view:
-        local_mask = strategy.experimental_local_results(per_replica["mask"])[0]
-        view["loss_has_real_rows"] = tf.reduce_any(local_mask > 0)  # replica 0 had data
+    if inference:
+        has_rows = strategy.run(lambda mask: tf.reduce_any(mask > 0), args=(per_replica["mask"],))
+        view["loss_has_real_rows"] = first(strategy, has_rows)  # replica 0 had data
         view["stop"] = tf.reduce_all(view["stop"] > 0)
     return view
+
+
+def _local_first_replica(strategy, value):
+    return strategy.experimental_local_results(value)[0]
+
+
+def _global_first_replica(strategy, value):
+    """Replica 0's value on every worker (one all-gather): replica 0 is on the chief."""
+    rows = strategy.run(lambda v: tf.expand_dims(v, 0), args=(value,))
+    return strategy.gather(rows, axis=0)[0]
 
 
 def _gather(strategy, value, key):

@@ -31,8 +31,9 @@ import os
 import tensorflow as tf
 from absl import logging
 
-SIMULATED_TPU_CORES_ENV = "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"
+from tpu_estimator_compat import cluster_resolver as cluster_resolver_lib
 
+SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV
 _tpu_strategies = {}  # TPU systems are initialised once per process and target
 _one_device_strategies = {}
 _simulated_strategies = {}
@@ -70,11 +71,16 @@ def runtime_for_strategy(strategy, tpu_semantics, is_chief=True):
     num_replicas = strategy.num_replicas_in_sync
     local_replicas = max(1, len(strategy.extended.worker_devices))
     num_hosts = max(1, num_replicas // local_replicas)
-    between_graph = _extended_flag(strategy, "experimental_between_graph", False)
+    between_graph = is_between_graph(strategy)
     return Runtime(strategy=strategy, tpu_semantics=tpu_semantics,
                    num_replicas=num_replicas, num_hosts=num_hosts,
                    num_workers=num_hosts if between_graph else 1,
                    is_chief=bool(is_chief) and _extended_flag(strategy, "should_checkpoint", True))
+
+
+def is_between_graph(strategy):
+    """Whether each worker process runs its own copy of the program (MWMS: True)."""
+    return _extended_flag(strategy, "experimental_between_graph", False)
 
 
 def _extended_flag(strategy, name, default):
@@ -89,12 +95,12 @@ def select_runtime(config, use_tpu, distribute):
     if distribute is not None:
         return runtime_for_strategy(distribute, tpu_semantics=use_tpu, is_chief=config.is_chief)
     if is_multi_worker_cluster(config) and (
-            not use_tpu or os.environ.get(SIMULATED_TPU_CORES_ENV)):
+            not use_tpu or cluster_resolver_lib.simulated_tpu_cores()):
         runtime = runtime_for_strategy(multi_worker_strategy(), use_tpu, config.is_chief)
         _check_simulated_cores(runtime, use_tpu)
         return runtime
     if use_tpu:
-        simulated_cores = os.environ.get(SIMULATED_TPU_CORES_ENV)
+        simulated_cores = cluster_resolver_lib.simulated_tpu_cores()
         if simulated_cores:
             return runtime_for_strategy(_simulated_tpu_strategy(simulated_cores), True)
         return runtime_for_strategy(_tpu_strategy(config), True)
@@ -176,43 +182,52 @@ def _one_device_strategy():
     return _one_device_strategies[device]
 
 
-def _simulated_tpu_strategy(value):
-    try:
-        cores = int(value)
-        if cores < 1:
-            raise ValueError
-    except ValueError:
-        raise ValueError(
-            f"{SIMULATED_TPU_CORES_ENV}={value!r} is not a positive integer. Set it to the "
-            "number of TPU cores to simulate, e.g. 8.") from None
+def _simulated_tpu_strategy(cores):
     if cores not in _simulated_strategies:  # one per process: strategies share collective keys
-        gpus = tf.config.list_logical_devices("GPU")
-        devices = [d.name for d in gpus] if len(gpus) >= cores else _logical_cpus(cores)
+        # Physical GPUs only: listing logical devices would initialise TensorFlow's devices
+        # before the CPU can be split.
+        if len(tf.config.list_physical_devices("GPU")) >= cores:
+            devices = [d.name for d in tf.config.list_logical_devices("GPU")]
+        else:
+            devices = _logical_cpus(cores)
         logging.info("Simulating a %d-core TPU on local devices %s (%s).", cores,
                      devices[:cores], SIMULATED_TPU_CORES_ENV)
         _simulated_strategies[cores] = tf.distribute.MirroredStrategy(devices[:cores])
     return _simulated_strategies[cores]
 
 
+def prepare_simulated_tpu():
+    """Splits the CPU for a simulated TPU now, if the environment asks for one.
+
+    Called when the package is imported, which in a legacy program comes before its first
+    TensorFlow operation: after that TensorFlow's devices can no longer be split.
+    """
+    cores = cluster_resolver_lib.simulated_tpu_cores()
+    if cores and len(tf.config.list_physical_devices("GPU")) < cores:
+        try:
+            _logical_cpus(cores)
+        except RuntimeError:
+            pass  # reported, with the fix, when the estimator needs the devices
+
+
 def _logical_cpus(count):
-    cpus = tf.config.list_logical_devices("CPU")
-    if len(cpus) < count:
-        physical = tf.config.list_physical_devices("CPU")[0]
+    physical = tf.config.list_physical_devices("CPU")[0]
+    configured = tf.config.get_logical_device_configuration(physical) or [None]
+    if len(configured) < count:
         try:
             tf.config.set_logical_device_configuration(
                 physical, [tf.config.LogicalDeviceConfiguration()] * count)
         except RuntimeError:
+            cpus = tf.config.list_logical_devices("CPU")
             raise RuntimeError(
                 f"Cannot simulate {count} TPU cores: TensorFlow already initialised its "
                 f"devices with {len(cpus)} CPU device(s). Set {SIMULATED_TPU_CORES_ENV} before "
                 "the first TensorFlow operation runs, or split the CPU yourself with "
                 "tf.config.set_logical_device_configuration at start-up.") from None
-        cpus = tf.config.list_logical_devices("CPU")
-    return [d.name for d in cpus]
+    return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 
 def _tpu_strategy(config):
-    from tpu_estimator_compat import cluster_resolver as cluster_resolver_lib  # noqa: PLC0415
     resolver = config.cluster
     if resolver is None:
         resolver = cluster_resolver_lib.TPUClusterResolver(tpu=config.master or "")

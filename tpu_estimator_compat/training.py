@@ -24,6 +24,7 @@ from absl import logging
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import host_calls
+from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import summaries
 from tpu_estimator_compat.config import parse_iterations_per_loop
 from tpu_estimator_compat.spec import ModeKeys
@@ -87,6 +88,7 @@ class _CheckpointSchedule:
         self._last_step, self._last_time = step, time.time()
 
 
+@multi_worker.explains_worker_failures("Training")
 def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                  iterations_per_loop, examples_per_step, host_call_every_n_steps,
                  tpu_semantics, saving_listeners=(), hook_run=None):
@@ -101,9 +103,13 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     step = engine.global_step
     if hook_run is None:
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, ())
+    # Multi-worker: every worker runs this loop in lockstep; decisions are the chief's and
+    # only the chief writes files (multi_worker.py).
+    workers = multi_worker.WorkerGroup(engine.runtime)
     savers = _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners)
-    summary_writer = summaries.ScalarSummaryWriter(model_dir) if config.save_summary_steps else None
-    host_call = _HostCallDriver(compiled, host_call_every_n_steps)
+    summary_writer = (summaries.ScalarSummaryWriter(model_dir)
+                      if config.save_summary_steps and workers.is_chief else None)
+    host_call = _HostCallDriver(compiled, host_call_every_n_steps, enabled=workers.is_chief)
     progress = _ProgressLog(config, examples_per_step, step, summary_writer)
     for saver in savers:
         saver.start(step)
@@ -133,7 +139,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                     "global_step=tf.compat.v1.train.get_global_step() to minimize() or "
                     "apply_gradients().")
             sizer.record(new_step - step, time.time() - started)
-            loss = float(loss_tensor)
+            (loss,) = workers.from_chief(float(loss_tensor))  # the chief's replica 0's
             stop = hook_run.after_loop(hook_values)
             if not math.isfinite(loss):
                 raise NanLossDuringTrainingError()
@@ -153,15 +159,19 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     hook_run.end()
     for saver in savers:
         saver.end(step)
+    if savers:
+        workers.barrier()  # no worker goes on before the chief has written the last checkpoint
     if loss is not None:
         logging.info("Loss for final step: %s.", loss)
     return loss
 
 
-def _make_saver(config, model_dir):
+def _make_saver(engine, directory, max_to_keep, keep_checkpoint_every_n_hours):
+    if not engine.runtime.is_chief:
+        return multi_worker.NonChiefSaver(directory)
     return checkpoints.CheckpointSaver(
-        model_dir, max_to_keep=config.keep_checkpoint_max,
-        keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours)
+        directory, max_to_keep=max_to_keep,
+        keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours)
 
 
 def _path(model_dir, step):
@@ -189,8 +199,10 @@ def _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners):
                 "one of the RunConfig.save_checkpoints_steps or "
                 "RunConfig.save_checkpoints_secs.")
         return []
-    return [_ConfigSaves(engine, schedule, _make_saver(config, model_dir), model_dir,
-                         hook_run.session, saving_listeners, model_dir)]
+    saver = _make_saver(engine, model_dir, config.keep_checkpoint_max,
+                        config.keep_checkpoint_every_n_hours)
+    return [_ConfigSaves(engine, schedule, saver, model_dir, hook_run.session,
+                         saving_listeners, model_dir)]
 
 
 class _Saves:
@@ -198,7 +210,8 @@ class _Saves:
 
     start() saves the initial step (unless it is already the latest checkpoint), after_loop()
     saves when due and returns whether a listener's after_save() asked to stop, end() saves
-    the final step and ends the listeners.
+    the final step and ends the listeners. With several workers every save is decided by
+    the chief (`_decide`) and only the chief writes and has listeners.
     """
 
     def __init__(self, engine, saver, directory, session, listeners, model_dir):
@@ -206,17 +219,22 @@ class _Saves:
         self._saver = saver
         self._directory = directory
         self._session = session
-        self._listeners = list(listeners)
+        self._workers = multi_worker.WorkerGroup(engine.runtime)
+        self._listeners = list(listeners) if self._workers.is_chief else []
         self._is_model_dir = os.path.abspath(directory) == os.path.abspath(model_dir)
+
+    def _decide(self, due):
+        """The chief's `due` on every worker (their clocks and file views may differ)."""
+        return self._workers.from_chief(bool(due))[0] > 0
 
     def start(self, step):
         for listener in self._listeners:
             listener.begin()
-        if not self._is_latest(step):
+        if self._decide(not self._is_latest(step)):
             self._save(step)
 
     def end(self, step):
-        if self._final_save_due(step) and not self._is_latest(step):
+        if self._decide(self._final_save_due(step) and not self._is_latest(step)):
             self._save(step)
         for listener in self._listeners:
             listener.end(self._session, step)
@@ -251,7 +269,7 @@ class _ConfigSaves(_Saves):
         self._schedule = schedule
 
     def after_loop(self, step, final):
-        if self._schedule.due(step) and not final:
+        if self._decide(self._schedule.due(step) and not final):
             self._schedule.saved(step)
             return self._save(step)
         return False
@@ -271,12 +289,11 @@ class _HookSaves(_Saves):
                 f"writes checkpoints named {checkpoints.CHECKPOINT_BASENAME}-<step> only. "
                 "Use the default checkpoint_basename.")
         user_saver = hook._saver
-        saver = checkpoints.CheckpointSaver(
-            directory,
-            max_to_keep=getattr(user_saver, "_max_to_keep", config.keep_checkpoint_max),
-            keep_checkpoint_every_n_hours=getattr(
-                user_saver, "_keep_checkpoint_every_n_hours",
-                config.keep_checkpoint_every_n_hours))
+        saver = _make_saver(
+            engine, directory,
+            getattr(user_saver, "_max_to_keep", config.keep_checkpoint_max),
+            getattr(user_saver, "_keep_checkpoint_every_n_hours",
+                    config.keep_checkpoint_every_n_hours))
         super().__init__(engine, saver, directory, session,
                          list(hook._listeners) + list(extra_listeners), model_dir)
         self._timer = hook._timer
@@ -287,7 +304,7 @@ class _HookSaves(_Saves):
 
     def after_loop(self, step, final):
         del final
-        if self._timer.should_trigger_for_step(step):
+        if self._decide(self._timer.should_trigger_for_step(step)):
             self._timer.update_last_triggered_step(step)
             return self._save(step)
         return False
@@ -308,8 +325,8 @@ def _input_exhausted_error(step, loop_start):
 class _HostCallDriver:
     """Runs the spec's host_call fn on the host for every recorded step of a loop."""
 
-    def __init__(self, compiled, every_n_steps):
-        self._fn = compiled.traced.host_call_fn
+    def __init__(self, compiled, every_n_steps, enabled=True):
+        self._fn = compiled.traced.host_call_fn if enabled else None  # the chief's job
         self._every_n = max(1, int(every_n_steps or 1))
         self._runner = None
 
