@@ -307,7 +307,7 @@ def test_run_config_validation(kwargs, message):
 
 
 def test_run_config_validation_shows_value():
-    with pytest.raises(ValueError, match=r"should be >= 0 Got: -7\.$"):
+    with pytest.raises(ValueError, match=r"should be >= 0 \(0 disables summaries\)\. Got: -7\.$"):
         RunConfig(save_summary_steps=-7)
 
 

@@ -30,7 +30,9 @@ _USE_DEFAULT = _UseDefault()
 _LOCAL_MASTER = ""
 _GRPC_SCHEME = "grpc://"
 _VALID_NUM_CORES_PER_REPLICA = (1, 2, 4, 8, 16, 32, 64, 128)
-_SAVE_CKPT_ERR = "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."
+_SAVE_CKPT_ERR = ("`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set. "
+                  "Set one of them and pass None for the other (both None disables "
+                  "checkpoints).")
 
 
 class InputPipelineConfig:
@@ -382,8 +384,10 @@ _REPLACEABLE = (
 
 # Each check runs only when the value is not None: (field, is_valid, message).
 _CHECKS = (
-    ("model_dir", lambda v: v, "model_dir should be non-empty."),
-    ("save_summary_steps", lambda v: v >= 0, "save_summary_steps should be >= 0"),
+    ("model_dir", lambda v: v, "model_dir should be non-empty. Pass a directory path, or None "
+                                "for a temporary directory."),
+    ("save_summary_steps", lambda v: v >= 0,
+     "save_summary_steps should be >= 0 (0 disables summaries)."),
     ("save_checkpoints_steps", lambda v: v >= 0, "save_checkpoints_steps should be >= 0"),
     ("save_checkpoints_secs", lambda v: v >= 0, "save_checkpoints_secs should be >= 0"),
     ("session_config", lambda v: isinstance(v, tf.compat.v1.ConfigProto),
@@ -391,9 +395,10 @@ _CHECKS = (
     ("keep_checkpoint_max", lambda v: v >= 0, "keep_checkpoint_max should be >= 0"),
     ("keep_checkpoint_every_n_hours", lambda v: v > 0,
      "keep_checkpoint_every_n_hours should be > 0"),
-    ("log_step_count_steps", lambda v: v > 0, "log_step_count_steps should be > 0"),
+    ("log_step_count_steps", lambda v: v > 0,
+     "log_step_count_steps should be > 0: pass a positive number of steps, e.g. 100."),
     ("tf_random_seed", lambda v: isinstance(v, int) and not isinstance(v, bool),
-     "tf_random_seed must be integer."),
+     "tf_random_seed must be integer. Pass an int seed, or None for no seed."),
     ("experimental_max_worker_delay_secs", lambda v: isinstance(v, int),
      "experimental_max_worker_delay_secs must be an integer if set."),
     ("session_creation_timeout_secs", lambda v: v > 0,
@@ -442,7 +447,8 @@ def _path_to_str(path):
 
 def _resolve_model_dir_with_tf_config(model_dir, tf_config_model_dir):
     if model_dir == "":
-        raise ValueError("model_dir should be non-empty.")
+        raise ValueError("model_dir should be non-empty. Pass a directory path, or None for "
+                         "a temporary directory.")
     if tf_config_model_dir:
         if model_dir and model_dir != tf_config_model_dir:
             raise ValueError(

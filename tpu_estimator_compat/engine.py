@@ -78,7 +78,8 @@ class ModelEngine:
             with legacy_patches.patched_legacy_api(init_calls), tf1_shapes.tf1_shapes():
                 if traced.scaffold_fn() is None:
                     raise ValueError(
-                        "TPUEstimatorSpec.scaffold_fn returns None, which is not allowed")
+                        "TPUEstimatorSpec.scaffold_fn returns None, which is not allowed. "
+                        "Return tf.compat.v1.train.Scaffold() at the end of scaffold_fn.")
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
         return CompiledMode(traced, step_outputs, make_loop(step_fn, step_outputs), init_calls)
 

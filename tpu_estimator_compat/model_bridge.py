@@ -28,7 +28,8 @@ def validate_model_fn_signature(model_fn):
         raise ValueError(f"model_fn ({model_fn}) must include features argument.")
     unexpected = sorted(set(args) - set(_MODEL_FN_ARGS))
     if unexpected:
-        raise ValueError(f"model_fn ({model_fn}) has following not expected args: {unexpected}")
+        raise ValueError(f"model_fn ({model_fn}) has following not expected args: {unexpected}. "
+                         "A model_fn takes only features, labels, mode, params, config.")
 
 
 def require_params_arg(fn, kind):

@@ -195,7 +195,8 @@ def _positional_capacity(fn):
 def _validate_host_call(name, host_call):
     """Checks an `eval_metrics` / `host_call` pair `(fn, tensors)` as the original did."""
     if not isinstance(host_call, (tuple, list)):
-        raise ValueError(f"{name} should be tuple or list")
+        raise ValueError(f"{name} should be tuple or list: pass the pair (fn, tensors), "
+                         f"got {type(host_call).__name__}.")
     if len(host_call) != 2:
         raise ValueError(f"{name} should have two elements.")
     fn, tensors = host_call
