@@ -65,6 +65,40 @@ class CorruptCheckpointError(tf.errors.DataLossError):
         return type(self), (self.checkpoint_path, self._problem, self.fallback_paths)
 
 
+class CheckpointWriteError(OSError):
+    """A checkpoint could not be written (disk full, permissions); older ones are intact."""
+
+    def __init__(self, model_dir, step, cause):
+        try:
+            latest = latest_checkpoint(model_dir)
+        except (tf.errors.OpError, OSError):
+            latest = None
+        kept = (f"The previous checkpoint, {latest}, is intact" if latest
+                else "No earlier checkpoint exists")
+        what = (f"the checkpoint for step {step}" if step is not None
+                else "files (checked before training started)")
+        super().__init__(
+            f"Could not write {what} into {model_dir}: {cause}. {kept}. Free disk space or "
+            "fix the directory's permissions (or choose another model_dir), then rerun to "
+            "resume.")
+
+
+def require_writable(model_dir):
+    """Fails before training when model_dir cannot take files, instead of at the first save.
+
+    Raises:
+      CheckpointWriteError: model_dir cannot be created or written.
+    """
+    probe = os.path.join(os.fspath(model_dir), f".write_test{_TEMP_MARKER}{uuid.uuid4().hex}")
+    try:
+        tf.io.gfile.makedirs(os.fspath(model_dir))
+        with tf.io.gfile.GFile(probe, "w") as file:
+            file.write("ok")
+        tf.io.gfile.remove(probe)
+    except (tf.errors.OpError, OSError) as error:
+        raise CheckpointWriteError(model_dir, None, error) from error
+
+
 class CheckpointSaver:
     """Writes TF1-layout checkpoints of a `{tf1_name: variable}` dict into a model_dir.
 

@@ -25,6 +25,7 @@ from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import host_calls
 from tpu_estimator_compat import multi_worker
+from tpu_estimator_compat import preemption
 from tpu_estimator_compat import summaries
 from tpu_estimator_compat.config import parse_iterations_per_loop
 from tpu_estimator_compat.spec import ModeKeys
@@ -34,10 +35,21 @@ class NanLossDuringTrainingError(tf.compat.v1.train.NanLossDuringTrainingError):
     """The loss became NaN or infinite (as the original NanTensorHook reported).
 
     A subclass of `tf.compat.v1.train.NanLossDuringTrainingError`, which programs catch.
+    `loop_start` / `loop_end` are the global steps around the loop whose last loss was not
+    finite; the latest checkpoint is from before that loop.
     """
 
+    def __init__(self, loop_start=None, loop_end=None):
+        super().__init__()
+        self.loop_start, self.loop_end = loop_start, loop_end
+
     def __str__(self):
-        return "NaN loss during training."
+        if self.loop_start is None:
+            return "NaN loss during training."
+        return (f"NaN loss during training. The loss was not finite after the loop of global "
+                f"steps {self.loop_start}..{self.loop_end}; no checkpoint was written from "
+                "those weights, so the latest checkpoint is the last good one. Lower the "
+                "learning rate, clip gradients or check the input for NaN/Inf.")
 
 
 class IterationSizer:
@@ -106,6 +118,8 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     # Multi-worker: every worker runs this loop in lockstep; decisions are the chief's and
     # only the chief writes files (multi_worker.py).
     workers = multi_worker.WorkerGroup(engine.runtime)
+    if workers.is_chief:
+        checkpoints.require_writable(model_dir)
     savers = _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners)
     summary_writer = (summaries.ScalarSummaryWriter(model_dir)
                       if config.save_summary_steps and workers.is_chief else None)
@@ -114,53 +128,58 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     for saver in savers:
         saver.start(step)
     loss = None
-    try:
-        while step < last_step:
-            size = sizer.next_size(last_step - step)
-            started = time.time()
-            hook_run.before_loop()
-            try:
-                loss_tensor, host_call_tensors, hook_values = compiled.loop(
-                    iterator, tf.constant(size))
-            except tf.errors.OutOfRangeError:
+    with preemption.watch_for_preemption() as preemption_watch:
+        try:
+            while step < last_step:
+                size = sizer.next_size(last_step - step)
+                started = time.time()
+                hook_run.before_loop()
+                try:
+                    loss_tensor, host_call_tensors, hook_values = compiled.loop(
+                        iterator, tf.constant(size))
+                except tf.errors.OutOfRangeError:
+                    engine.mark_changed()
+                    new_step = engine.global_step
+                    if tpu_semantics:
+                        raise _input_exhausted_error(new_step, step) from None
+                    logging.info("Input exhausted at global step %d: training ends.", new_step)
+                    step = new_step
+                    break
                 engine.mark_changed()
                 new_step = engine.global_step
-                if tpu_semantics:
-                    raise _input_exhausted_error(new_step, step) from None
-                logging.info("Input exhausted at global step %d: training ends.", new_step)
+                if new_step <= step:
+                    raise RuntimeError(
+                        f"global_step did not advance during a loop of {size} steps (still "
+                        f"{step}). The train_op must increment it: pass "
+                        "global_step=tf.compat.v1.train.get_global_step() to minimize() or "
+                        "apply_gradients().")
+                sizer.record(new_step - step, time.time() - started)
+                (loss,) = workers.from_chief(float(loss_tensor))  # the chief's replica 0's
+                stop = hook_run.after_loop(hook_values)
+                if not math.isfinite(loss):
+                    raise NanLossDuringTrainingError(step, new_step)
+                host_call.run(host_call_tensors, first_step=step)
+                progress.loop_done(new_step, loss)
                 step = new_step
-                break
-            engine.mark_changed()
-            new_step = engine.global_step
-            if new_step <= step:
-                raise RuntimeError(
-                    f"global_step did not advance during a loop of {size} steps (still "
-                    f"{step}). The train_op must increment it: pass "
-                    "global_step=tf.compat.v1.train.get_global_step() to minimize() or "
-                    "apply_gradients().")
-            sizer.record(new_step - step, time.time() - started)
-            (loss,) = workers.from_chief(float(loss_tensor))  # the chief's replica 0's
-            stop = hook_run.after_loop(hook_values)
-            if not math.isfinite(loss):
-                raise NanLossDuringTrainingError()
-            host_call.run(host_call_tensors, first_step=step)
-            progress.loop_done(new_step, loss)
-            step = new_step
-            for saver in savers:
-                stop = saver.after_loop(step, final=step >= last_step) or stop
-            if stop:
-                logging.info("Training stopped at global step %d: a hook or saving listener "
-                             "requested it.", step)
-                break
-    finally:
-        host_call.close()
-        if summary_writer is not None:
-            summary_writer.flush()
+                for saver in savers:
+                    stop = saver.after_loop(step, final=step >= last_step) or stop
+                if stop:
+                    logging.info("Training stopped at global step %d: a hook or saving listener "
+                                 "requested it.", step)
+                    break
+                if preemption_watch.requested:
+                    break
+        finally:
+            host_call.close()
+            if summary_writer is not None:
+                summary_writer.flush()
     hook_run.end()
     for saver in savers:
         saver.end(step)
     if savers:
         workers.barrier()  # no worker goes on before the chief has written the last checkpoint
+    if preemption_watch.requested:
+        raise preemption.preempted_error(step, checkpoints.latest_checkpoint(model_dir))
     if loss is not None:
         logging.info("Loss for final step: %s.", loss)
     return loss
@@ -248,7 +267,10 @@ class _Saves:
     def _save(self, step):
         for listener in self._listeners:
             listener.before_save(self._session, step)
-        path = self._saver.save(self._engine.store.named_variables(), step)
+        try:
+            path = self._saver.save(self._engine.store.named_variables(), step)
+        except (tf.errors.OpError, OSError) as error:
+            raise checkpoints.CheckpointWriteError(self._directory, step, error) from error
         logging.info("Saving checkpoints for %d into %s.", step, path)
         if self._is_model_dir:
             self._engine.mark_synced(path)

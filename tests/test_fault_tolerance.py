@@ -1,0 +1,129 @@
+"""Preemption, NaN losses, damaged checkpoints and unwritable model_dirs."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tpu_estimator_compat as tec
+from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat.training import NanLossDuringTrainingError
+
+import train_then_kill
+
+v1 = tf.compat.v1
+SCRIPT = os.path.join(os.path.dirname(__file__), "train_then_kill.py")
+
+
+def config(model_dir, strategy, **kwargs):
+    return tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
+                         tpu_config=tec.TPUConfig(iterations_per_loop=2), **kwargs)
+
+
+def checkpoint_step(model_dir):
+    return int(checkpoints.load_variable(checkpoints.latest_checkpoint(str(model_dir)),
+                                         "global_step"))
+
+
+def wait_for_checkpoint(model_dir, process, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"trainer exited early:\n{process.stderr.read()}")
+        try:
+            if checkpoints.latest_checkpoint(str(model_dir)) and checkpoint_step(model_dir) >= 4:
+                return
+        except (tf.errors.OpError, ValueError):
+            pass
+        time.sleep(0.2)
+    pytest.fail("no checkpoint within the time limit")
+
+
+def test_sigterm_saves_at_the_current_step_exits_nonzero_and_resumes(tmp_path, eight_devices):
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(SCRIPT)))
+    process = subprocess.Popen([sys.executable, SCRIPT, str(tmp_path)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for_checkpoint(tmp_path, process)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode != 0
+    assert "TrainingPreemptedError" in stderr and "Run the program again" in stderr, stderr
+    saved = checkpoint_step(tmp_path)
+    assert f"saved a checkpoint at step {saved}" in stderr
+    estimator = tec.TPUEstimator(
+        train_then_kill.model_fn, config=config(tmp_path, eight_devices),
+        train_batch_size=train_then_kill.BATCH_SIZE)
+    estimator.train(train_then_kill.input_fn, steps=2)
+    assert checkpoint_step(tmp_path) == saved + 2
+
+
+def nan_at_step(nan_step):
+    def model_fn(features, labels, mode, params):
+        step_started_at = tf.identity(v1.train.get_global_step())  # read before minimize()
+        spec = train_then_kill.model_fn(features, labels, mode, dict(params, optimizer="sgd"))
+        loss = tf.where(step_started_at >= nan_step, tf.constant(np.nan), spec.loss)
+        return spec._replace(loss=loss)
+    return model_fn
+
+
+def test_nan_loss_raises_at_its_loop_and_keeps_the_last_good_checkpoint(tmp_path,
+                                                                         eight_devices):
+    estimator = tec.TPUEstimator(nan_at_step(5), config=config(
+        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    with pytest.raises(NanLossDuringTrainingError, match=r"global steps 4\.\.6"):
+        estimator.train(train_then_kill.input_fn, steps=20)
+    assert checkpoint_step(tmp_path) == 4
+    values = {name: checkpoints.load_variable(str(tmp_path), name)
+              for name in checkpoints.list_variable_names(str(tmp_path))}
+    assert all(np.all(np.isfinite(value)) for value in values.values())
+
+
+def test_truncated_newest_checkpoint_is_named_with_the_fallback(tmp_path, eight_devices):
+    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
+        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    estimator.train(train_then_kill.input_fn, steps=4)
+    data_file = os.path.join(str(tmp_path), "model.ckpt-4.data-00000-of-00001")
+    with open(data_file, "r+b") as handle:
+        handle.truncate(os.path.getsize(data_file) // 2)
+    rerun = tec.TPUEstimator(train_then_kill.model_fn, config=config(
+        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    with pytest.raises(checkpoints.CorruptCheckpointError,
+                       match=r"model\.ckpt-4.*model\.ckpt-2"):
+        rerun.train(train_then_kill.input_fn, steps=2)
+
+
+def test_model_dir_that_cannot_be_written_fails_before_training(tmp_path, eight_devices):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    model_dir = blocker / "model"
+    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(model_dir,
+                                                                         eight_devices),
+                                 train_batch_size=8)
+    with pytest.raises(checkpoints.CheckpointWriteError,
+                       match="checked before training started.*choose another model_dir"):
+        estimator.train(train_then_kill.input_fn, steps=2)
+
+
+def test_failed_save_keeps_the_previous_checkpoint(tmp_path, eight_devices, monkeypatch):
+    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
+        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    estimator.train(train_then_kill.input_fn, steps=2)
+
+    def disk_full(*args, **kwargs):
+        raise tf.errors.ResourceExhaustedError(None, None, "No space left on device")
+
+    monkeypatch.setattr(tf.raw_ops, "SaveV2", disk_full)
+    with pytest.raises(checkpoints.CheckpointWriteError,
+                       match=r"step 4 .*No space left.*model\.ckpt-2, is intact"):
+        estimator.train(train_then_kill.input_fn, steps=2)
+    monkeypatch.undo()
+    assert checkpoint_step(tmp_path) == 2
+    assert not [f for f in os.listdir(tmp_path) if "_temp_" in f]
