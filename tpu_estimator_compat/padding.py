@@ -6,8 +6,9 @@ replica (on every host) keeps receiving batches until all of them have seen the 
 
 With TPU semantics shapes must be static: batches are padded with zero rows to the batch size
 (mask False) and stop batches are all padding; the host drops padded rows. Otherwise batches
-keep their size and stop batches have zero rows, so even metrics computed inside model_fn
-(EstimatorSpec.eval_metric_ops) count every example exactly once.
+keep their size and stop batches are a single zero row (not zero rows: oneDNN's Conv2D
+mis-shapes empty batches). Metrics computed inside model_fn (EstimatorSpec.eval_metric_ops)
+are read at the last step with real rows, so the stop batches never count.
 """
 import tensorflow as tf
 
@@ -23,7 +24,8 @@ def add_signals(dataset, batch_size, pad):
     real = dataset.map(lambda *element: _unpadded(_pack(element), stop=False))
     return real.concatenate(dataset.take(1).map(
         lambda *element: _unpadded(
-            tf.nest.map_structure(lambda t: t[:0], _pack(element)), stop=True)).repeat())
+            tf.nest.map_structure(lambda t: tf.zeros_like(t[:1]), _pack(element)),
+            stop=True)).repeat())
 
 
 def _unpadded(element, stop):

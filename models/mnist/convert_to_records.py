@@ -166,7 +166,9 @@ def _find_idx_file(directory, name):
     raise IOError(f"No {name}[.gz] in {directory}")
 
 
-def _read_idx(path, magic):
+def read_idx(path, magic):
+    """The array in an MNIST idx file (gzipped or not): images [N, rows, cols] uint8 for
+    magic 2051, labels [N] int64 for magic 2049. Raises ValueError on another magic."""
     with tf.gfile.GFile(path, "rb") as raw:
         data = raw.read()
     if path.endswith(".gz"):
@@ -196,8 +198,8 @@ def load_idx_splits(mnist_dir):
     """The MNIST idx files of `mnist_dir` as {'train': (images, labels), 'test': ...}."""
     splits = {}
     for split, (images_name, labels_name) in IDX_FILES.items():
-        images = _read_idx(_find_idx_file(mnist_dir, images_name), _IDX_IMAGES_MAGIC)
-        labels = _read_idx(_find_idx_file(mnist_dir, labels_name), _IDX_LABELS_MAGIC)
+        images = read_idx(_find_idx_file(mnist_dir, images_name), _IDX_IMAGES_MAGIC)
+        labels = read_idx(_find_idx_file(mnist_dir, labels_name), _IDX_LABELS_MAGIC)
         if len(images) != len(labels):
             raise ValueError(f"{split}: {len(images)} images but {len(labels)} labels")
         splits[split] = (images, labels)

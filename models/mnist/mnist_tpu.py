@@ -3,15 +3,17 @@
 A TensorFlow 1 program; its only TensorFlow import is `import tpu_estimator_compat.v1 as tf`.
 It trains a small CNN (conv 5x5x32 + pool, conv 5x5x64 + pool, dense 1024, dropout 0.4,
 dense 10) with TPUEstimator on TFRecords of `image_raw` (784 uint8 bytes) and `label` (int64),
-evaluates it with `tf.metrics.accuracy` in a host-side metric_fn, exports a SavedModel and
-prints a few predictions next to their true labels.
+evaluates it on the whole test set with `tf.metrics.accuracy` in a host-side metric_fn
+(printed as `Final eval accuracy: 0.xxxx`), exports a SavedModel and prints the SavedModel's
+predictions for a few test images next to their true labels (`--enable_predict` also runs
+`TPUEstimator.predict()` on them and compares).
 
 Data (`--data_dir`): a directory with `train.tfrecords` and `test.tfrecords` (written by
 `convert_to_records.py`), or one with the four MNIST idx files, converted on the fly. Without
 `--data_dir` the program runs offline on scikit-learn's bundled 8x8 digits, made MNIST-like
 (28x28 uint8) and written as TFRecords under `<model_dir>/digits_tfrecords`.
 
-  python -m models.mnist.mnist_tpu                       # CPU, offline digits: ~98% accuracy
+  python -m models.mnist.mnist_tpu                    # CPU, offline digits: accuracy ~0.99
   TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES=8 python -m models.mnist.mnist_tpu --use_tpu
   python -m models.mnist.mnist_tpu --use_tpu --tpu=my-tpu --data_dir=gs://b/mnist \\
       --model_dir=gs://b/mnist_model --batch_size=1024 --train_steps=2000
@@ -109,9 +111,6 @@ def metric_fn(labels, logits):
 def model_fn(features, labels, mode, params):
     """The model_fn of TPUEstimator: a CNN classifier of 28x28 images."""
     del params  # batch_size and use_tpu are not needed here.
-    if isinstance(features, dict):  # e.g. {'feature': images} from a serving receiver
-        features = features["image"] if "image" in features else features["feature"]
-
     logits = create_model(features, training=mode == tf.estimator.ModeKeys.TRAIN)
 
     if mode == tf.estimator.ModeKeys.PREDICT:
@@ -283,19 +282,18 @@ def main(argv):
         train_batch_size=FLAGS.batch_size,
         eval_batch_size=FLAGS.batch_size,
         predict_batch_size=FLAGS.batch_size,
-        params={"data_dir": data_dir},
         config=run_config)
 
-    # TPUEstimator.train *requires* a max_steps argument.
+    # On TPU, TPUEstimator.train requires steps or max_steps.
     estimator.train(input_fn=make_input_fn(train_file, training=True),
                     max_steps=FLAGS.train_steps)
 
-    # Evaluation: the whole test set once (its last batch is partial), or eval_steps batches.
+    # Evaluation: eval_steps batches, or the whole test set once (the last batch is partial).
     if FLAGS.eval_steps:
         eval_steps = FLAGS.eval_steps
         eval_input_fn = make_input_fn(test_file, training=False, repeat=True)
     else:
-        eval_steps = -(-count_examples(test_file) // FLAGS.batch_size)
+        eval_steps = (count_examples(test_file) + FLAGS.batch_size - 1) // FLAGS.batch_size
         eval_input_fn = make_input_fn(test_file, training=False, repeat=False)
     results = estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps)
     print(f"Eval results: loss = {results['loss']:.4f}, "
