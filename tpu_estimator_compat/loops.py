@@ -2,8 +2,10 @@
 
 `make_step_fn` wraps one `strategy.run` of the replica function and returns the host's view
 of the outputs (replica 0's loss; batch tensors concatenated across replicas). It is traced
-once, before anything runs, which creates the model's variables; the loops then call it
-inside a `tf.while_loop`, so the model is not traced again:
+once on its own, before anything runs, which creates the model's variables and tells the
+structure of the outputs; the loops then trace its body again inside a `tf.while_loop`
+(inline, not as a nested function call, which grappler optimises poorly), reusing the
+variables:
 
     train_loop(iterator, n):      n x step(next(iterator))                 -> last loss, host_call tensors per step
     inference_loop(iterator, n):  step(next(iterator)) until n or all stop -> outputs per step
@@ -23,7 +25,9 @@ _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates")
 def make_step_fn(strategy, store, replica_fn, init_from_checkpoint_calls):
     """A tf.function running one step on every replica; see the module docstring."""
     def step(element):
-        with strategy.scope(), store.scope(), \
+        # At the root name scope (not 'while/'), so TF1 names of tf.Variable-style variables
+        # (beta1_power, metric accumulators) are the same in every trace.
+        with tf.compat.v1.name_scope(None), strategy.scope(), store.scope(), \
                 legacy_patches.patched_legacy_api(init_from_checkpoint_calls):
             per_replica = strategy.run(replica_fn, args=(element,))
         return _host_view(strategy, per_replica)
@@ -47,9 +51,15 @@ def _host_view(strategy, per_replica):
         elif key in _BATCH_OUTPUTS:
             view[key] = tf.nest.map_structure(
                 lambda v, key=key: _gather(strategy, v, key), value)
-    if inference:
-        has_rows = strategy.run(lambda mask: tf.reduce_any(mask > 0), args=(per_replica["mask"],))
-        view["loss_has_real_rows"] = first(strategy, has_rows)  # replica 0 had data
+    if inference:  # whether replica 0 had data
+        if first is _local_first_replica:
+            local_mask = _local_first_replica(strategy, per_replica["mask"])
+            view["loss_has_real_rows"] = tf.reduce_any(local_mask > 0)
+        else:
+            has_rows = strategy.run(  # int32: the cross-replica gather has no bool kernel
+                lambda mask: tf.cast(tf.reduce_any(mask > 0), tf.int32),
+                args=(per_replica["mask"],))
+            view["loss_has_real_rows"] = first(strategy, has_rows) > 0
         view["stop"] = tf.reduce_all(view["stop"] > 0)
     return view
 
@@ -107,7 +117,9 @@ def make_inference_loop(step_fn, step_outputs):
     Batch outputs may change size from step to step (the final partial batch on CPU/GPU), so
     they are concatenated, with each step's row count to split them again on the host.
     """
-    scalar_spec = {k: step_outputs[k] for k in _SCALAR_OUTPUTS if k in step_outputs}
+    # `stop` per step too: with max_steps=1 a loop that ran its one step may have stopped.
+    scalar_spec = {k: step_outputs[k] for k in _SCALAR_OUTPUTS + ("stop",)
+                   if k in step_outputs}
     batch_spec = {k: v for k, v in step_outputs.items() if k in _BATCH_OUTPUTS and k != "stop"}
     hook_spec = step_outputs.get("hook_fetches", {})
 

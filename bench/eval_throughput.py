@@ -1,0 +1,84 @@
+"""Eval throughput: `TPUEstimator.evaluate` against a hand-written TF2 eval loop.
+
+    ours:      evaluate(input_fn) on a finite dataset (steps=None): the device loop runs every
+               batch in one tf.function execution, metric_fn (tf.compat.v1.metrics.accuracy)
+               runs on the host over the logits and labels gathered from all replicas.
+    baseline:  a tf.function over the same distributed dataset computing the same logits with
+               tf.nn ops on the same (restored) variables, accumulating correct predictions and
+               the loss on the device, one `strategy.run` per batch.
+
+Same model, strategy, data and batch; repetitions interleaved (ABBA); median examples/sec of
+each and the ratio ours / baseline (target >= 0.9).
+
+    python bench/eval_throughput.py [--examples 8192] [--batch_size 256] [--repeats 3]
+        [--replicas 1,8]
+
+Exits 0 whatever the ratio: a measurement, not a test.
+"""
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _common  # noqa: E402
+import _inference  # noqa: E402
+
+_common.use_repo_checkout()
+TARGET = 0.9
+
+
+def baseline_eval(tf, forward, make_dataset, batch_size):
+    strategy = forward.strategy
+    per_replica = batch_size // strategy.num_replicas_in_sync
+    dataset = strategy.distribute_datasets_from_function(
+        lambda context: make_dataset(per_replica))
+
+    @tf.function
+    def run(iterator):
+        def step(features, labels):
+            logits = forward.logits(features["image"])
+            correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.int64))
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+            return correct, loss
+        correct, loss_sum = tf.constant(0, tf.int64), tf.constant(0.0)
+        for features, labels in iterator:
+            c, l = strategy.run(step, args=(features, labels))
+            correct += strategy.reduce("SUM", c, axis=None)
+            loss_sum += strategy.experimental_local_results(l)[0]
+        return correct, loss_sum
+
+    return lambda: run(iter(dataset))
+
+
+def main(argv=None):
+    args = _inference.parse_args(__doc__.splitlines()[0], argv)
+    replica_counts = [int(r) for r in args.replicas.split(",")]
+    _common.split_cpu(max(replica_counts))
+    import tensorflow as tf  # noqa: PLC0415
+    import tpu_estimator_compat as tec  # noqa: PLC0415
+    tf.get_logger().setLevel("ERROR")
+    data = _inference.synthetic_data(args.examples)
+    make_dataset = _inference.dataset_fn(data, with_labels=True)
+    rows = []
+    for replicas, strategy in _inference.strategies(tf, replica_counts).items():
+        estimator = _inference.trained_estimator(tec, strategy, data, args.batch_size)
+        forward = _inference.HandWrittenForward(tf, estimator, strategy)
+        candidates = {
+            "ours": lambda: estimator.evaluate(lambda params: make_dataset(params["batch_size"])),
+            "baseline": baseline_eval(tf, forward, make_dataset, args.batch_size),
+        }
+        for candidate in candidates.values():  # warm up: trace and first execution
+            candidate()
+        timings = _common.interleaved(candidates, args.repeats)
+        rates = {name: args.examples / timings.median(name) for name in candidates}
+        ratio = rates["ours"] / rates["baseline"]
+        rows.append([f"{replicas} replica(s)", f"{rates['ours']:.0f}", f"{rates['baseline']:.0f}",
+                     f"{ratio:.3f}", _common.verdict(ratio, TARGET)])
+    print(_common.format_table(
+        ["configuration", "ours ex/s", "baseline ex/s", "ratio", f"target >= {TARGET}"], rows))
+    print(f"peak RSS: {_common.peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Predict throughput: `TPUEstimator.predict` against a hand-written TF2 predict loop.
+
+    ours:      list(predict(input_fn, yield_single_examples=False)) over a finite dataset:
+               iterations_per_loop batches per tf.function execution, padding rows dropped on
+               the host, numpy batches yielded.
+    baseline:  a tf.function over the same distributed dataset computing the same logits and
+               classes with tf.nn ops on the same (restored) variables, one `strategy.run` per
+               batch, each batch's outputs gathered and converted to numpy.
+
+Same model, strategy, data and batch; repetitions interleaved (ABBA); median examples/sec of
+each and the ratio ours / baseline (target >= 0.9).
+
+    python bench/predict_throughput.py [--examples 8192] [--batch_size 256] [--repeats 3]
+        [--replicas 1,8]
+
+Exits 0 whatever the ratio: a measurement, not a test.
+"""
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _common  # noqa: E402
+import _inference  # noqa: E402
+
+_common.use_repo_checkout()
+TARGET = 0.9
+
+
+def baseline_predict(tf, forward, make_dataset, batch_size):
+    strategy = forward.strategy
+    per_replica = batch_size // strategy.num_replicas_in_sync
+    dataset = strategy.distribute_datasets_from_function(
+        lambda context: make_dataset(per_replica))
+
+    @tf.function
+    def step(features):
+        def replica_step(features):
+            logits = forward.logits(features["image"])
+            return {"classes": tf.argmax(logits, 1), "logits": logits}
+        outputs = strategy.run(replica_step, args=(features,))
+        return {k: strategy.gather(v, axis=0) for k, v in outputs.items()}
+
+    def run():
+        return [{k: v.numpy() for k, v in step(features).items()} for features in dataset]
+    return run
+
+
+def main(argv=None):
+    args = _inference.parse_args(__doc__.splitlines()[0], argv)
+    replica_counts = [int(r) for r in args.replicas.split(",")]
+    _common.split_cpu(max(replica_counts))
+    import tensorflow as tf  # noqa: PLC0415
+    import tpu_estimator_compat as tec  # noqa: PLC0415
+    tf.get_logger().setLevel("ERROR")
+    data = _inference.synthetic_data(args.examples)
+    make_dataset = _inference.dataset_fn(data, with_labels=False)
+    rows = []
+    for replicas, strategy in _inference.strategies(tf, replica_counts).items():
+        estimator = _inference.trained_estimator(tec, strategy, data, args.batch_size)
+        forward = _inference.HandWrittenForward(tf, estimator, strategy)
+        candidates = {
+            "ours": lambda: list(estimator.predict(
+                lambda params: make_dataset(params["batch_size"]), yield_single_examples=False)),
+            "baseline": baseline_predict(tf, forward, make_dataset, args.batch_size),
+        }
+        outputs = {name: candidate() for name, candidate in candidates.items()}  # warm up
+        ours = sum(len(batch["classes"]) for batch in outputs["ours"])
+        assert ours == args.examples - args.examples % args.batch_size, ours
+        timings = _common.interleaved(candidates, args.repeats)
+        rates = {name: ours / timings.median(name) for name in candidates}
+        ratio = rates["ours"] / rates["baseline"]
+        rows.append([f"{replicas} replica(s)", f"{rates['ours']:.0f}", f"{rates['baseline']:.0f}",
+                     f"{ratio:.3f}", _common.verdict(ratio, TARGET)])
+    print(_common.format_table(
+        ["configuration", "ours ex/s", "baseline ex/s", "ratio", f"target >= {TARGET}"], rows))
+    print(f"peak RSS: {_common.peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
