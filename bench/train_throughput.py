@@ -23,18 +23,20 @@ ours / baseline (target >= 0.95) and the process's peak RSS. The baseline keeps 
 for the whole run; ours makes one per `train()` call, as the API requires, so that cost is in
 the measurement.
 
-    /tmp/venv/bin/python bench/train_throughput.py [--steps 200] [--batch_size 128]
-        [--iterations_per_loop 100] [--repeats 3] [--replicas 1,8] [--optimizer sgd|adam]
+    /tmp/venv/bin/python bench/train_throughput.py [--steps 100] [--batch_size 128]
+        [--iterations_per_loop 50] [--repeats 3] [--replicas 1,8] [--optimizer sgd|adam]
 
 Exits 0 whatever the ratio: this is a measurement, not a test.
 """
 import argparse
-import warnings
+import functools
 import importlib
 import os
+import statistics
 import sys
 import tempfile
 import time
+import warnings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -52,12 +54,12 @@ ADAM = {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}  # the v1 AdamOptimizer d
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=200,
-                        help="training steps per timed repetition (default 200)")
+    parser.add_argument("--steps", type=int, default=100,
+                        help="training steps per timed repetition (default 100)")
     parser.add_argument("--batch_size", type=int, default=128,
                         help="global batch size (default 128)")
-    parser.add_argument("--iterations_per_loop", type=int, default=100,
-                        help="steps per device-loop execution (default 100)")
+    parser.add_argument("--iterations_per_loop", type=int, default=50,
+                        help="steps per device-loop execution (default 50)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed repetitions of each side (default 3)")
     parser.add_argument("--replicas", default="1,8",
@@ -132,7 +134,13 @@ def make_model_fn(tf, layers, args):
 
 
 class EstimatorSide:
-    """`TPUEstimator.train(steps=--steps)` per repetition."""
+    """`TPUEstimator.train(steps=--steps)` per repetition.
+
+    Also splits each call's wall time into setup (before `training.run_training`: input_fn,
+    distributed iterator, engine look-up), the outer training loop itself, and teardown
+    (after it returns: mostly destroying the call's distributed iterator), by wrapping
+    `tpu_estimator_compat.training.run_training` while the call runs.
+    """
 
     def __init__(self, tf, layers, strategy, data, args, model_dir):
         import tpu_estimator_compat as tec  # noqa: PLC0415
@@ -147,12 +155,35 @@ class EstimatorSide:
             train_batch_size=args.batch_size)
         self._input_fn = lambda params: make_dataset(tf, data, params["batch_size"])
         self._args = args
+        self.phases = {"setup": [], "run_training": [], "teardown": []}
 
     def warm_up(self):
         self._estimator.train(self._input_fn, steps=self._args.iterations_per_loop)
 
     def run(self):
-        self._estimator.train(self._input_fn, steps=self._args.steps)
+        from tpu_estimator_compat import training  # noqa: PLC0415
+        original = training.run_training
+        marks = {}
+
+        @functools.wraps(original)
+        def timed_run_training(*args, **kwargs):
+            marks["begin"] = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                marks["end"] = time.perf_counter()
+
+        training.run_training = timed_run_training
+        try:
+            start = time.perf_counter()
+            self._estimator.train(self._input_fn, steps=self._args.steps)
+            end = time.perf_counter()
+        finally:
+            training.run_training = original
+        if len(marks) == 2:  # else the estimator no longer calls training.run_training
+            self.phases["setup"].append(marks["begin"] - start)
+            self.phases["run_training"].append(marks["end"] - marks["begin"])
+            self.phases["teardown"].append(end - marks["end"])
 
 
 # -- baseline: a hand-written TF2 loop ------------------------------------------------------------
@@ -292,7 +323,13 @@ def bench_configuration(tf, layers, strategy, data, args):
         timings = _common.interleaved({"ours": ours.run, "baseline": baseline.run},
                                       args.repeats)
     examples = args.steps * args.batch_size
+    phases = {name: statistics.median(values) if values else float("nan")
+              for name, values in ours.phases.items()}
     return {
+        "ours_loop_eps": examples / phases["run_training"],
+        "ours_setup_s": phases["setup"],
+        "ours_teardown_s": phases["teardown"],
+        "ours_teardown_max_s": max(ours.phases["teardown"], default=float("nan")),
         "replicas": replicas,
         "ours_eps": examples / timings.median("ours"),
         "baseline_eps": examples / timings.median("baseline"),
@@ -323,6 +360,14 @@ def report(results, args):
     print(_common.format_table(
         ["configuration", "ours ex/s", "baseline ex/s", "ratio", "warm-up s (o/b)",
          "setup RSS MB (o/b)", "timed RSS MB (o/b)", "peak RSS MB"], rows))
+    print("\nWhere ours spends a train() call (median s; loop-only = examples / time in "
+          "training.run_training):")
+    rows = [[f"{r['replicas']} replica(s)", f"{r['ours_setup_s']:.2f}",
+             f"{r['ours_teardown_s']:.2f} (max {r['ours_teardown_max_s']:.2f})",
+             f"{r['ours_loop_eps']:.0f}", f"{r['ours_loop_eps'] / r['baseline_eps']:.3f}"]
+            for r in results]
+    print(_common.format_table(
+        ["configuration", "setup s", "teardown s", "loop-only ex/s", "loop-only ratio"], rows))
     for r in results:
         print(f"  {r['replicas']} replica(s) per repetition ex/s: ours "
               + " ".join(f"{v:.0f}" for v in r["ours_runs"]) + " | baseline "

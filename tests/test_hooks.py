@@ -125,7 +125,8 @@ def test_hooks_run_once_per_loop_with_the_last_steps_values(tmp_path, one_device
     call_hook = RecordingHook({"seen": "seen_step:0"})  # by name, as TF1 allowed
     estimator.train(train_input_fn, steps=12, hooks=[call_hook])
 
-    spec_hook = spec_hook_made[-1]  # from the trace tf.function kept
+    # model_fn runs once per trace, so it made several hooks; one of them is driven
+    (spec_hook,) = [hook for hook in spec_hook_made if hook.calls]
     for hook in (call_hook, spec_hook):
         assert hook.calls == loop_calls(3)
         assert hook.created_at == [0] and hook.ended_at == [12]
@@ -141,6 +142,18 @@ def test_hooks_run_once_per_loop_with_the_last_steps_values(tmp_path, one_device
         assert hook.calls == loop_calls(3) + loop_calls(1)
         assert hook.created_at == [0, 12] and hook.ended_at == [12, 16]
     assert call_hook.results[-1]["seen"] == 15
+
+    # New hook objects reuse the trace when it computes what they fetch...
+    same_fetches = RecordingHook({"seen": "seen_step:0"})
+    estimator.train(train_input_fn, steps=4, hooks=[same_fetches])
+    assert model.calls == traces
+    assert same_fetches.calls == loop_calls(1) and same_fetches.results == [{"seen": 19}]
+    # ...and trace the model again when it does not (begin() then runs in both traces).
+    new_fetches = RecordingHook({"first": "first_feature:0"})
+    estimator.train(train_input_fn, steps=4, hooks=[new_fetches])
+    assert model.calls > traces
+    assert new_fetches.calls == ["begin", "after_create_session", "before_run"] + loop_calls(1)
+    assert new_fetches.results[0]["first"] in FEATURES[:, 0]
 
 
 def test_request_stop_ends_training_at_the_loop_boundary(tmp_path, eight_devices):
@@ -174,11 +187,14 @@ def test_logging_tensor_hook_logs_every_n_loops_and_at_end(tmp_path, one_device,
 
 
 def test_stop_at_step_hook_stops_at_the_first_loop_boundary_past_its_step(tmp_path, one_device):
-    estimator = make_estimator(tmp_path, one_device, Model())
+    model = Model()
+    estimator = make_estimator(tmp_path, one_device, model)
     estimator.train(train_input_fn, steps=100, hooks=[v1.train.StopAtStepHook(last_step=6)])
     assert estimator.get_variable_value("global_step") == 8
+    traces = model.calls
     estimator.train(train_input_fn, steps=100, hooks=[v1.train.StopAtStepHook(num_steps=5)])
     assert estimator.get_variable_value("global_step") == 16  # 8 + 5 = 13 -> 16
+    assert model.calls == traces  # it fetches only the global step: no new trace
 
 
 def nan_model(fail_on_nan_loss):
@@ -256,7 +272,8 @@ def test_evaluation_hooks_run_once_over_all_eval_steps(tmp_path, one_device):
     call_hook = RecordingHook({"first": "first_feature:0"})
     results = estimator.evaluate(eval_input_fn, hooks=[call_hook])  # 3 batches: 8, 8, 4
     assert results["global_step"] == 4
-    for hook in (call_hook, spec_hook_made[-1]):
+    (spec_hook,) = [hook for hook in spec_hook_made if hook.calls]
+    for hook in (call_hook, spec_hook):
         assert hook.calls == loop_calls(1)
         assert hook.created_at == [4] and hook.ended_at == [4]
         # the last step with examples (the padded batch of 4 that starts at example 16)
@@ -268,10 +285,17 @@ def test_prediction_hooks_run_once_per_loop_and_can_stop_predict(tmp_path, one_d
     hook = RecordingHook({"first": "first_feature:0"})
     predictions = list(estimator.predict(predict_input_fn, hooks=[hook]))  # batches 4,4,4,4,4
     assert len(predictions) == NUM_EXAMPLES
-    # loops of 2 batches: [0, 4], [8, 12], [16, stop]; a 4th loop sees only the end of the
-    # input: before_run without after_run, as TF1's run that hit OutOfRange.
+    # loops of 2 batches: [0, 4], [8, 12], [16, end of input]
     assert [r["first"] for r in hook.results] == [FEATURES[i, 0] for i in (4, 12, 16)]
-    assert hook.calls == loop_calls(3)[:-1] + ["before_run", "end"]
+    assert hook.calls == loop_calls(3)
+
+    # A loop that sees only the end of the input gets before_run but no after_run, as TF1's
+    # run that hit OutOfRange: 4 batches in loops of 2 leave the end to a third loop.
+    hook = RecordingHook({"first": "first_feature:0"})
+    predictions = list(estimator.predict(
+        lambda params: predict_input_fn(params).take(4), hooks=[hook]))
+    assert len(predictions) == 16
+    assert hook.calls == loop_calls(2)[:-1] + ["before_run", "end"]
 
     stopper = RecordingHook({"first": "first_feature:0"}, stop_when=lambda results: True)
     assert len(list(estimator.predict(predict_input_fn, hooks=[stopper]))) == 8

@@ -142,7 +142,10 @@ def test_export_passes_params_as_given(trained, tmp_path):
 
 def shared_model_fn(features, labels, mode, params):
     """A legacy TPU model_fn, also used by a CPU Estimator through as_estimator_spec()."""
-    logits = v1.layers.dense(features["x"], 1, kernel_initializer=v1.ones_initializer())
+    with v1.variable_scope("dense"):
+        kernel = v1.get_variable("kernel", [3, 1], initializer=v1.ones_initializer())
+        bias = v1.get_variable("bias", [1], initializer=v1.zeros_initializer())
+    logits = tf.matmul(features["x"], kernel) + bias
     if mode == tec.ModeKeys.PREDICT:
         spec = tec.TPUEstimatorSpec(mode, predictions={"y": logits[:, 0]})
     else:

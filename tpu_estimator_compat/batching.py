@@ -10,7 +10,10 @@ A pure function of the configuration, so the table of the original (behaviour re
 | PER_HOST_V1             | G // H         | 1                       | G // R         | split         |
 | PER_HOST_V2             | G // R         | 1                       | G // R         | whole batches |
 | BROADCAST               | G              | 1                       | G              | copied        |
-| SLICED (EVAL / PREDICT) | G (host 0)     | 1                       | G // R         | split         |
+| SLICED (EVAL / PREDICT) | G (1)          | 1                       | G // R         | split         |
+
+(1) The original called input_fn on host 0 only; here every host calls it and keeps its own
+    G // H rows of each batch (`inputs._host_slice`), so replicas get the same rows.
 """
 import dataclasses
 import enum
@@ -62,6 +65,8 @@ def plan_batches(global_batch_size, mode, runtime, tpu_config):
             f".{_METHOD_NAMES[mode]} is running on TPU. Pass {name}_batch_size=<global batch>.")
     input_mode = effective_input_mode(mode, tpu_config)
     replicas, hosts = runtime.num_replicas, runtime.num_hosts
+    if hosts > 1 and mode != ModeKeys.TRAIN:
+        _check_multi_host_inference(mode, tpu_config.per_host_input_for_training, hosts, replicas)
     if input_mode == InputPipelineConfig.BROADCAST:
         return BatchPlan(global_batch_size, global_batch_size, 1, Distribution.COPIED, input_mode)
     if global_batch_size % replicas:
@@ -77,3 +82,19 @@ def plan_batches(global_batch_size, mode, runtime, tpu_config):
     if input_mode == InputPipelineConfig.SLICED:
         return BatchPlan(global_batch_size, per_replica, 1, Distribution.SPLIT, input_mode)
     return BatchPlan(global_batch_size // hosts, per_replica, 1, Distribution.SPLIT, input_mode)
+
+
+def _check_multi_host_inference(mode, training_input_mode, hosts, replicas):
+    """The original's conditions for evaluate/predict on several hosts (its messages)."""
+    broadcast = training_input_mode == InputPipelineConfig.BROADCAST
+    per_host_v2 = training_input_mode == InputPipelineConfig.PER_HOST_V2
+    if mode == ModeKeys.EVAL and not (broadcast or per_host_v2):
+        raise ValueError(
+            "TPUEstimator.evaluate is only supported under three conditions: 1. num_hosts=1; "
+            "2. BROADCAST mode; 3. PER_HOST_V2 mode. "
+            f"mode: {training_input_mode}; num_hosts: {hosts}; num_replicas=1:{replicas}")
+    if mode == ModeKeys.PREDICT and not (broadcast or (per_host_v2 and replicas == 1)):
+        raise ValueError(
+            "TPUEstimator.predict is only supported under three conditions: 1. num_hosts=1; "
+            "2. BROADCAST mode; 3. PER_HOST_V2 mode with num_replicas=1. "
+            f"mode: {training_input_mode}; num_hosts: {hosts}; num_replicas=1:{replicas}")

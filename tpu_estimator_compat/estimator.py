@@ -22,6 +22,7 @@ from tpu_estimator_compat import export as export_lib
 from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import inputs
 from tpu_estimator_compat import model_bridge
+from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import prediction
 from tpu_estimator_compat import runtime as runtime_lib
 from tpu_estimator_compat import spec as spec_lib
@@ -200,15 +201,18 @@ class Estimator:
             raise ValueError("An input_receiver_fn must be defined.")
         checkpoint = export_lib.resolve_checkpoint_path(
             self.model_dir, checkpoint_path, self._warm_start_from)
-        return export_lib.export_saved_model(
-            self._program.model_fn, user_params=self._program.params, config=self._config,
-            checkpoint_path=checkpoint, export_dir_base=export_dir_base,
-            serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
-            as_text=as_text, export_to_cpu=self._export_to_cpu,
-            export_to_tpu=self._export_to_tpu and self._use_tpu, mode=mode,
-            strip_default_attrs=strip_default_attrs,
-            export_saved_model_api_version=self._export_api_version,
-            add_use_tpu_param=self._ADDS_TPU_PARAMS)
+        # Several workers: only the chief writes the export; the others export into a
+        # temporary directory that is removed (multi_worker.export_dir_for).
+        with multi_worker.export_dir_for(self._config.is_chief, export_dir_base) as target:
+            return export_lib.export_saved_model(
+                self._program.model_fn, user_params=self._program.params, config=self._config,
+                checkpoint_path=checkpoint, export_dir_base=target,
+                serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
+                as_text=as_text, export_to_cpu=self._export_to_cpu,
+                export_to_tpu=self._export_to_tpu and self._use_tpu, mode=mode,
+                strip_default_attrs=strip_default_attrs,
+                export_saved_model_api_version=self._export_api_version,
+                add_use_tpu_param=self._ADDS_TPU_PARAMS)
 
     # -- checkpoints ------------------------------------------------------------------------
     def latest_checkpoint(self):

@@ -8,33 +8,44 @@ followed by the spec's `training_hooks`/`evaluation_hooks`/`prediction_hooks`:
                                     the trace is cached, in that graph re-entered (TF1 allows
                                     a second begin() on the same graph)
     after_create_session(s, coord)  s: a `SessionStandIn`; coord: a real Coordinator
-    per device loop (host, eager):
+    per device loop (on the host):
       before_run(ctx)               -> SessionRunArgs whose fetches are extra outputs of the
                                        traced step: replica 0's values from the loop's last
                                        step (eval/predict: its last step with real examples)
       <the loop runs>
       after_run(ctx, SessionRunValues(results=numpy, options, run_metadata))
+                                    (eval/predict: not for a loop that only saw the end of
+                                    the input, as TF1's run that hit OutOfRange)
       ctx.request_stop() / coord.request_stop() -> the call stops after this loop
     end(s)                          after the last loop, unless an error ended the call
 
+Train runs a loop per `iterations_per_loop` steps (plain Estimator: per step), evaluate one
+loop in all, predict a loop per `iterations_per_loop` batches. Every callback runs with the
+step's graph as the default graph, so `tf.compat.v1.train.get_global_step()` works in each.
+
 The traced step can only compute what it was traced with, so the fetches are learned at
 trace time: each hook's begin(), after_create_session() and FIRST before_run() are called
-inside the trace, in the step's graph, and that before_run() serves the first loop (every
-hook still sees one before_run per loop). Later before_run() calls may return any subset of
-those fetches. A trace is cached per set of `hooks=` objects (the spec's hooks are rebuilt
-with the model), so passing new hook objects traces the model again, as TF1 built a new graph
-for every call.
+inside the trace, and that before_run() serves the first loop (every hook still sees one
+before_run per loop). Later before_run() calls may return any subset of those fetches. New
+`hooks=` objects on a signature traced before are first begun in that cached trace: if it
+computes all they fetch (the global step, or what earlier hooks fetched) nothing is traced;
+otherwise the model is traced again and their begin(), after_create_session() and first
+before_run() run once more there. Hooks must not create variables.
 
 Not every fetch is a step output: the global step (the variable or its read tensor, e.g.
 StopAtStepHook's) and the model's variables are read on the host when asked (the value after
 the loop), `tf.Operation`s give None (the step runs whatever it runs), eager tensors give
-their value. `feed_dict`s cannot be honoured and raise.
+their value. A `feed_dict` cannot be honoured and raises. `SessionStandIn.run` answers the
+same fetches and nothing else. In TRAIN, `CheckpointSaverHook`s are not called: the
+training loop saves on their schedule instead (see training.py).
 """
 import contextlib
 import dataclasses
+import re
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
 from tensorflow.python.training import basic_session_run_hooks
 
 from tpu_estimator_compat import checkpoints
@@ -64,6 +75,10 @@ def validate_saving_listeners(listeners):
     return listeners
 
 
+class NotComputedError(ValueError):
+    """A hook fetched a tensor of the step's graph that the traced loop does not output."""
+
+
 @dataclasses.dataclass(frozen=True)
 class _Fetch:
     """How one fetched leaf gets its value: kind is 'output' (a step output, `key`),
@@ -74,62 +89,123 @@ class _Fetch:
 
 
 class StepHooks:
-    """The hooks placed in one traced step and the step outputs computed for them.
+    """The step outputs computed for the hooks of one traced step, and its graph.
 
-    Made by the engine for each trace; `replica_outputs` runs in the replica function.
+    Made by the engine for each compiled step; `enter_replica` and `replica_outputs` run in
+    the replica function, while it is traced. The hooks are placed once, in the first trace
+    that creates no variables (tf.function traces a function again after a trace that
+    created variables, and keeps the second). Later traces of the same step (the device loop
+    traces the step's body again, inline) compute the same tensors: each is found again by
+    its position among the ops replica 0 created, checked by op type and name.
     """
 
     def __init__(self, run, engine):
-        self.call_hooks = run.call_hooks
         self.mode = run.mode
         self.traced_by = run
         self.store = engine.store
-        self.graph = None  # the graph the hooks are placed in
-        self.hooks = []  # the hooks called by HookRun, in order
-        self.checkpoint_saver_hooks = []  # TRAIN: driven by the training loop's saver
-        self.outputs = {}  # key -> replica-0 tensor of the step graph
+        self.graph = None  # the graph the hooks were placed in
+        self.spec_hooks = []  # the hooks of the spec model_fn returned in that trace
+        self.outputs = {}  # key -> replica-0 tensor of `graph`
         self._keys = {}  # tensor.ref() -> key
+        self._locators = {}  # key -> (op index in replica 0's ops, op type, name, output)
         self._store_size = len(engine.store)
         self._trace_graph = None  # the graph of the trace in progress
+        self._region_start = 0  # where replica 0's ops start in it
+        self._first_replica_pending = False
+        self._trace_outputs = None  # this trace's hook outputs (None: it has none)
+        self._had_hooks = False  # whether any trace had hooks to place
+
+    def enter_replica(self):
+        """At the start of the replica function: notes where a new trace's ops begin."""
+        graph = _v1.get_default_graph()
+        if graph is not self._trace_graph:  # the first replica of a new trace
+            self._trace_graph = graph
+            self._region_start = len(graph.get_operations())
+            self._first_replica_pending = True
 
     def replica_outputs(self, spec_hooks):
         """`{key: tensor}` to return from the replica function (replica context, traced).
 
-        The first replica of a trace places the hooks (begin, after_create_session, first
-        before_run) with its spec's hooks; the other replicas return zeros of the same
-        structure, since only replica 0's values are used. A trace that created the model's
-        variables gets no hooks: tf.function traces such a function again and keeps only the
-        second trace, so the hooks are placed there, once.
+        Replica 0 returns the hooks' fetches (placing the hooks first if they are not yet:
+        begin, after_create_session, first before_run); the other replicas return zeros of
+        the same structure, since only replica 0's values are used.
         """
-        graph = _v1.get_default_graph()
-        if graph is not self._trace_graph:  # the first replica of a new trace
-            self._trace_graph = graph
-            size = len(self.store)
-            created_variables, self._store_size = size != self._store_size, size
-            if not created_variables:
-                self._place(spec_hooks)
-                return dict(self.outputs)
-            return {}
-        if graph is not self.graph:  # a later replica of a trace without hooks
-            return {}
-        return {key: _zeros_like(tensor) for key, tensor in self.outputs.items()}
+        if not self._first_replica_pending:  # a later replica
+            if self._trace_outputs is None:
+                return {}
+            return {key: _zeros_like(tensor) for key, tensor in self.outputs.items()}
+        self._first_replica_pending = False
+        graph = self._trace_graph
+        self._had_hooks = self._had_hooks or bool(self.traced_by.call_hooks or spec_hooks)
+        size = len(self.store)
+        created_variables, self._store_size = size != self._store_size, size
+        if created_variables:  # this trace is not kept
+            self._trace_outputs = None
+        elif self.graph is None:
+            region_end = len(graph.get_operations())
+            self._place(graph, spec_hooks)
+            self._locators = self._locate(graph.get_operations()[self._region_start:region_end])
+            self._trace_outputs = dict(self.outputs)
+        else:
+            self._trace_outputs = self._find_again(graph)
+        return dict(self._trace_outputs or {})
 
-    def _place(self, spec_hooks):
-        self.graph = _v1.get_default_graph()
+    def check_placed(self):
+        """After tracing: the hooks must be in the last trace, the one tf.function keeps.
+
+        Raises:
+          RuntimeError: they are not (a TensorFlow behaviour this module relies on changed).
+        """
+        if self._had_hooks and self.graph is not self._trace_graph:
+            raise RuntimeError(
+                "tpu_estimator_compat could not place the SessionRunHooks in the traced step "
+                "that tf.function kept (its hook placement relies on tf.function tracing a "
+                "function again after a trace that created variables). Please report this "
+                "with your TensorFlow version; running without hooks avoids it.")
+
+    def _place(self, graph, spec_hooks):
+        self.graph = graph
+        self.spec_hooks = list(spec_hooks)
         self.outputs, self._keys = {}, {}
-        hooks = list(self.call_hooks) + list(spec_hooks)
-        if self.mode == ModeKeys.TRAIN:
-            saver_type = _v1.train.CheckpointSaverHook
-            self.checkpoint_saver_hooks = [h for h in hooks if isinstance(h, saver_type)]
-            hooks = [h for h in hooks if not isinstance(h, saver_type)]
-        self.hooks = hooks
-        if not hooks:
-            return
-        ensure_global_step_read(self.graph)
-        with _variables_as_graph_elements():
-            for hook in hooks:
-                hook.begin()
-        self.traced_by.on_traced(self)
+        self.traced_by.begin_in_trace(self)
+
+    def _locate(self, region):
+        positions = {op: index for index, op in enumerate(region)}
+        return {key: (positions.get(tensor.op), tensor.op.type, tensor.op.name,
+                      tensor.value_index)
+                for key, tensor in self.outputs.items()}
+
+    def _find_again(self, graph):
+        """This trace's tensors for the hooks' fetches (see the class docstring)."""
+        region = graph.get_operations()[self._region_start:]
+        found = {}
+        for key, (index, op_type, name, output) in self._locators.items():
+            op = region[index] if index is not None and index < len(region) else None
+            if op is None or op.type != op_type or _base_name(op.name) != _base_name(name):
+                try:
+                    op = graph.get_operation_by_name(name)
+                except (KeyError, ValueError):
+                    op = None
+                if op is not None and op.type != op_type:
+                    op = None
+            if op is None:
+                raise RuntimeError(
+                    f"A hook fetches {name}:{output}, which the device loop's trace of the "
+                    "model does not have. Hooks can fetch tensors model_fn computes (or "
+                    "their names), the global step and variables, not tensors they create "
+                    "in begin() nor the input tensors themselves (fetch "
+                    "tf.identity(features, name=...) built in model_fn instead).")
+            found[key] = op.outputs[output]
+        return found
+
+    def hooks_for(self, call_hooks):
+        """(hooks HookRun calls, CheckpointSaverHooks) for a call's `hooks=` plus the spec's."""
+        hooks = list(call_hooks) + list(self.spec_hooks)
+        if self.mode != ModeKeys.TRAIN:
+            return hooks, []
+        saver_type = _v1.train.CheckpointSaverHook
+        return ([h for h in hooks if not isinstance(h, saver_type)],
+                [h for h in hooks if isinstance(h, saver_type)])
 
     def resolve(self, fetches, tracing):
         """`fetches` (any nest of tensors, operations, variables, names) as `_Fetch` leaves.
@@ -169,7 +245,7 @@ class StepHooks:
                     "(tensors of a nested tf.cond/while_loop body, of another graph or of "
                     "another replica cannot be fetched). Fetch a tensor model_fn built at "
                     "its top level, or its name.")
-            raise ValueError(
+            raise NotComputedError(
                 f"A hook fetched {leaf}, which the traced device loop does not compute: "
                 "tpu_estimator_compat learns the tensors to compute from each hook's FIRST "
                 "before_run() (called when the model's step is traced); later before_run() "
@@ -241,6 +317,11 @@ def _variables_as_graph_elements():
         basic_session_run_hooks._as_graph_element = original  # pylint: disable=protected-access
 
 
+def _base_name(op_name):
+    """An op name without the `_<n>` suffixes a graph adds to make names unique."""
+    return "/".join(re.sub(r"(_\d+)+$", "", part) for part in op_name.split("/"))
+
+
 def _zeros_like(tensor):
     shape = [0 if dim is None else dim for dim in tensor.shape.as_list()] \
         if tensor.shape.rank is not None else []
@@ -292,8 +373,8 @@ class HookRun:
     Args:
       mode: a ModeKeys value.
       hooks: the call's `hooks=` argument (validated; `SessionRunHook`s).
-      checkpoint_path: the checkpoint the call restores, or None. While the step is traced
-        (before the restore) a hook reading the global step gets its value from there.
+      checkpoint_path: the checkpoint the call restores, or None. Before the restore (while
+        the step is traced) a hook reading the global step gets its value from there.
     """
 
     def __init__(self, mode, hooks, checkpoint_path=None):
@@ -302,48 +383,82 @@ class HookRun:
         self.coord = _v1.train.Coordinator()
         self.session = SessionStandIn(self)
         self.step_hooks = None
+        self.hooks = []  # the hooks this call calls, in order
+        self.checkpoint_saver_hooks = []  # TRAIN: saved on their schedule by training.py
+        self._begun = False
         self._checkpoint_path = checkpoint_path
         self._tracing_engine = None
         self._engine = None
         self._values = None  # {key: numpy} of the last loop that ran
         self._context = None
         self._requests = None  # [(hook, args, resolved fetches)] of the current loop
-        self._pending = None  # the first loop's requests, made while tracing
+        self._pending = None  # the first loop's requests, made before the loop
 
     @property
     def trace_key(self):
         """Part of the engine's cache key: traces are per set of `hooks=` objects."""
         return tuple(id(hook) for hook in self.call_hooks)
 
-    @property
-    def checkpoint_saver_hooks(self):
-        return list(self.step_hooks.checkpoint_saver_hooks) if self.step_hooks else []
-
     def new_step_hooks(self, engine):
         """The StepHooks for a new trace of the step on `engine` (called by the engine)."""
         self._tracing_engine = engine
         return StepHooks(self, engine)
 
-    def on_traced(self, step_hooks):
-        """In the trace, right after begin(): after_create_session and the first before_run."""
+    def begin_in_trace(self, step_hooks):
+        """In the trace tf.function keeps: begin(), after_create_session(), first before_run()."""
+        self._use(step_hooks)
+        if self.hooks:
+            self._begin(tracing=True)
+
+    def try_attach(self, engine, step_hooks):
+        """Places this call's hooks in an already traced step, if it computes everything
+        their first before_run() fetches; returns whether it does (else the caller traces
+        the model again, and these hooks are begun a second time there).
+        """
+        self._tracing_engine = engine
+        self._use(step_hooks)
+        if not self.hooks:
+            return True
+        try:
+            with self._in_step_graph():
+                self._begin(tracing=False)
+        except NotComputedError as e:
+            logging.info("Tracing the model again for the hooks: %s", str(e).split(":")[0])
+            self._begun, self._pending = False, None
+            return False
+        return True
+
+    def _use(self, step_hooks):
         self.step_hooks = step_hooks
-        for hook in step_hooks.hooks:
+        self.hooks, self.checkpoint_saver_hooks = step_hooks.hooks_for(self.call_hooks)
+
+    def _begin(self, tracing):
+        ensure_global_step_read(self.step_hooks.graph)
+        with _variables_as_graph_elements():
+            for hook in self.hooks:
+                hook.begin()
+        for hook in self.hooks:
             hook.after_create_session(self.session, self.coord)
-        self._pending = self._before_run(tracing=True)
+        self._pending = self._before_run(tracing=tracing)
+        self._begun = True
 
     def start(self, engine, step_hooks):
-        """Once the variables hold their checkpoint values: the begin() and
-        after_create_session() calls that were not made while tracing."""
+        """Once the variables hold their checkpoint values: begin() and
+        after_create_session() for a call whose hooks were not placed while compiling (the
+        trace and its hooks were cached)."""
         self._engine = engine
-        self.step_hooks = step_hooks
-        if step_hooks.traced_by is self or not step_hooks.hooks:
+        if self._begun or step_hooks is None:
+            return
+        self._use(step_hooks)
+        if not self.hooks:
             return
         with self._in_step_graph(), _variables_as_graph_elements():
             ensure_global_step_read(step_hooks.graph)
-            for hook in step_hooks.hooks:
+            for hook in self.hooks:
                 hook.begin()
-            for hook in step_hooks.hooks:
+            for hook in self.hooks:
                 hook.after_create_session(self.session, self.coord)
+        self._begun = True
 
     def _in_step_graph(self):
         """Hooks are called with the step's graph as the default graph, as TF1 called them
@@ -365,7 +480,7 @@ class HookRun:
         self._context = _v1.train.SessionRunContext(
             original_args=_v1.train.SessionRunArgs(None), session=self.session)
         requests = []
-        for hook in self.step_hooks.hooks if self.step_hooks else ():
+        for hook in self.hooks:
             args = hook.before_run(self._context)
             fetches = None
             if args is not None:
@@ -402,7 +517,7 @@ class HookRun:
 
     def end(self):
         with self._in_step_graph():
-            for hook in self.step_hooks.hooks if self.step_hooks else ():
+            for hook in self.hooks:
                 hook.end(self.session)
 
     def global_step(self):

@@ -5,14 +5,23 @@ For EVAL and PREDICT every batch also carries signals (`padding.py`): batches ar
 their static size with a mask, and an endless run of all-padding "stop" batches follows the
 data, so the device loop can run a finite input to its end without a dynamic shape or an
 end-of-sequence error, and every real example counts exactly once.
+
+Several hosts (workers): `input_fn` runs once per host (`distribute_datasets_from_function`),
+with the per-host batch of `batching.py`. Nothing is sharded automatically (tf.data
+auto-sharding does not apply to `distribute_datasets_from_function`): as in the original,
+each host reads its own part of the data, e.g. `dataset.shard(context.num_hosts,
+context.current_host)` or files chosen by `context.current_input_fn_deployment()`, or by
+`input_context` (`input_pipeline_id`, `num_input_pipelines`) with CPU/GPU semantics.
 """
 import tensorflow as tf
+from absl import logging
 
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import padding
 from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import tpu_context
 from tpu_estimator_compat.batching import Distribution
+from tpu_estimator_compat.config import InputPipelineConfig
 from tpu_estimator_compat.spec import ModeKeys
 
 
@@ -39,6 +48,11 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
     """
     strategy = runtime.strategy
     with_signals = mode != ModeKeys.TRAIN
+    if runtime.num_hosts > 1:
+        logging.info(
+            "input_fn runs once on each of the %d hosts, with batch size %s; each host must "
+            "read its own shard of the data (nothing is sharded automatically).",
+            runtime.num_hosts, plan.input_fn_batch_size)
 
     def host_dataset(input_context):
         host_id = input_context.input_pipeline_id if input_context else 0
@@ -46,8 +60,14 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
                           input_context)
                     for index in range(plan.input_fn_calls_per_host)]
         if with_signals:
+            # One process: every local replica has seen a stop batch after 2 rounds of them.
+            # Several: others may still have data, so stop batches never end.
+            stop_batches = None if runtime.num_workers > 1 else 2 * runtime.replicas_per_host
             datasets = [padding.add_signals(ds, plan.input_fn_batch_size,
-                                            pad=runtime.tpu_semantics) for ds in datasets]
+                                            pad=runtime.tpu_semantics, stop_batches=stop_batches)
+                        for ds in datasets]
+        if plan.input_mode == InputPipelineConfig.SLICED and runtime.num_hosts > 1:
+            datasets = [_host_slice(ds, host_id, runtime.num_hosts) for ds in datasets]
         dataset = _to_replica_batches(datasets, plan, runtime.replicas_per_host)
         if runtime.tpu_semantics:
             element_spec = dataset.element_spec
@@ -61,9 +81,7 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
     context = None
     if runtime.tpu_semantics:
         context = tpu_context.input_fn_context(
-            runtime, host_id, index, plan.input_fn_calls_per_host,
-            replicas_consumed=index + 1 if plan.input_fn_calls_per_host > 1
-            else runtime.replicas_per_host)
+            runtime, host_id, *_deployment(runtime, plan, host_id, index))
     params = facts.call_params(batch_size=plan.input_fn_batch_size, context=context,
                                use_tpu=runtime.tpu_semantics)
     with tf1_shapes.tf1_shapes():
@@ -73,6 +91,28 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
         raise TypeError("For mode PREDICT, `input_fn` must return `Dataset` instead of "
                         "`features` and `labels`.")
     return as_dataset(result)
+
+
+def _deployment(runtime, plan, host_id, index):
+    """(invocation index, total invocations, replicas consumed) of one input_fn call, as
+    the original numbered them for `current_input_fn_deployment()`."""
+    if plan.distribution == Distribution.INTERLEAVED:  # PER_SHARD_V1: a call per replica
+        calls = plan.input_fn_calls_per_host
+        return host_id * calls + index, runtime.num_hosts * calls, 1
+    if plan.distribution == Distribution.COPIED:  # BROADCAST: one batch for every replica
+        return 0, 1, runtime.num_replicas
+    return host_id, runtime.num_hosts, runtime.replicas_per_host
+
+
+def _host_slice(dataset, host_id, num_hosts):
+    """SLICED on several hosts: every host reads the global batch and keeps its own rows
+    (the rows its replicas get when the global batch is split across all replicas)."""
+    def host_rows(*element):
+        def rows(tensor):
+            per_host = tensor.shape[0] // num_hosts
+            return tensor[host_id * per_host:(host_id + 1) * per_host]
+        return tf.nest.map_structure(rows, element if len(element) > 1 else element[0])
+    return dataset.map(host_rows)
 
 
 def _to_replica_batches(datasets, plan, replicas_per_host):

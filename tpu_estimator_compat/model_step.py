@@ -45,6 +45,8 @@ def spec_hooks(spec, mode):
 def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
     """The function `strategy.run` calls with one replica's element of the dataset."""
     def replica_fn(element):
+        if traced.step_hooks is not None:
+            traced.step_hooks.enter_replica()
         signals = None
         if mode != ModeKeys.TRAIN:
             element, signals = element

@@ -5,6 +5,7 @@ same train/evaluate program; their steps meet in collectives. Host-side work bet
 loops must stay in lockstep too:
 
     decisions (save a checkpoint now? the loss to log and check)  -> the chief's, on every worker
+    stop after this loop (SIGTERM)  -> if any worker was preempted, every worker stops
     checkpoint save   -> every worker reads the values (reading a SyncOnRead variable is a
                          collective), only the chief writes files
     summaries, host_call, eval results, exports -> the chief only; other workers write nothing
@@ -13,7 +14,8 @@ loops must stay in lockstep too:
                          others; they raise `WorkerFailureError`
 
 Everything here runs eagerly on the host, in cross-replica context. On a single worker (any
-other strategy, including TPUStrategy on a pod) every helper is a no-op.
+other strategy, including TPUStrategy on a pod) there is nothing to agree on; `is_chief`
+(from TF_CONFIG and the strategy) still decides whether this process writes.
 """
 import contextlib
 import functools
@@ -25,7 +27,7 @@ from absl import logging
 
 from tpu_estimator_compat import checkpoints
 
-_first_replica_fns = {}  # id(strategy): (strategy, traced function)
+_all_rows_fns = {}  # id(strategy): (strategy, traced function)
 _PEER_FAILURES = (tf.errors.UnavailableError, tf.errors.AbortedError,
                   tf.errors.DeadlineExceededError, tf.errors.CancelledError)
 
@@ -64,25 +66,38 @@ class WorkerGroup:
         """
         if not self.multi_worker:
             return list(values)
-        key = id(self._strategy)
-        if key not in _first_replica_fns:  # traced once per strategy (and per len(values))
-            _first_replica_fns[key] = (self._strategy, _make_first_replica_fn(self._strategy))
-        first = _first_replica_fns[key][1](tf.constant([float(v) for v in values], tf.float64))
-        return [float(v) for v in first.numpy()]
+        return [float(v) for v in self._all_rows(values)[0]]
+
+    def loop_end(self, loss, preempted):
+        """`(the chief's loss, whether any worker was preempted)` on every worker, so all of
+        them log and check the same loss and stop after the same loop; one collective."""
+        if not self.multi_worker:
+            return loss, preempted
+        rows = self._all_rows([loss, float(bool(preempted))])
+        return float(rows[0][0]), bool(rows[:, 1].max() > 0)
 
     def barrier(self):
         """Returns once every worker has reached this call."""
         self.from_chief(0.0)
 
+    def _all_rows(self, values):
+        """[replicas, len(values)]: every replica's copy of its worker's `values`; the chief's
+        replicas come first."""
+        key = id(self._strategy)
+        if key not in _all_rows_fns:  # traced once per strategy (and per len(values))
+            _all_rows_fns[key] = (self._strategy, _make_all_rows_fn(self._strategy))
+        rows = _all_rows_fns[key][1](tf.constant([float(v) for v in values], tf.float64))
+        return rows.numpy()
 
-def _make_first_replica_fn(strategy):
-    """A function returning global replica 0's copy of a [k] tensor, which is the chief's:
-    MultiWorkerMirroredStrategy numbers the chief's replicas first."""
+
+def _make_all_rows_fn(strategy):
+    """A function all-gathering a [k] tensor from every replica into [replicas, k]
+    (MultiWorkerMirroredStrategy numbers the chief's replicas first)."""
     @tf.function(autograph=False)
-    def first_replica(values):
+    def all_rows(values):
         per_replica = strategy.run(lambda v: tf.reshape(v, [1, -1]), args=(values,))
-        return strategy.gather(per_replica, axis=0)[0]
-    return first_replica
+        return strategy.gather(per_replica, axis=0)
+    return all_rows
 
 
 class NonChiefSaver:
@@ -105,6 +120,8 @@ def failures_explained(runtime, what, model_dir=None):
     """Turns a collective aborted because a peer failed into a `WorkerFailureError`."""
     try:
         yield
+    except WorkerFailureError:
+        raise
     except _PEER_FAILURES as e:
         if runtime.num_workers <= 1:
             raise
@@ -113,12 +130,20 @@ def failures_explained(runtime, what, model_dir=None):
             latest = checkpoints.latest_checkpoint(model_dir)
             resume = (f" Training resumes from the last checkpoint, {latest}." if latest else
                       " No checkpoint was written yet: training restarts from step 0.")
-        cause = str(getattr(e, "message", e)).strip()
         raise WorkerFailureError(
             f"{what} across {runtime.num_workers} workers stopped: another worker failed or "
             f"became unreachable, so TensorFlow aborted the collectives of this worker (task "
             f"{'chief' if runtime.is_chief else 'non-chief'}). Restart every worker with its "
-            f"TF_CONFIG.{resume}\nTensorFlow reported: {cause[:2000]}") from e
+            f"TF_CONFIG.{resume}\nTensorFlow reported: {_essence(e)}") from e
+
+
+def _essence(error):
+    """The lines of a TensorFlow error that say what happened (not where it was traced)."""
+    lines = [line for line in str(getattr(error, "message", error)).splitlines() if line.strip()]
+    for index, line in enumerate(lines):
+        if "aborted by" in line or "unhealthy" in line:
+            return "\n".join(lines[index:index + 4])
+    return "\n".join(lines[:4])
 
 
 @contextlib.contextmanager

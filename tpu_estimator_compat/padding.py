@@ -2,7 +2,8 @@
 
 Each batch becomes `(element, signals)` with `signals = {'mask': [B] bool (True for real
 rows), 'stop': [B] bool}`. After the data comes an endless run of stop batches, so every
-replica (on every host) keeps receiving batches until all of them have seen the end.
+replica (on every host) keeps receiving batches until all of them have seen the end (a
+finite run suffices in one process, and lets the input pipeline go idle and shut down fast).
 
 With TPU semantics shapes must be static: batches are padded with zero rows to the batch size
 (mask False) and stop batches are all padding; the host drops padded rows. Otherwise batches
@@ -16,16 +17,18 @@ MASK = "mask"
 STOP = "stop"
 
 
-def add_signals(dataset, batch_size, pad):
-    """The signalled dataset (padded to `batch_size` if `pad`), then endless stop batches."""
+def add_signals(dataset, batch_size, pad, stop_batches=None):
+    """The signalled dataset (padded to `batch_size` if `pad`), then `stop_batches` stop
+    batches (None: endless)."""
+    count = -1 if stop_batches is None else stop_batches
     if pad:
         real = dataset.map(lambda *element: _pad(_pack(element), batch_size, stop=False))
-        return real.concatenate(_stop_batches(dataset, batch_size))
+        return real.concatenate(_stop_batches(dataset, batch_size).repeat(count))
     real = dataset.map(lambda *element: _unpadded(_pack(element), stop=False))
     return real.concatenate(dataset.take(1).map(
         lambda *element: _unpadded(
             tf.nest.map_structure(lambda t: tf.zeros_like(t[:1]), _pack(element)),
-            stop=True)).repeat())
+            stop=True)).repeat(count))
 
 
 def _unpadded(element, stop):
@@ -65,9 +68,9 @@ def _pad_tensor(tensor, batch_size, rows):
 
 
 def _stop_batches(dataset, batch_size):
-    """All-padding batches with `stop` set, shaped like the data, repeated forever."""
+    """One all-padding batch with `stop` set, shaped like the data."""
     def zero_batch(*element):
         padded, _ = _pad(_pack(element), batch_size, stop=True)
         zeros = tf.nest.map_structure(tf.zeros_like, padded)
         return zeros, {MASK: tf.zeros([batch_size], tf.bool), STOP: tf.ones([batch_size], tf.bool)}
-    return dataset.take(1).map(zero_batch).repeat()
+    return dataset.take(1).map(zero_batch)

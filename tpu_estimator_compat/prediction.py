@@ -38,7 +38,8 @@ def generate_predictions(compiled, iterator, *, steps_per_loop, predict_keys,
                 yield from _single_examples(predictions, is_dict)
             else:
                 yield predictions
-        if stop or steps_run < steps_per_loop:  # a hook asked, or every replica saw the end
+        saw_the_end = steps_run < steps_per_loop or bool(np.asarray(scalars["stop"])[-1])
+        if stop or saw_the_end:  # a hook asked, or every replica saw the end
             if hook_run is not None:
                 hook_run.end()
             return

@@ -205,12 +205,17 @@ def prepare_simulated_tpu():
     cores = cluster_resolver_lib.simulated_tpu_cores()
     if cores and len(tf.config.list_physical_devices("GPU")) < cores:
         try:
-            _logical_cpus(cores)
-        except RuntimeError:
+            _split_cpu(cores)  # without listing the devices, which would start TensorFlow
+        except RuntimeError:  # (and a multi-worker strategy must be created before that)
             pass  # reported, with the fix, when the estimator needs the devices
 
 
 def _logical_cpus(count):
+    _split_cpu(count)
+    return [d.name for d in tf.config.list_logical_devices("CPU")]
+
+
+def _split_cpu(count):
     physical = tf.config.list_physical_devices("CPU")[0]
     configured = tf.config.get_logical_device_configuration(physical) or [None]
     if len(configured) < count:
@@ -224,7 +229,6 @@ def _logical_cpus(count):
                 f"devices with {len(cpus)} CPU device(s). Set {SIMULATED_TPU_CORES_ENV} before "
                 "the first TensorFlow operation runs, or split the CPU yourself with "
                 "tf.config.set_logical_device_configuration at start-up.") from None
-    return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 
 def _tpu_strategy(config):

@@ -8,9 +8,10 @@ _Deployment = collections.namedtuple(
 class TPUContext:
     """The original `TPUContext`: replica/host counts and, in input_fn, the call's place."""
 
-    def __init__(self, runtime, deployment=None):
+    def __init__(self, runtime, deployment=None, host_id=None):
         self._runtime = runtime
         self._deployment = deployment  # None when handed to model_fn
+        self._host_id = host_id
 
     @property
     def num_replicas(self):
@@ -49,7 +50,9 @@ class TPUContext:
 
     @property
     def current_host(self):
-        return self._require_input_fn().host_device
+        """The index of the host (worker) this input_fn call runs on, 0-based."""
+        self._require_input_fn()
+        return self._host_id
 
     def _require_input_fn(self):
         if self._deployment is None:
@@ -61,4 +64,4 @@ def input_fn_context(runtime, host_id, invocation_index, total_invocations, repl
     """The context handed to one input_fn call."""
     deployment = _Deployment(f"/job:worker/task:{host_id}/device:CPU:0", invocation_index,
                              total_invocations, replicas_consumed)
-    return TPUContext(runtime, deployment)
+    return TPUContext(runtime, deployment, host_id)

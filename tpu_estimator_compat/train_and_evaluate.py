@@ -19,7 +19,9 @@ compatibility. `LatestExporter` and `FinalExporter` are provided.
 """
 import collections
 import os
+import sys
 import time
+import types
 
 import tensorflow as tf
 from absl import logging
@@ -280,3 +282,18 @@ class LatestExporter(_SavedModelExporter):
             for version in versions[:-self._exports_to_keep]:
                 tf.io.gfile.rmtree(os.path.join(export_path, str(version)))
         return path
+
+
+class _CallableModule(types.ModuleType):
+    """This module calls `train_and_evaluate` when called.
+
+    Importing `tpu_estimator_compat.train_and_evaluate` makes Python bind the package's
+    `train_and_evaluate` attribute to this module, shadowing the function of the same name;
+    being callable, `tpu_estimator_compat.train_and_evaluate(...)` works either way.
+    """
+
+    def __call__(self, estimator, train_spec, eval_spec):
+        return train_and_evaluate(estimator, train_spec, eval_spec)
+
+
+sys.modules[__name__].__class__ = _CallableModule

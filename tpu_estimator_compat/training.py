@@ -12,6 +12,11 @@ Checkpoints are written at the start (the initial step), every `save_checkpoints
 A `CheckpointSaverHook` among the hooks replaces that schedule ("Bypassing TPUEstimator
 hook"): its directory, `save_steps`/`save_secs` timer and listeners are used, with this
 module's saver (the hook's own `Saver` needs a Session). Listeners get the `SessionStandIn`.
+
+With several workers (MultiWorkerMirroredStrategy) every worker runs this loop in lockstep:
+the loss, each save decision and a SIGTERM stop are agreed once per loop, only the chief
+writes checkpoints, summaries and host_call output, and all workers wait for the chief's last
+checkpoint before train() returns (`multi_worker.py`).
 """
 import math
 import os
@@ -128,6 +133,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     for saver in savers:
         saver.start(step)
     loss = None
+    preempted = False  # as agreed by all workers (a SIGTERM may reach only one of them)
     with preemption.watch_for_preemption() as preemption_watch:
         try:
             while step < last_step:
@@ -154,7 +160,8 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                         "global_step=tf.compat.v1.train.get_global_step() to minimize() or "
                         "apply_gradients().")
                 sizer.record(new_step - step, time.time() - started)
-                (loss,) = workers.from_chief(float(loss_tensor))  # the chief's replica 0's
+                # The chief's replica 0's loss, and whether any worker got SIGTERM.
+                loss, preempted = workers.loop_end(float(loss_tensor), preemption_watch.requested)
                 stop = hook_run.after_loop(hook_values)
                 if not math.isfinite(loss):
                     raise NanLossDuringTrainingError(step, new_step)
@@ -167,7 +174,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                     logging.info("Training stopped at global step %d: a hook or saving listener "
                                  "requested it.", step)
                     break
-                if preemption_watch.requested:
+                if preempted:
                     break
         finally:
             host_call.close()
@@ -178,7 +185,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
         saver.end(step)
     if savers:
         workers.barrier()  # no worker goes on before the chief has written the last checkpoint
-    if preemption_watch.requested:
+    if preempted or preemption_watch.requested:
         raise preemption.preempted_error(step, checkpoints.latest_checkpoint(model_dir))
     if loss is not None:
         logging.info("Loss for final step: %s.", loss)

@@ -1,0 +1,24 @@
+"""Smoke test: `bench/train_throughput.py` still runs end to end and prints its ratio line.
+
+Runs the bench in a subprocess (it splits the CPU into logical devices at start-up, which this
+test process has already done) with the smallest flags: it checks that the script works, not
+what it measures.
+"""
+import os
+import re
+import subprocess
+import sys
+
+_BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
+                      "train_throughput.py")
+
+
+def test_train_throughput_bench_prints_a_ratio_line():
+    result = subprocess.run(
+        [sys.executable, _BENCH, "--steps", "4", "--iterations_per_loop", "2", "--repeats", "1",
+         "--replicas", "1", "--batch_size", "8"],
+        capture_output=True, text=True, timeout=180, check=False,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^1 replica\(s\): ratio ours/baseline = \d+\.\d+ \(target >= 0\.95\): "
+                     r"(PASS|BELOW TARGET)$", result.stdout, re.MULTILINE), result.stdout
