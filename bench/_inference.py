@@ -111,3 +111,35 @@ def strategies(tf, replica_counts):
     """{replicas: strategy}, one per count for the whole process."""
     return {count: tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(count)])
             for count in replica_counts}
+
+
+def run_bench(description, argv, with_labels, make_candidates, target):
+    """Parses flags, then for each replica count trains the estimator and times
+    `make_candidates(tf, estimator, forward, make_dataset, args)` -> {"ours", "baseline"}
+    (zero-argument callables processing `examples_per_run` examples), interleaved."""
+    from _common import (format_table, interleaved, peak_rss_mb,  # noqa: PLC0415
+                         split_cpu, verdict)
+    args = parse_args(description, argv)
+    replica_counts = [int(r) for r in args.replicas.split(",")]
+    split_cpu(max(replica_counts))
+    import tensorflow as tf  # noqa: PLC0415
+    import tpu_estimator_compat as tec  # noqa: PLC0415
+    tf.get_logger().setLevel("ERROR")
+    data = synthetic_data(args.examples)
+    make_dataset = dataset_fn(data, with_labels)
+    examples_per_run = args.examples - args.examples % args.batch_size
+    rows = []
+    for replicas, strategy in strategies(tf, replica_counts).items():
+        estimator = trained_estimator(tec, strategy, data, args.batch_size)
+        forward = HandWrittenForward(tf, estimator, strategy)
+        candidates = make_candidates(tf, estimator, forward, make_dataset, args)
+        for candidate in candidates.values():  # warm up: trace and first execution
+            candidate()
+        timings = interleaved(candidates, args.repeats)
+        rates = {name: examples_per_run / timings.median(name) for name in candidates}
+        ratio = rates["ours"] / rates["baseline"]
+        rows.append([f"{replicas} replica(s)", f"{rates['ours']:.0f}",
+                     f"{rates['baseline']:.0f}", f"{ratio:.3f}", verdict(ratio, target)])
+    print(format_table(
+        ["configuration", "ours ex/s", "baseline ex/s", "ratio", f"target >= {target}"], rows))
+    print(f"peak RSS: {peak_rss_mb():.0f} MB")

@@ -51,33 +51,15 @@ def baseline_eval(tf, forward, make_dataset, batch_size):
     return lambda: run(iter(dataset))
 
 
+def candidates(tf, estimator, forward, make_dataset, args):
+    return {
+        "ours": lambda: estimator.evaluate(lambda params: make_dataset(params["batch_size"])),
+        "baseline": baseline_eval(tf, forward, make_dataset, args.batch_size),
+    }
+
+
 def main(argv=None):
-    args = _inference.parse_args(__doc__.splitlines()[0], argv)
-    replica_counts = [int(r) for r in args.replicas.split(",")]
-    _common.split_cpu(max(replica_counts))
-    import tensorflow as tf  # noqa: PLC0415
-    import tpu_estimator_compat as tec  # noqa: PLC0415
-    tf.get_logger().setLevel("ERROR")
-    data = _inference.synthetic_data(args.examples)
-    make_dataset = _inference.dataset_fn(data, with_labels=True)
-    rows = []
-    for replicas, strategy in _inference.strategies(tf, replica_counts).items():
-        estimator = _inference.trained_estimator(tec, strategy, data, args.batch_size)
-        forward = _inference.HandWrittenForward(tf, estimator, strategy)
-        candidates = {
-            "ours": lambda: estimator.evaluate(lambda params: make_dataset(params["batch_size"])),
-            "baseline": baseline_eval(tf, forward, make_dataset, args.batch_size),
-        }
-        for candidate in candidates.values():  # warm up: trace and first execution
-            candidate()
-        timings = _common.interleaved(candidates, args.repeats)
-        rates = {name: args.examples / timings.median(name) for name in candidates}
-        ratio = rates["ours"] / rates["baseline"]
-        rows.append([f"{replicas} replica(s)", f"{rates['ours']:.0f}", f"{rates['baseline']:.0f}",
-                     f"{ratio:.3f}", _common.verdict(ratio, TARGET)])
-    print(_common.format_table(
-        ["configuration", "ours ex/s", "baseline ex/s", "ratio", f"target >= {TARGET}"], rows))
-    print(f"peak RSS: {_common.peak_rss_mb():.0f} MB")
+    _inference.run_bench(__doc__.splitlines()[0], argv, True, candidates, TARGET)
 
 
 if __name__ == "__main__":

@@ -47,35 +47,16 @@ def baseline_predict(tf, forward, make_dataset, batch_size):
     return run
 
 
+def candidates(tf, estimator, forward, make_dataset, args):
+    return {
+        "ours": lambda: list(estimator.predict(
+            lambda params: make_dataset(params["batch_size"]), yield_single_examples=False)),
+        "baseline": baseline_predict(tf, forward, make_dataset, args.batch_size),
+    }
+
+
 def main(argv=None):
-    args = _inference.parse_args(__doc__.splitlines()[0], argv)
-    replica_counts = [int(r) for r in args.replicas.split(",")]
-    _common.split_cpu(max(replica_counts))
-    import tensorflow as tf  # noqa: PLC0415
-    import tpu_estimator_compat as tec  # noqa: PLC0415
-    tf.get_logger().setLevel("ERROR")
-    data = _inference.synthetic_data(args.examples)
-    make_dataset = _inference.dataset_fn(data, with_labels=False)
-    rows = []
-    for replicas, strategy in _inference.strategies(tf, replica_counts).items():
-        estimator = _inference.trained_estimator(tec, strategy, data, args.batch_size)
-        forward = _inference.HandWrittenForward(tf, estimator, strategy)
-        candidates = {
-            "ours": lambda: list(estimator.predict(
-                lambda params: make_dataset(params["batch_size"]), yield_single_examples=False)),
-            "baseline": baseline_predict(tf, forward, make_dataset, args.batch_size),
-        }
-        outputs = {name: candidate() for name, candidate in candidates.items()}  # warm up
-        ours = sum(len(batch["classes"]) for batch in outputs["ours"])
-        assert ours == args.examples - args.examples % args.batch_size, ours
-        timings = _common.interleaved(candidates, args.repeats)
-        rates = {name: ours / timings.median(name) for name in candidates}
-        ratio = rates["ours"] / rates["baseline"]
-        rows.append([f"{replicas} replica(s)", f"{rates['ours']:.0f}", f"{rates['baseline']:.0f}",
-                     f"{ratio:.3f}", _common.verdict(ratio, TARGET)])
-    print(_common.format_table(
-        ["configuration", "ours ex/s", "baseline ex/s", "ratio", f"target >= {TARGET}"], rows))
-    print(f"peak RSS: {_common.peak_rss_mb():.0f} MB")
+    _inference.run_bench(__doc__.splitlines()[0], argv, False, candidates, TARGET)
 
 
 if __name__ == "__main__":

@@ -138,17 +138,8 @@ class Estimator:
         before_run/after_run.
         """
         self._check_eval_steps(steps)
-        self._check_user_fns(input_fn, ModeKeys.EVAL)
-        hooks = hooks_lib.validate_hooks(hooks)
-        checkpoint = checkpoint_path or self.latest_checkpoint()
-        if checkpoint is None:
-            logging.info("Could not find trained model in model_dir: %s, running "
-                         "initialization to evaluate.", self.model_dir)
-        hook_run = hooks_lib.HookRun(ModeKeys.EVAL, hooks, checkpoint)
-        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.EVAL, input_fn,
-                                                                  hook_run)
-        engine.sync(checkpoint, compiled, self._warm_start_from)
-        hook_run.start(engine, compiled.traced.step_hooks)
+        checkpoint, plan, iterator, engine, compiled, hook_run = self._start_inference(
+            ModeKeys.EVAL, input_fn, hooks, checkpoint_path)
         return evaluation.run_evaluation(
             engine, compiled, iterator, steps=steps, global_step=engine.global_step,
             eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
@@ -161,17 +152,8 @@ class Estimator:
 
         `hooks` and the spec's `prediction_hooks` run once per device loop.
         """
-        self._check_user_fns(input_fn, ModeKeys.PREDICT)
-        hooks = hooks_lib.validate_hooks(hooks)
-        checkpoint = checkpoint_path or self.latest_checkpoint()
-        if checkpoint is None:
-            logging.info("Could not find trained model in model_dir: %s, running "
-                         "initialization to predict.", self.model_dir)
-        hook_run = hooks_lib.HookRun(ModeKeys.PREDICT, hooks, checkpoint)
-        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.PREDICT, input_fn,
-                                                                  hook_run)
-        engine.sync(checkpoint, compiled, self._warm_start_from)
-        hook_run.start(engine, compiled.traced.step_hooks)
+        _, plan, iterator, _, compiled, hook_run = self._start_inference(
+            ModeKeys.PREDICT, input_fn, hooks, checkpoint_path)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop()).next_size(np.iinfo(np.int32).max)
         yield from prediction.generate_predictions(
@@ -251,6 +233,22 @@ class Estimator:
         return 1  # Estimator: one step per Session.run
 
     # -- internals --------------------------------------------------------------------------
+    def _start_inference(self, mode, input_fn, hooks, checkpoint_path):
+        """Checks, input, compiled model and hooks of an evaluate/predict call, with the
+        variables holding `checkpoint_path` (default: the latest checkpoint)."""
+        self._check_user_fns(input_fn, mode)
+        hooks = hooks_lib.validate_hooks(hooks)
+        checkpoint = checkpoint_path or self.latest_checkpoint()
+        if checkpoint is None:
+            logging.info("Could not find trained model in model_dir: %s, running "
+                         "initialization to %s.", self.model_dir,
+                         "evaluate" if mode == ModeKeys.EVAL else "predict")
+        hook_run = hooks_lib.HookRun(mode, hooks, checkpoint)
+        _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run)
+        engine.sync(checkpoint, compiled, self._warm_start_from)
+        hook_run.start(engine, compiled.traced.step_hooks)
+        return checkpoint, plan, iterator, engine, compiled, hook_run
+
     def _prepare(self, mode, input_fn, hook_run=None):
         """Runtime, batch plan, input iterator, engine and compiled model for one call."""
         runtime = self._runtime(mode)
