@@ -115,6 +115,9 @@ def test_stopping_the_generator_early_leaves_no_threads(trained_dir, eight_devic
     generator = estimator.predict(predict_input_fn)
     next(generator)
     generator.close()
+    for thread in threading.enumerate():  # the input iterator is released in the background
+        if thread.name == "release-input-iterator":
+            thread.join(timeout=300)
     assert threading.active_count() == threads_before
 
 

@@ -120,13 +120,19 @@ class Estimator:
         step = engine.global_step
         last_step = max_steps if max_steps is not None else (
             step + steps if steps is not None else float("inf"))
-        training.run_training(
-            engine, compiled, iterator, config=self._config, model_dir=self.model_dir,
-            last_step=last_step, iterations_per_loop=self._iterations_per_loop(),
-            examples_per_step=self._examples_per_step(plan, runtime),
-            host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
-            tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
-            hook_run=hook_run)
+        iterators = [iterator]  # the only reference once `iterator` is gone: see below
+        del iterator
+        try:
+            training.run_training(
+                engine, compiled, iterators[0], config=self._config, model_dir=self.model_dir,
+                last_step=last_step, iterations_per_loop=self._iterations_per_loop(),
+                examples_per_step=self._examples_per_step(plan, runtime),
+                host_call_every_n_steps=(
+                    self._config.tpu_config.experimental_host_call_every_n_steps),
+                tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
+                hook_run=hook_run)
+        finally:
+            inputs.release_in_background(iterators)
         return self
 
     # -- evaluate ---------------------------------------------------------------------------
@@ -140,10 +146,15 @@ class Estimator:
         self._check_eval_steps(steps)
         checkpoint, plan, iterator, engine, compiled, hook_run = self._start_inference(
             ModeKeys.EVAL, input_fn, hooks, checkpoint_path)
-        return evaluation.run_evaluation(
-            engine, compiled, iterator, steps=steps, global_step=engine.global_step,
-            eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
-            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
+        iterators = [iterator]
+        del iterator
+        try:
+            return evaluation.run_evaluation(
+                engine, compiled, iterators[0], steps=steps, global_step=engine.global_step,
+                eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
+                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
+        finally:
+            inputs.release_in_background(iterators)
 
     # -- predict ----------------------------------------------------------------------------
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
@@ -156,10 +167,15 @@ class Estimator:
             ModeKeys.PREDICT, input_fn, hooks, checkpoint_path)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop()).next_size(np.iinfo(np.int32).max)
-        yield from prediction.generate_predictions(
-            compiled, iterator, steps_per_loop=steps_per_loop, predict_keys=predict_keys,
-            yield_single_examples=yield_single_examples,
-            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
+        iterators = [iterator]
+        del iterator
+        try:
+            yield from prediction.generate_predictions(
+                compiled, iterators[0], steps_per_loop=steps_per_loop,
+                predict_keys=predict_keys, yield_single_examples=yield_single_examples,
+                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
+        finally:
+            inputs.release_in_background(iterators)
 
     # -- export -----------------------------------------------------------------------------
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
