@@ -316,13 +316,8 @@ def test_gan_two_optimizers_and_manual_global_step(tmp_path, eight_devices):
                         g_optimizer=lambda: tf.train.MomentumOptimizer(0.05, 0.9, name="GMom"))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "library bug: two tf.train.AdamOptimizer in one model_fn fail while tracing the train "
-    "step: the second Adam's non-slot variable beta1_power (initial 0.9, created by "
-    "_create_non_slot_variable in apply_gradients' merge_fn) raises 'tf.function only "
-    "supports singleton tf.Variables created on the first call' in "
-    "tpu_estimator_compat/variable_store.py _create; one Adam + SGD/Momentum works"))
 def test_gan_with_two_adam_optimizers(tmp_path, eight_devices):
+    """Two Adams: TF1 names their beta powers beta1_power and beta1_power_1."""
     train_gan_and_check(tmp_path, eight_devices,
                         d_optimizer=lambda: tf.train.AdamOptimizer(0.01, name="DAdam"),
                         g_optimizer=lambda: tf.train.AdamOptimizer(0.01, name="GAdam"))

@@ -82,11 +82,11 @@ class VariableStore:
             yield
 
     def _creator(self, next_creator, **kwargs):
-        name = _graph_name(kwargs.get("name") or "Variable", mark_as_used=False)
+        # Marked as used in this graph whether or not the variable is created here: creation
+        # happens outside the trace, so this graph would not see the name taken otherwise.
+        name = _graph_name(kwargs.get("name") or "Variable")
         variable = self._variables.get(name)
-        if variable is not None:
-            _graph_name(kwargs.get("name") or "Variable", mark_as_used=True)
-        else:
+        if variable is None:
             variable = self._create(next_creator, kwargs)
             self._variables[name] = variable
             if _is_trainable(kwargs):
@@ -119,17 +119,17 @@ class VariableStore:
             return next_creator(**kwargs)
 
 
-def _graph_name(requested, mark_as_used):
+def _graph_name(requested):
     """The TF1 name a variable requested as `requested` gets in the current graph.
 
     `get_variable` asks for its full name at the root name scope; `tf.Variable`-style
     creation (tf.compat.v1.metrics, user code) asks for a name relative to the current name
     scope, uniquified as TF1 did ('mean/total', 'mean_1/total'); a trailing '/' means
-    absolute. Marking the name as used on reuse keeps later names the same in every trace.
+    absolute. The name is marked as used, so later names are the same in every trace.
     """
     if requested.endswith("/"):
         return requested.rstrip("/")
-    return _v1.get_default_graph().unique_name(requested, mark_as_used=mark_as_used)
+    return _v1.get_default_graph().unique_name(requested, mark_as_used=True)
 
 
 def _is_trainable(creator_kwargs):
