@@ -51,19 +51,11 @@ from tensorflow.python.training import basic_session_run_hooks
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import variable_store
 from tpu_estimator_compat.spec import ModeKeys
+from tpu_estimator_compat.spec import validate_hooks  # noqa: F401  (part of this module's API)
 
 _v1 = tf.compat.v1
 # training_util.GLOBAL_STEP_READ_KEY: where _get_or_create_global_step_read() caches its tensor.
 _GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
-
-
-def validate_hooks(hooks):
-    """The `hooks=` argument as a tuple; TF1's TypeError for anything not a SessionRunHook."""
-    hooks = tuple(hooks or ())
-    for hook in hooks:
-        if not isinstance(hook, _v1.train.SessionRunHook):
-            raise TypeError(f"Hooks must be a SessionRunHook, given: {hook}")
-    return hooks
 
 
 def validate_saving_listeners(listeners):

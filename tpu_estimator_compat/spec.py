@@ -94,7 +94,8 @@ def _validate_export_outputs(export_outputs, predictions, mode):
     return export_output.get_export_outputs(export_outputs, predictions)
 
 
-def _validate_hooks(hooks):
+def validate_hooks(hooks):
+    """`hooks` as a tuple; TF1's TypeError for anything that is not a SessionRunHook."""
     hooks = tuple(hooks or ())
     for hook in hooks:
         if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
@@ -168,11 +169,11 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", [
         return super().__new__(
             cls,
             eval_metric_ops=_validate_eval_metric_ops(eval_metric_ops),
-            training_chief_hooks=_validate_hooks(training_chief_hooks),
-            training_hooks=_validate_hooks(training_hooks),
+            training_chief_hooks=validate_hooks(training_chief_hooks),
+            training_hooks=validate_hooks(training_hooks),
             scaffold=_validate_scaffold(scaffold),
-            evaluation_hooks=_validate_hooks(evaluation_hooks),
-            prediction_hooks=_validate_hooks(prediction_hooks),
+            evaluation_hooks=validate_hooks(evaluation_hooks),
+            prediction_hooks=validate_hooks(prediction_hooks),
             **common)
 
     def _replace(self, **kwargs):
@@ -258,7 +259,7 @@ class TPUEstimatorSpec(collections.namedtuple("TPUEstimatorSpec", [
         for name, value in (("eval_metrics", eval_metrics), ("host_call", host_call)):
             if value is not None:
                 _validate_host_call(name, value)
-        hooks = [_validate_hooks(h) for h in (training_hooks, evaluation_hooks,
+        hooks = [validate_hooks(h) for h in (training_hooks, evaluation_hooks,
                                               prediction_hooks)]
         if scaffold_fn is not None and not callable(scaffold_fn):
             raise TypeError("scaffold_fn must be a function that takes no arguments and "

@@ -47,7 +47,7 @@ class TrainSpec(collections.namedtuple(
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         return super().__new__(
             cls, input_fn=input_fn, max_steps=max_steps,
-            hooks=_validated_hooks(hooks),
+            hooks=hooks_lib.validate_hooks(hooks),
             saving_listeners=hooks_lib.validate_saving_listeners(saving_listeners))
 
 
@@ -77,7 +77,7 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
         if throttle_secs < 0:
             raise ValueError(f"Must specify throttle_secs >= 0, given: {throttle_secs}")
         return super().__new__(
-            cls, input_fn=input_fn, steps=steps, name=name, hooks=_validated_hooks(hooks),
+            cls, input_fn=input_fn, steps=steps, name=name, hooks=hooks_lib.validate_hooks(hooks),
             exporters=_validated_exporters(exporters), start_delay_secs=start_delay_secs,
             throttle_secs=throttle_secs)
 
@@ -85,14 +85,6 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
 def _check_input_fn(input_fn):
     if not callable(input_fn):
         raise TypeError(f"`input_fn` must be callable, given: {input_fn}")
-
-
-def _validated_hooks(hooks):
-    hooks = tuple(hooks or ())
-    for hook in hooks:
-        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-            raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook}")
-    return hooks
 
 
 def _validated_exporters(exporters):
