@@ -26,7 +26,6 @@ the configured batch size and, under a given strategy, each replica gets whole b
 device; several GPUs are used by passing `RunConfig(train_distribute=MirroredStrategy())`.
 """
 import dataclasses
-import os
 
 import tensorflow as tf
 from absl import logging
@@ -166,8 +165,8 @@ def multi_worker_strategy(communication_options=None):
 
 
 def _check_simulated_cores(runtime, use_tpu):
-    value = os.environ.get(SIMULATED_TPU_CORES_ENV)
-    if use_tpu and value and value.strip() != str(runtime.replicas_per_host):
+    value = cluster_resolver_lib.simulated_tpu_cores()
+    if use_tpu and value and value != runtime.replicas_per_host:
         logging.warning(
             "%s=%s is not used across workers: MultiWorkerMirroredStrategy places one replica "
             "per local accelerator (one per CPU-only worker), so each of the %d hosts (workers) "

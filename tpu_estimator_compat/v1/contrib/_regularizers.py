@@ -18,6 +18,18 @@ def _check_scale(scale):
     return True
 
 
+def _regularizer(scale, scope, default_name, penalty):
+    """`weights -> scale * penalty(weights)` in a name scope (`scope` or `default_name`)."""
+    if not _check_scale(scale):
+        return lambda _: None
+
+    def regularize(weights):
+        with tf.compat.v1.name_scope(scope, default_name, [weights]) as name:
+            my_scale = tf.convert_to_tensor(scale, dtype=weights.dtype.base_dtype, name="scale")
+            return tf.multiply(my_scale, penalty(weights), name=name)
+    return regularize
+
+
 def l1_regularizer(scale, scope=None):
     """`weights -> scale * sum(|weights|)`, in a name scope `scope` or 'l1_regularizer'.
 
@@ -25,14 +37,8 @@ def l1_regularizer(scale, scope=None):
       ValueError: if `scale` is an integer or negative. A scale of 0.0 gives a function
         returning None (no loss).
     """
-    if not _check_scale(scale):
-        return lambda _: None
-
-    def l1(weights):
-        with tf.compat.v1.name_scope(scope, "l1_regularizer", [weights]) as name:
-            my_scale = tf.convert_to_tensor(scale, dtype=weights.dtype.base_dtype, name="scale")
-            return tf.multiply(my_scale, tf.reduce_sum(tf.abs(weights)), name=name)
-    return l1
+    return _regularizer(scale, scope, "l1_regularizer",
+                        lambda weights: tf.reduce_sum(tf.abs(weights)))
 
 
 def l2_regularizer(scale, scope=None):
@@ -42,11 +48,4 @@ def l2_regularizer(scale, scope=None):
       ValueError: if `scale` is an integer or negative. A scale of 0.0 gives a function
         returning None (no loss).
     """
-    if not _check_scale(scale):
-        return lambda _: None
-
-    def l2(weights):
-        with tf.compat.v1.name_scope(scope, "l2_regularizer", [weights]) as name:
-            my_scale = tf.convert_to_tensor(scale, dtype=weights.dtype.base_dtype, name="scale")
-            return tf.multiply(my_scale, tf.nn.l2_loss(weights), name=name)
-    return l2
+    return _regularizer(scale, scope, "l2_regularizer", tf.nn.l2_loss)
