@@ -177,7 +177,9 @@ def test_cpu_path_gives_the_global_batch_and_ends_with_a_finite_input(tmp_path):
 def test_batch_norm_moving_statistics_update_through_update_ops(tmp_path, eight_devices):
     def model_fn(features, labels, mode, params):
         hidden = legacy_layers.batch_normalization(
-            legacy_layers.dense(features, 3, name="dense"), training=True)
+            legacy_layers.dense(
+                features, 3, name="dense",
+                kernel_initializer=v1.glorot_uniform_initializer(seed=3)), training=True)
         predictions = legacy_layers.dense(hidden, 1, name="out")
         loss = v1.losses.mean_squared_error(labels, predictions)
         optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.01))
