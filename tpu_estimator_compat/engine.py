@@ -66,6 +66,7 @@ class CompiledMode:
     loop: object
     init_from_checkpoint_calls: list
     program: object = None  # the model_bridge.UserProgram traced
+    kept_alive: list = dataclasses.field(default_factory=list)  # objects the step uses
     _meta_graph: object = dataclasses.field(default=None, repr=False)
 
     def meta_graph(self):
@@ -125,8 +126,10 @@ class ModelEngine:
         init_calls = []
         replica_fn = model_step.make_replica_fn(
             program.model_fn, mode, self.runtime, plan, program, traced)
+        kept_alive = []
         step_body = loops.make_step_body(self.runtime.strategy, self.store, replica_fn,
-                                         init_calls, after_replicas=traced.build_scaffold)
+                                         init_calls, kept_alive,
+                                         after_replicas=traced.build_scaffold)
         optimizers.reset_cross_shard_optimizer_usage()
         if program.config.tf_random_seed is not None:
             # Variables are initialised eagerly in creation order: same seed, same values.
@@ -138,7 +141,7 @@ class ModelEngine:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
         return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
-                            init_calls, program)
+                            init_calls, program, kept_alive)
 
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas

@@ -22,10 +22,12 @@ _BATCH_OUTPUTS = ("host_call", "metrics", "predictions", "mask", "stop")
 _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates")
 
 
-def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, after_replicas):
+def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept_alive,
+                   after_replicas):
     """The Python function of one step on every replica; see the module docstring.
 
-    `after_replicas()` is called after the replicas' calls, in cross-replica context.
+    `after_replicas()` is called after the replicas' calls, in cross-replica context;
+    `init_from_checkpoint_calls` and `kept_alive` are `legacy_patches.patched_legacy_api`'s.
     """
     def replica_step(element):
         with step_graph.building_replica(), store.creating_variables_in_replica():
@@ -34,7 +36,7 @@ def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, afte
 
     def step(element):
         store.prepare_graph()
-        with legacy_patches.patched_legacy_api(init_from_checkpoint_calls):
+        with legacy_patches.patched_legacy_api(init_from_checkpoint_calls, kept_alive):
             per_replica = strategy.run(replica_step, args=(element,))
             after_replicas()
         return _host_view(strategy, per_replica)
