@@ -8,10 +8,10 @@ are not already its values.
 import dataclasses
 
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import legacy_patches
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import loops
 from tpu_estimator_compat import model_step
 from tpu_estimator_compat import optimizers

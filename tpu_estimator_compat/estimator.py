@@ -11,7 +11,6 @@ import copy
 import os
 
 import numpy as np
-from absl import logging
 
 from tpu_estimator_compat import batching
 from tpu_estimator_compat import checkpoints
@@ -21,6 +20,7 @@ from tpu_estimator_compat import evaluation
 from tpu_estimator_compat import export as export_lib
 from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import inputs
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import prediction
@@ -120,19 +120,13 @@ class Estimator:
         step = engine.global_step
         last_step = max_steps if max_steps is not None else (
             step + steps if steps is not None else float("inf"))
-        iterators = [iterator]  # the only reference once `iterator` is gone: see below
-        del iterator
-        try:
-            training.run_training(
-                engine, compiled, iterators[0], config=self._config, model_dir=self.model_dir,
-                last_step=last_step, iterations_per_loop=self._iterations_per_loop(),
-                examples_per_step=self._examples_per_step(plan, runtime),
-                host_call_every_n_steps=(
-                    self._config.tpu_config.experimental_host_call_every_n_steps),
-                tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
-                hook_run=hook_run)
-        finally:
-            inputs.release_in_background(iterators)
+        training.run_training(
+            engine, compiled, iterator, config=self._config, model_dir=self.model_dir,
+            last_step=last_step, iterations_per_loop=self._iterations_per_loop(),
+            examples_per_step=self._examples_per_step(plan, runtime),
+            host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
+            tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
+            hook_run=hook_run)
         return self
 
     # -- evaluate ---------------------------------------------------------------------------
@@ -146,15 +140,10 @@ class Estimator:
         self._check_eval_steps(steps)
         checkpoint, plan, iterator, engine, compiled, hook_run = self._start_inference(
             ModeKeys.EVAL, input_fn, hooks, checkpoint_path)
-        iterators = [iterator]
-        del iterator
-        try:
-            return evaluation.run_evaluation(
-                engine, compiled, iterators[0], steps=steps, global_step=engine.global_step,
-                eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
-                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
-        finally:
-            inputs.release_in_background(iterators)
+        return evaluation.run_evaluation(
+            engine, compiled, iterator, steps=steps, global_step=engine.global_step,
+            eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
+            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
 
     # -- predict ----------------------------------------------------------------------------
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
@@ -167,15 +156,10 @@ class Estimator:
             ModeKeys.PREDICT, input_fn, hooks, checkpoint_path)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop()).next_size(np.iinfo(np.int32).max)
-        iterators = [iterator]
-        del iterator
-        try:
-            yield from prediction.generate_predictions(
-                compiled, iterators[0], steps_per_loop=steps_per_loop,
-                predict_keys=predict_keys, yield_single_examples=yield_single_examples,
-                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
-        finally:
-            inputs.release_in_background(iterators)
+        yield from prediction.generate_predictions(
+            compiled, iterator, steps_per_loop=steps_per_loop,
+            predict_keys=predict_keys, yield_single_examples=yield_single_examples,
+            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
 
     # -- export -----------------------------------------------------------------------------
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
@@ -269,7 +253,7 @@ class Estimator:
         """Runtime, batch plan, input iterator, engine and compiled model for one call."""
         runtime = self._runtime(mode)
         plan = self._plan(mode, runtime)
-        iterator = iter(inputs.distributed_input(input_fn, mode, runtime, plan, self._program))
+        iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program)
         engine = self._engine(runtime)
         compiled = engine.compile(mode, self._program, plan, iterator, hook_run)
         self._check_spec(compiled)

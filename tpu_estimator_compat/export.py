@@ -15,12 +15,12 @@ import dataclasses
 import os
 import time
 
-from absl import logging
 import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
 
 from tpu_estimator_compat import export_output as export_output_lib
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import spec as spec_lib
 

@@ -12,12 +12,22 @@ auto-sharding does not apply to `distribute_datasets_from_function`): as in the 
 each host reads its own part of the data, e.g. `dataset.shard(context.num_hosts,
 context.current_host)` or files chosen by `context.current_input_fn_deployment()`, or by
 `input_context` (`input_pipeline_id`, `num_input_pipelines`) with CPU/GPU semantics.
+
+Iterators are made without tf.data autotuning (unless the input_fn's dataset asks for it).
+TensorFlow 2.21's autotuning thread can miss its cancellation: `CancellationManager` wakes
+it before marking itself cancelled, the thread re-checks too early and sleeps out its
+optimisation period (doubling up to 60 s), and destroying the iterator joins that thread.
+A distributed iterator on N devices holds N + 1 autotuned iterators (the host's and one per
+device inside `MultiDeviceIterator`), destroyed one after another: calls and process exit
+stalled for seconds to minutes. Without autotuning the iterators are destroyed in well under
+a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults.
 """
-import threading
+import contextlib
 
 import tensorflow as tf
-from absl import logging
+from tensorflow.python.data.ops import multi_device_iterator_ops
 
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import padding
 from tpu_estimator_compat import tf1_shapes
@@ -25,18 +35,6 @@ from tpu_estimator_compat import tpu_context
 from tpu_estimator_compat.batching import Distribution
 from tpu_estimator_compat.config import InputPipelineConfig
 from tpu_estimator_compat.spec import ModeKeys
-
-
-def release_in_background(holder):
-    """Drops the last reference to a distributed iterator (`holder`, a one-item list) on a
-    background thread.
-
-    Destroying a multi-device iterator waits for tf.data's prefetch and autotune threads,
-    which in TensorFlow 2.21 can take from seconds to minutes (measured: up to 230 s on 8
-    logical CPUs); the caller goes on meanwhile. The thread is not a daemon: a daemon killed
-    inside TensorFlow's destructor at interpreter exit can abort the process.
-    """
-    threading.Thread(target=holder.clear, name="release-input-iterator").start()
 
 
 def as_dataset(input_fn_result):
@@ -53,6 +51,14 @@ def split_element(element):
     if isinstance(element, tuple) and len(element) == 2:
         return element
     return element, None
+
+
+def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts):
+    """The distributed input iterator for one call of train/evaluate/predict (see the module
+    docstring for why its per-device iterators are made without autotuning)."""
+    dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts)
+    with _per_device_datasets_without_autotune():
+        return iter(dataset)
 
 
 def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
@@ -86,9 +92,38 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
         if runtime.tpu_semantics:
             element_spec = dataset.element_spec
             _require_static_shapes(element_spec[0] if with_signals else element_spec)
-        return dataset.prefetch(tf.data.AUTOTUNE)
+        return _without_autotune(dataset.prefetch(tf.data.AUTOTUNE))
 
     return strategy.distribute_datasets_from_function(host_dataset)
+
+
+def _without_autotune(dataset):
+    """`dataset` with autotuning off, unless the input_fn's dataset set it explicitly."""
+    if dataset.options().autotune.enabled is not None:
+        return dataset
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.with_options(options)
+
+
+@contextlib.contextmanager
+def _per_device_datasets_without_autotune():
+    """While iterators are made, `MultiDeviceIterator`'s per-device datasets (a generator
+    and a fixed prefetch: nothing to tune) get autotuning off. TensorFlow offers no option
+    for them; if its private factory is gone, iterators are made as they are."""
+    factory = getattr(multi_device_iterator_ops, "_create_device_dataset", None)
+    if factory is None:
+        yield
+        return
+
+    def create_device_dataset(*args, **kwargs):
+        return _without_autotune(factory(*args, **kwargs))
+
+    multi_device_iterator_ops._create_device_dataset = create_device_dataset  # pylint: disable=protected-access
+    try:
+        yield
+    finally:
+        multi_device_iterator_ops._create_device_dataset = factory  # pylint: disable=protected-access
 
 
 def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):

@@ -28,9 +28,9 @@ device; several GPUs are used by passing `RunConfig(train_distribute=MirroredStr
 import dataclasses
 
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import cluster_resolver as cluster_resolver_lib
+from tpu_estimator_compat import log as logging
 
 SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV
 _tpu_strategies = {}  # TPU systems are initialised once per process and target

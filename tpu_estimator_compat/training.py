@@ -24,11 +24,11 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import host_calls
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import preemption
 from tpu_estimator_compat import summaries
