@@ -122,7 +122,7 @@ def test_steps_limits_the_batches_and_loss_is_the_mean_over_steps(tmp_path, one_
 
 
 def test_eval_events_hold_every_metric_at_the_checkpoint_step(tmp_path, one_device, caplog):
-    caplog.set_level(logging.INFO, logger="absl")
+    caplog.set_level(logging.INFO, logger="tensorflow")
     estimator = trained_estimator(tmp_path, one_device)
     results = estimator.evaluate(eval_input_fn, name="holdout")
     scalars = read_scalars(os.path.join(str(tmp_path), "eval_holdout"))

@@ -235,7 +235,7 @@ class RecordingListener(v1.train.CheckpointSaverListener):
 
 
 def test_checkpoint_saver_hook_replaces_the_estimators_saver(tmp_path, one_device, caplog):
-    caplog.set_level(logging.INFO, logger="absl")
+    caplog.set_level(logging.INFO, logger="tensorflow")
     hook_listener, call_listener = RecordingListener(), RecordingListener()
     saver_hook = v1.train.CheckpointSaverHook(str(tmp_path), save_steps=8,
                                               listeners=[hook_listener])

@@ -102,7 +102,7 @@ def test_cpu_path_non_dict_predictions(tmp_path):
 
 
 def test_no_checkpoint_predicts_from_initial_values_with_a_log(tmp_path, one_device, caplog):
-    caplog.set_level(logging.INFO, logger="absl")
+    caplog.set_level(logging.INFO, logger="tensorflow")
     predictions = list(make_estimator(tmp_path, one_device).predict(predict_input_fn))
     assert len(predictions) == NUM_EXAMPLES
     assert "Could not find trained model in model_dir" in caplog.text
