@@ -19,6 +19,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
+import tpu_estimator_compat as tec
 from tpu_estimator_compat import export
 from tpu_estimator_compat import export_output as eo
 from tpu_estimator_compat import receivers
@@ -324,6 +325,17 @@ def test_params_in_export(model_dir, tmp_path):
 def test_export_to_tpu_false_writes_only_serve(model_dir, tmp_path):
     path = _export(model_dir, tmp_path, _raw_receiver_fn(), export_to_tpu=False)
     assert set(_meta_graphs(path)) == {_SERVE}
+
+
+def test_use_tpu_false_estimator_still_writes_the_tpu_meta_graph(model_dir, tmp_path):
+    """The original's export_to_tpu=True (the default) wrote `serve, tpu` whatever use_tpu."""
+    for export_to_tpu, tag_sets in ((True, {_SERVE, _SERVE_TPU}), (False, {_SERVE})):
+        estimator = tec.TPUEstimator(_model_fn, config=tec.RunConfig(model_dir=model_dir),
+                                     use_tpu=False, params={"heads": True},
+                                     export_to_tpu=export_to_tpu)
+        path = estimator.export_saved_model(str(tmp_path / str(export_to_tpu)),
+                                            _raw_receiver_fn())
+        assert set(_meta_graphs(path)) == tag_sets
 
 
 def test_export_to_cpu_false_writes_only_tpu_graph_with_variables(model_dir, tmp_path):

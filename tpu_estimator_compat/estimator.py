@@ -191,7 +191,7 @@ class Estimator:
                 checkpoint_path=checkpoint, export_dir_base=target,
                 serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
                 as_text=as_text, export_to_cpu=self._export_to_cpu,
-                export_to_tpu=self._export_to_tpu and self._use_tpu, mode=mode,
+                export_to_tpu=self._export_to_tpu, mode=mode,
                 strip_default_attrs=strip_default_attrs,
                 export_saved_model_api_version=self._export_api_version,
                 add_use_tpu_param=self._ADDS_TPU_PARAMS)
