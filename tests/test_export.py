@@ -20,7 +20,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import export
+from tpu_estimator_compat import saved_model_export as export
 from tpu_estimator_compat import export_output as eo
 from tpu_estimator_compat import receivers
 from tpu_estimator_compat.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
@@ -527,3 +527,21 @@ def test_receiver_fn_builders():
             {"a": tf.TensorSpec([None])}, {"a": tf.TensorSpec([None])})
     assert str(e.value) == ("Features and labels must have distinct keys. Found overlapping "
                             "keys: {'a'}")
+
+
+def test_package_export_module_serves_tf_estimator_export_names():
+    """`tpu_estimator_compat.export` is what `tf.estimator.export` was (names of TF 2.15's)."""
+    import tpu_estimator_compat.export as public  # noqa: PLC0415
+    import tpu_estimator_compat.v1 as v1  # noqa: PLC0415
+    names = ["ClassificationOutput", "EvalOutput", "ExportOutput", "PredictOutput",
+             "RegressionOutput", "ServingInputReceiver", "TensorServingInputReceiver",
+             "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn"]
+    assert sorted(public.__all__) == names
+    for name in names:
+        assert getattr(public, name) is getattr(eo if "Output" in name else receivers, name)
+    for name in set(names) - {"EvalOutput"}:
+        assert getattr(public, name) is getattr(v1.estimator.export, name)
+    receiver = public.build_raw_serving_input_receiver_fn(
+        {"x": tf.TensorSpec([None, 2], tf.float32)})
+    with tf.Graph().as_default():
+        assert isinstance(receiver(), public.ServingInputReceiver)

@@ -17,7 +17,7 @@ from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import config as config_lib
 from tpu_estimator_compat import engine as engine_lib
 from tpu_estimator_compat import evaluation
-from tpu_estimator_compat import export as export_lib
+from tpu_estimator_compat import saved_model_export as export_lib
 from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import inputs
 from tpu_estimator_compat import log as logging
