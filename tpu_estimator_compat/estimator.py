@@ -139,7 +139,7 @@ class Estimator:
         """
         self._check_eval_steps(steps)
         checkpoint, plan, iterator, engine, compiled, hook_run = self._start_inference(
-            ModeKeys.EVAL, input_fn, hooks, checkpoint_path)
+            ModeKeys.EVAL, input_fn, hooks, checkpoint_path, until_input_ends=steps is None)
         return evaluation.run_evaluation(
             engine, compiled, iterator, steps=steps, global_step=engine.global_step,
             eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
@@ -233,7 +233,7 @@ class Estimator:
         return 1  # Estimator: one step per Session.run
 
     # -- internals --------------------------------------------------------------------------
-    def _start_inference(self, mode, input_fn, hooks, checkpoint_path):
+    def _start_inference(self, mode, input_fn, hooks, checkpoint_path, until_input_ends=True):
         """Checks, input, compiled model and hooks of an evaluate/predict call, with the
         variables holding `checkpoint_path` (default: the latest checkpoint)."""
         self._check_user_fns(input_fn, mode)
@@ -244,16 +244,19 @@ class Estimator:
                          "initialization to %s.", self.model_dir,
                          "evaluate" if mode == ModeKeys.EVAL else "predict")
         hook_run = hooks_lib.HookRun(mode, hooks, checkpoint)
-        _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run)
+        _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run,
+                                                            until_input_ends)
         engine.sync(checkpoint, compiled, self._warm_start_from)
         hook_run.start(engine, compiled.traced.step_hooks)
         return checkpoint, plan, iterator, engine, compiled, hook_run
 
-    def _prepare(self, mode, input_fn, hook_run=None):
-        """Runtime, batch plan, input iterator, engine and compiled model for one call."""
+    def _prepare(self, mode, input_fn, hook_run=None, until_input_ends=False):
+        """Runtime, batch plan, input iterator, engine and compiled model for one call
+        (`until_input_ends`: evaluate(steps=None), see `inputs.distributed_iterator`)."""
         runtime = self._runtime(mode)
         plan = self._plan(mode, runtime)
-        iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program)
+        iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program,
+                                               until_input_ends=until_input_ends)
         engine = self._engine(runtime)
         compiled = engine.compile(mode, self._program, plan, iterator, hook_run)
         self._check_spec(compiled)

@@ -53,15 +53,21 @@ def split_element(element):
     return element, None
 
 
-def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts):
+def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
+                         until_input_ends=False):
     """The distributed input iterator for one call of train/evaluate/predict (see the module
-    docstring for why its per-device iterators are made without autotuning)."""
-    dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts)
+    docstring for why its per-device iterators are made without autotuning).
+
+    `until_input_ends` (evaluate(steps=None)): an input known to be endless raises, naming
+    the fix, before any work; one of unknown length is logged as running to its end.
+    """
+    dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
+                                until_input_ends)
     with _per_device_datasets_without_autotune():
         return iter(dataset)
 
 
-def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
+def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False):
     """The distributed dataset for one call of train/evaluate/predict.
 
     `estimator_facts` carries the user's params, the RunConfig and `use_tpu`.
@@ -79,6 +85,8 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
         datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
                           input_context)
                     for index in range(plan.input_fn_calls_per_host)]
+        if until_input_ends:
+            _check_input_ends(datasets[0])
         if with_signals:
             # One process: every local replica has seen a stop batch after 2 rounds of them.
             # Several: others may still have data, so stop batches never end.
@@ -140,6 +148,22 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
         raise TypeError("For mode PREDICT, `input_fn` must return `Dataset` instead of "
                         "`features` and `labels`.")
     return as_dataset(result)
+
+
+def _check_input_ends(dataset):
+    """evaluate(steps=None) on `dataset` (the first input_fn result of a host)."""
+    cardinality = int(dataset.cardinality())
+    if cardinality == tf.data.INFINITE_CARDINALITY:
+        raise ValueError(
+            "evaluate(steps=None) evaluates until the input ends, but the eval input_fn's "
+            "input is endless (infinite cardinality: a dataset.repeat(), or features/labels "
+            "tensors instead of a Dataset, which repeat their batch), so evaluation would never "
+            "finish. Pass evaluate(steps=N) to evaluate N batches, or drop repeat() from the "
+            "eval input_fn.")
+    if cardinality == tf.data.UNKNOWN_CARDINALITY:
+        logging.info("evaluate(steps=None): evaluating until the eval input_fn's input ends "
+                     "(its length is not known in advance; an endless input never ends: "
+                     "pass steps to bound it).")
 
 
 def _deployment(runtime, plan, host_id, index):
