@@ -38,10 +38,10 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
 import dataclasses
 
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import legacy_patches
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import loops
 from tpu_estimator_compat import meta_graph as meta_graph_lib
 from tpu_estimator_compat import model_step

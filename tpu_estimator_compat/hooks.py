@@ -44,10 +44,10 @@ import dataclasses
 
 import numpy as np
 import tensorflow as tf
-from absl import logging
 from tensorflow.python.training import basic_session_run_hooks
 
 from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import variable_store
 from tpu_estimator_compat.spec import ModeKeys
