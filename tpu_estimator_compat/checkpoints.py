@@ -231,6 +231,16 @@ def values_to_save(named_variables: dict):
     return names, [named_variables[name].read_value() for name in names]
 
 
+def non_finite_variables(named_variables: dict) -> list:
+    """Sorted names of the floating-point variables holding a NaN or an Inf."""
+    names = sorted(n for n, v in named_variables.items() if v.dtype.is_floating)
+    if not names:
+        return []
+    finite = tf.stack([tf.reduce_all(tf.math.is_finite(named_variables[n].read_value()))
+                       for n in names]).numpy()
+    return [name for name, ok in zip(names, finite) if not ok]
+
+
 def latest_checkpoint(model_dir: str) -> str | None:
     """The checkpoint the state file of `model_dir` names as newest, or None if there is none.
 
