@@ -199,3 +199,66 @@ def test_failed_save_keeps_the_previous_checkpoint(tmp_path, eight_devices, monk
     monkeypatch.undo()
     assert checkpoint_step(tmp_path) == 2
     assert not [f for f in os.listdir(tmp_path) if "_temp_" in f]
+
+
+def trained_with_checkpoints_0_2_4(model_dir, strategy):
+    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
+        model_dir, strategy, save_checkpoints_steps=2), train_batch_size=8, eval_batch_size=8)
+    estimator.train(train_then_kill.input_fn, steps=4)
+    return estimator
+
+
+def damage_state_file(model_dir, damage):
+    state_file = os.path.join(str(model_dir), "checkpoint")
+    with open(state_file, "rb") as handle:
+        content = handle.read()
+    damaged = {"torn": content[:len(content) // 3], "empty": b"",
+               "garbled": bytes(range(200, 256)) * 3}[damage]
+    with open(state_file, "wb") as handle:
+        handle.write(damaged)
+
+
+@pytest.mark.parametrize("damage", ["torn", "garbled", "empty"])
+def test_damaged_state_file_resumes_from_the_newest_readable_checkpoint(tmp_path, eight_devices,
+                                                                       damage, caplog):
+    estimator = trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
+    damage_state_file(tmp_path, damage)
+    caplog.set_level("WARNING")
+    estimator.train(train_then_kill.input_fn, steps=2)
+    assert (f"Recovered: {tmp_path}/model.ckpt-4 is the newest readable checkpoint"
+            in caplog.text)
+    assert checkpoint_step(tmp_path) == 6  # from 4, not from 0: model.ckpt-0 is not rewritten
+    assert checkpoints.previous_checkpoints(str(tmp_path))[:2] == [
+        f"{tmp_path}/model.ckpt-4", f"{tmp_path}/model.ckpt-2"]
+    damage_state_file(tmp_path, damage)
+    assert estimator.evaluate(train_then_kill.input_fn, steps=1)["global_step"] == 6
+
+
+def test_damaged_state_file_and_newest_checkpoint_fall_back_to_the_readable_one(
+        tmp_path, eight_devices):
+    estimator = trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
+    damage_state_file(tmp_path, "torn")
+    data_file = os.path.join(str(tmp_path), "model.ckpt-4.data-00000-of-00001")
+    with open(data_file, "r+b") as handle:
+        handle.truncate(os.path.getsize(data_file) // 2)
+    assert checkpoints.latest_checkpoint(str(tmp_path)) == f"{tmp_path}/model.ckpt-2"
+    estimator.train(train_then_kill.input_fn, steps=1)
+    assert checkpoint_step(tmp_path) == 3
+
+
+def test_damaged_state_file_without_a_readable_checkpoint_raises_and_changes_nothing(
+        tmp_path, eight_devices):
+    estimator = trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
+    damage_state_file(tmp_path, "garbled")
+    for name in os.listdir(tmp_path):
+        if name.startswith("model.ckpt-") and name.endswith(".index"):
+            os.remove(os.path.join(str(tmp_path), name))
+    files_before = sorted(os.listdir(tmp_path))
+    message = (rf"checkpoint state file {re.escape(str(tmp_path))}/checkpoint is damaged \(it "
+               r"cannot be parsed.*no readable model\.ckpt-<step> checkpoint.*delete "
+               rf"{re.escape(str(tmp_path))}/checkpoint")
+    with pytest.raises(checkpoints.CorruptCheckpointStateError, match=message):
+        estimator.train(train_then_kill.input_fn, steps=2)
+    with pytest.raises(checkpoints.CorruptCheckpointStateError, match=message):
+        estimator.evaluate(train_then_kill.input_fn, steps=1)
+    assert sorted(os.listdir(tmp_path)) == files_before

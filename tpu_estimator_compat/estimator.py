@@ -254,7 +254,8 @@ class Estimator:
         variables holding `checkpoint_path` (default: the latest checkpoint)."""
         self._check_user_fns(input_fn, mode)
         hooks = hooks_lib.validate_hooks(hooks)
-        checkpoint = checkpoint_path or self.latest_checkpoint()
+        checkpoint = (checkpoints.resolve_checkpoint_path(checkpoint_path) if checkpoint_path
+                      else self.latest_checkpoint())
         if checkpoint is None:
             logging.info("Could not find trained model in model_dir: %s, running "
                          "initialization to %s.", self.model_dir,
