@@ -23,6 +23,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import export_output as export_output_lib
 from tpu_estimator_compat import model_bridge
+from tpu_estimator_compat import receivers
 from tpu_estimator_compat import spec as spec_lib
 from tpu_estimator_compat import warm_start as warm_start_lib
 
@@ -263,12 +264,13 @@ def _restore(saver, session, checkpoint_path, mode):
 def _build_graph(request, model_fn, user_params, config, serving_input_receiver_fn):
     """Calls the receiver fn and model_fn in the default graph; returns the signatures."""
     receiver = serving_input_receiver_fn()
+    receivers.check_receiver(receiver, serving_input_receiver_fn)
     labels = getattr(receiver, "labels", None)
     params = model_bridge.params_for(user_params, use_tpu=request.use_tpu_param)
 
     def call():
         return model_bridge.call_model_fn(model_fn, receiver.features, labels, request.mode,
-                                          params, config)
+                                          params, config, source="serving_input_receiver_fn")
 
     tpu_function_name = None
     if request.rewrite_for_tpu:

@@ -18,6 +18,7 @@ import threading
 import tensorflow as tf
 from absl import logging
 
+from tpu_estimator_compat import input_checks
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import padding
 from tpu_estimator_compat import tf1_shapes
@@ -40,12 +41,15 @@ def release_in_background(holder):
 
 
 def as_dataset(input_fn_result):
-    """input_fn may return a Dataset, a (features, labels) pair of tensors or features alone."""
-    if isinstance(input_fn_result, tf.data.Dataset):
-        return input_fn_result
+    """input_fn may return a Dataset, a (features, labels) pair of tensors or features alone
+    (anything else: an error from `input_checks`)."""
     if isinstance(input_fn_result, tf.compat.v1.data.Dataset):
-        return input_fn_result._dataset  # pylint: disable=protected-access
-    return tf.data.Dataset.from_tensors(input_fn_result).repeat()
+        input_fn_result = input_fn_result._dataset  # pylint: disable=protected-access
+    if isinstance(input_fn_result, tf.data.Dataset):
+        input_checks.check_element_spec(input_fn_result.element_spec)
+        return input_fn_result
+    input_checks.check_result(input_fn_result)
+    return input_checks.to_tensors(input_fn_result).repeat()
 
 
 def split_element(element):
