@@ -298,9 +298,16 @@ CASES = [
     # host_call
     Case("host_call keys not the fn's args", lambda d, s: train(d, s, spec_model_fn(
         host_call=(lambda a, b: [], {"a": tf.constant([1.0]), "c": tf.constant([1.0])}))),
-        RuntimeError, r"host_call, the keys of the tensors dict \['a', 'c'\] do not match the "
+        TypeError, r"host_call, the keys of the tensors dict \['a', 'c'\] do not match the "
         r"arguments of the function, which takes \['a', 'b'\]: \['c'\] are not arguments "
         r"and \['b'\] are missing", r"name each key after an argument"),
+    Case("eval_metrics keys not the fn's args", lambda d, s: estimator(
+        d, s, spec_model_fn(eval_metrics=(lambda labels, predictions: {}, {
+            "labels": tf.constant([1.0]), "logits": tf.constant([1.0])})),
+        eval_batch_size=16).evaluate(input_fn, steps=1), TypeError,
+        r"eval_metrics, the keys of the tensors dict \['labels', 'logits'\] do not match the "
+        r"arguments of the function, which takes \['labels', 'predictions'\]: \['logits'\] "
+        r"are not arguments and \['predictions'\] are missing", r"name each key after"),
     # checkpoints named by the user, damaged checkpoints
     Case("warm_start_from a path that does not exist", lambda d, s: tec.TPUEstimator(
         model_fn, config=config(tempfile.mkdtemp(), s), train_batch_size=16,

@@ -32,6 +32,9 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
         replica 0's rows (this many per step) count, as in the original.
       hook_run: the call's started `hooks.HookRun`, or None.
     """
+    for name in ("eval_metrics", "host_call"):  # dicts not matching the fn: fail now
+        if getattr(compiled.traced.spec, name, None):
+            spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
     engine.store.reset_local_variables()
     if hook_run is not None:
         hook_run.before_loop()

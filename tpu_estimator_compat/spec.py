@@ -211,12 +211,15 @@ def _validate_host_call(name, host_call):
             raise RuntimeError(
                 f"In TPUEstimatorSpec.{name}, length of tensors {len(tensors)} does not match "
                 f"method args of the function, which takes {num_args}.")
-    else:
-        _check_keyword_args(name, fn, tensors)
 
 
-def _check_keyword_args(name, fn, tensors):
-    """The keys of a dict of tensors must be the function's arguments (all it requires)."""
+def check_keyword_args(name, host_call):
+    """Raises TypeError when `host_call`'s tensors are a dict whose keys are not the
+    function's arguments (all it requires). As in TF1 the spec does not check this; the
+    engine does before the first step, instead of failing when the function is called."""
+    fn, tensors = host_call
+    if not isinstance(tensors, dict):
+        return
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):  # No introspectable signature: do not check.
@@ -229,7 +232,7 @@ def _check_keyword_args(name, fn, tensors):
     if unexpected or missing:
         problems = ([f"{unexpected} are not arguments"] if unexpected else []) + (
             [f"{missing} are missing"] if missing else [])
-        raise RuntimeError(
+        raise TypeError(
             f"In TPUEstimatorSpec.{name}, the keys of the tensors dict "
             f"{sorted(tensors, key=str)} do not match the arguments of the function, which "
             f"takes {[p.name for p in named]}: {' and '.join(problems)}. The dict is passed as "

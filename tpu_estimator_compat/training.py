@@ -34,6 +34,7 @@ from tpu_estimator_compat import host_calls
 from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import preemption
 from tpu_estimator_compat import summaries
+from tpu_estimator_compat import spec as spec_lib
 from tpu_estimator_compat.config import parse_iterations_per_loop
 from tpu_estimator_compat.spec import ModeKeys
 
@@ -384,6 +385,9 @@ class _HostCallDriver:
     """Runs the spec's host_call fn on the host for every recorded step of a loop."""
 
     def __init__(self, compiled, every_n_steps, enabled=True):
+        host_call = getattr(compiled.traced.spec, "host_call", None)
+        if host_call:  # a dict not matching the fn's arguments: fail before the first step
+            spec_lib.check_keyword_args("host_call", host_call)
         self._fn = compiled.traced.host_call_fn if enabled else None  # the chief's job
         self._every_n = max(1, int(every_n_steps or 1))
         self._runner = None
