@@ -59,20 +59,23 @@ def plain_model_fn(features, labels, mode, params):
                              eval_metric_ops=fn(*tensors))
 
 
-def tpu_estimator(model_dir, strategy, params):
+def tpu_estimator(model_dir, strategy, params, use_tpu=True):
     config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
                            tpu_config=tec.TPUConfig(iterations_per_loop=2))
     return tec.TPUEstimator(model_fn, config=config, params=params, train_batch_size=16,
-                            eval_batch_size=16, predict_batch_size=16)
+                            eval_batch_size=16, predict_batch_size=16, use_tpu=use_tpu)
 
 
-@pytest.fixture(params=["one device", "8 replicas", "plain Estimator"])
+@pytest.fixture(params=["one device", "8 replicas", "use_tpu=False", "plain Estimator"])
 def estimators(request, tmp_path, one_device, eight_devices):
     """(the estimator that trains two steps, one on the same model_dir with empty input)."""
     if request.param == "plain Estimator":
         def make(empty):
             return tec.Estimator(plain_model_fn, model_dir=str(tmp_path),
                                  params={"batch_size": 16, "empty": empty})
+    elif request.param == "use_tpu=False":  # the default device, CPU/GPU semantics
+        def make(empty):
+            return tpu_estimator(tmp_path, None, {"empty": empty}, use_tpu=False)
     else:
         strategy = one_device if request.param == "one device" else eight_devices
         def make(empty):
