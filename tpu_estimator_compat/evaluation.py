@@ -81,15 +81,40 @@ def _per_step(batches, rows, rows_per_replica_copy):
     for index in range(len(rows["mask"])):
         step = tf.nest.map_structure(
             lambda values, offset: values[offset[index]:offset[index + 1]], batches, offsets)
-        mask, metrics = step.pop("mask").astype(bool), step.get("metrics", {})
-        if rows_per_replica_copy:
+        mask = step.pop("mask").astype(bool)
+        if rows_per_replica_copy:  # only replica 0's copy counts
+            metrics = tf.nest.map_structure(
+                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy],
+                step.get("metrics", {}))
             mask = mask[:rows_per_replica_copy]
-            metrics = tf.nest.map_structure(lambda v: v[:rows_per_replica_copy], metrics)
+        else:
+            metrics = step.get("metrics", {})
         if not mask.any():
             continue
-        step["metrics"] = tf.nest.map_structure(lambda v: v[mask], metrics)
+        step["metrics"] = tf.nest.map_structure(lambda v: _real_rows(v, mask), metrics)
         steps.append(step)
     return steps
+
+
+def _real_rows(values, mask):
+    """The rows of `values` that belong to real examples.
+
+    A tensor's rows need not be one per example: `[batch * k]` (a `[batch, k]` tensor
+    reshaped to `[-1]`, BERT's masked-LM metrics) has k rows per example, in example order
+    on each replica, as the mask has one per example.
+    """
+    if len(values) == len(mask):
+        return values[mask]
+    if len(mask) and len(values) % len(mask) == 0:
+        return values[np.repeat(mask, len(values) // len(mask))]
+    if mask.all():
+        return values
+    raise ValueError(
+        f"An eval_metrics tensor has {len(values)} rows in a step whose batch has "
+        f"{len(mask)} examples, some of them padding: its rows cannot be matched to "
+        "examples to drop the padding. Give every tensor passed to metric_fn a first "
+        "dimension that is the batch size or a multiple of it (k rows per example), or "
+        "use an input whose size is a multiple of the batch size.")
 
 
 def _metric_fn_results(metric_fn, steps, batches):
