@@ -87,6 +87,19 @@ def classifier_model_fn(features, labels, mode, params):
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+def host_call_dict_model_fn(features, labels, mode, params):
+    spec = model_fn(features, labels, mode, params)
+    loss = tf.reshape(spec.loss, [1])
+    return tec.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op, host_call=(
+        lambda a, b: [], {"a": loss, "c": loss}))
+
+
+def eval_metrics_dict_model_fn(features, labels, mode, params):
+    spec = model_fn(features, labels, mode, params)
+    return tec.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op, eval_metrics=(
+        lambda labels, predictions: {}, {"labels": labels, "logits": features}))
+
+
 def receiver_without_features():
     return receivers.ServingInputReceiver({}, {"x": v1.placeholder(tf.float32, [None, 2])})
 
@@ -296,15 +309,13 @@ CASES = [
          TypeError, r"params must be a dict \(or None\); got str: 'lr=0\.1'",
          r"hparams\.values\(\)"),
     # host_call
-    Case("host_call keys not the fn's args", lambda d, s: train(d, s, spec_model_fn(
-        host_call=(lambda a, b: [], {"a": tf.constant([1.0]), "c": tf.constant([1.0])}))),
+    Case("host_call keys not the fn's args", lambda d, s: train(d, s, host_call_dict_model_fn),
         TypeError, r"host_call, the keys of the tensors dict \['a', 'c'\] do not match the "
         r"arguments of the function, which takes \['a', 'b'\]: \['c'\] are not arguments "
         r"and \['b'\] are missing", r"name each key after an argument"),
     Case("eval_metrics keys not the fn's args", lambda d, s: estimator(
-        d, s, spec_model_fn(eval_metrics=(lambda labels, predictions: {}, {
-            "labels": tf.constant([1.0]), "logits": tf.constant([1.0])})),
-        eval_batch_size=16).evaluate(input_fn, steps=1), TypeError,
+        d, s, eval_metrics_dict_model_fn, eval_batch_size=16).evaluate(input_fn, steps=1),
+        TypeError,
         r"eval_metrics, the keys of the tensors dict \['labels', 'logits'\] do not match the "
         r"arguments of the function, which takes \['labels', 'predictions'\]: \['logits'\] "
         r"are not arguments and \['predictions'\] are missing", r"name each key after"),
