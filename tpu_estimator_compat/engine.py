@@ -13,6 +13,7 @@ from absl import logging
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import legacy_patches
 from tpu_estimator_compat import loops
+from tpu_estimator_compat import meta_graph as meta_graph_lib
 from tpu_estimator_compat import model_step
 from tpu_estimator_compat import optimizers
 from tpu_estimator_compat import step_graph
@@ -34,6 +35,16 @@ class CompiledMode:
     step_outputs: dict  # symbolic outputs of the step, for shapes and dtypes
     loop: object
     init_from_checkpoint_calls: list
+    program: object = None  # the model_bridge.UserProgram traced
+    _meta_graph: object = dataclasses.field(default=None, repr=False)
+
+    def meta_graph(self):
+        """The serialized TRAIN MetaGraphDef for checkpoints' `.meta` files (built once), or
+        None if it could not be built."""
+        if self._meta_graph is None:
+            self._meta_graph = meta_graph_lib.build_train_meta_graph(
+                self.program.model_fn, self.program.config, self.traced) or b""
+        return self._meta_graph or None
 
 
 class ModelEngine:
@@ -97,7 +108,7 @@ class ModelEngine:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
         return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
-                            init_calls)
+                            init_calls, program)
 
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas

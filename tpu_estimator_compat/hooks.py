@@ -48,6 +48,7 @@ from absl import logging
 from tensorflow.python.training import basic_session_run_hooks
 
 from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import variable_store
 from tpu_estimator_compat.spec import ModeKeys
 from tpu_estimator_compat.spec import validate_hooks  # noqa: F401  (part of this module's API)
@@ -378,9 +379,11 @@ class HookRun:
         """Hooks are called with the step's graph as the default graph, as TF1 called them
         with the model's graph (so `get_global_step()` works in every callback); the host
         work they do is Python and numpy, and the stand-in session reads eagerly."""
-        if self.step_hooks is None or self.step_hooks.graph is None:
-            return contextlib.nullcontext()
-        return self.step_hooks.graph.as_default()
+        stack = contextlib.ExitStack()
+        stack.enter_context(tf1_shapes.tf1_shapes())  # TF1 code: hashable variables...
+        if self.step_hooks is not None and self.step_hooks.graph is not None:
+            stack.enter_context(self.step_hooks.graph.as_default())
+        return stack
 
     def before_loop(self):
         """before_run() of every hook, for the loop about to run."""

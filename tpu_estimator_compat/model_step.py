@@ -27,6 +27,8 @@ class TracedSpec:
     predictions_is_dict: bool = True
     step_hooks: object = None  # hooks.StepHooks: the SessionRunHooks placed in this trace
     scaffold: object = None  # what scaffold_fn returned, or the EstimatorSpec's scaffold
+    input_signature: object = None  # (features, labels) TensorSpecs of one replica's batch
+    params: dict = None  # the params model_fn got
 
     @property
     def scaffold_fn(self):
@@ -85,7 +87,8 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
             spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params,
                                               facts.config)
         _check_spec_type(spec, mode, runtime)
-        _record(traced, spec)
+        if traced.spec is None:
+            _record(traced, spec, (features, labels), params)
         outputs = _outputs_for_mode(spec, mode)
         if traced.step_hooks is not None:  # the tensors the SessionRunHooks fetch
             outputs["hook_fetches"] = traced.step_hooks.replica_outputs(spec_hooks(spec, mode))
@@ -129,10 +132,11 @@ def _check_tpu_predictions(predictions):
                 "batch dimension (the per-replica batch size).")
 
 
-def _record(traced, spec):
-    if traced.spec is not None:
-        return
+def _record(traced, spec, inputs, params):
     traced.spec = spec
+    traced.params = params
+    traced.input_signature = tf.nest.map_structure(
+        lambda t: tf.TensorSpec(t.shape, t.dtype), inputs)
     host_call = getattr(spec, "host_call", None)
     traced.host_call_fn = host_call[0] if host_call else None
     eval_metrics = getattr(spec, "eval_metrics", None)
