@@ -320,7 +320,7 @@ class HookRun:
         return StepHooks(self, engine)
 
     def begin_in_trace(self, step_hooks):
-        """In the trace tf.function keeps: begin(), after_create_session(), first before_run()."""
+        """While the step is traced: begin(), after_create_session(), first before_run()."""
         self._use(step_hooks)
         if self.hooks:
             self._begin(tracing=True)
