@@ -59,10 +59,10 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     if traced.host_call_fn is not None and is_chief:
         _run_host_call(traced.host_call_fn, steps_run, global_step)
     if loss_steps.any():
-        results["loss"] = float(np.mean(scalars["loss"][loss_steps]))
+        results["loss"] = np.float32(np.mean(scalars["loss"][loss_steps]))
     else:  # TF1's mean loss over no example is 0; NaN when only replica 0 had none
-        results["loss"] = float("nan") if steps_run else 0.0
-    results["global_step"] = global_step
+        results["loss"] = np.float32("nan" if steps_run else 0.0)
+    results["global_step"] = np.int64(global_step)  # numpy scalars, as TF1's session gave
     _report(results, global_step, eval_dir if is_chief else None, checkpoint_path)
     return results
 
