@@ -148,9 +148,8 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     workers = multi_worker.WorkerGroup(engine.runtime)
     if workers.is_chief:
         checkpoints.require_writable(model_dir)
-    savers = _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners)
-    for saver in savers:
-        saver.meta_graph = compiled.meta_graph
+    savers = _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners,
+                                compiled.meta_graph)
     summary_writer = (summaries.ScalarSummaryWriter(model_dir)
                       if config.save_summary_steps and workers.is_chief else None)
     host_call = _HostCallDriver(compiled, host_call_every_n_steps, enabled=workers.is_chief)
@@ -232,8 +231,10 @@ def _path(model_dir, step):
     return f"{model_dir.rstrip('/')}/{checkpoints.CHECKPOINT_BASENAME}-{step}"
 
 
-def _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners):
+def _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, meta_graph):
     """The call's checkpoint savers: the user's CheckpointSaverHooks if any, else RunConfig's.
+
+    `meta_graph()` gives the serialized MetaGraphDef written beside each checkpoint, or None.
 
     Raises:
       ValueError: saving_listeners were given but nothing saves checkpoints (as Estimator).
@@ -244,7 +245,7 @@ def _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners):
         if schedule.enabled:
             logging.info("Bypassing TPUEstimator hook")
         return [_HookSaves(engine, hook, config, model_dir, hook_run.session,
-                           list(saving_listeners) if index == 0 else [])
+                           list(saving_listeners) if index == 0 else [], meta_graph)
                 for index, hook in enumerate(saver_hooks)]
     if not schedule.enabled:
         if saving_listeners:
@@ -256,7 +257,7 @@ def _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners):
     saver = _make_saver(engine, model_dir, config.keep_checkpoint_max,
                         config.keep_checkpoint_every_n_hours)
     return [_ConfigSaves(engine, schedule, saver, model_dir, hook_run.session,
-                         saving_listeners, model_dir)]
+                         saving_listeners, model_dir, meta_graph)]
 
 
 class _Saves:
@@ -268,15 +269,15 @@ class _Saves:
     the chief (`_decide`) and only the chief writes and has listeners.
     """
 
-    def __init__(self, engine, saver, directory, session, listeners, model_dir):
+    def __init__(self, engine, saver, directory, session, listeners, model_dir, meta_graph):
         self._engine = engine
+        self._meta_graph = meta_graph
         self._saver = saver
         self._directory = directory
         self._session = session
         self._workers = multi_worker.WorkerGroup(engine.runtime)
         self._listeners = list(listeners) if self._workers.is_chief else []
         self._is_model_dir = os.path.abspath(directory) == os.path.abspath(model_dir)
-        self.meta_graph = lambda: None  # () -> the serialized MetaGraphDef for `.meta` files
 
     def _decide(self, due):
         """The chief's `due` on every worker (their clocks and file views may differ)."""
@@ -309,7 +310,7 @@ class _Saves:
             listener.before_save(self._session, step)
         try:
             path = self._saver.save(self._engine.store.named_variables(), step,
-                                    meta_graph=self.meta_graph())
+                                    meta_graph=self._meta_graph())
         except (tf.errors.OpError, OSError) as error:
             raise checkpoints.CheckpointWriteError(self._directory, step, error) from error
         logging.info("Saving checkpoints for %d into %s.", step, path)
@@ -327,8 +328,9 @@ class _Saves:
 class _ConfigSaves(_Saves):
     """RunConfig's schedule: every save_checkpoints_steps (at loop ends) or _secs."""
 
-    def __init__(self, engine, schedule, saver, directory, session, listeners, model_dir):
-        super().__init__(engine, saver, directory, session, listeners, model_dir)
+    def __init__(self, engine, schedule, saver, directory, session, listeners, model_dir,
+                 meta_graph):
+        super().__init__(engine, saver, directory, session, listeners, model_dir, meta_graph)
         self._schedule = schedule
 
     def after_loop(self, step, final):
@@ -342,7 +344,7 @@ class _HookSaves(_Saves):
     """A user's CheckpointSaverHook: its directory, timer (save_steps/save_secs, checked at
     loop ends) and listeners, and the retention of its Saver if it was given one."""
 
-    def __init__(self, engine, hook, config, model_dir, session, extra_listeners):
+    def __init__(self, engine, hook, config, model_dir, session, extra_listeners, meta_graph):
         # pylint: disable=protected-access  (CheckpointSaverHook keeps these private)
         directory = hook._checkpoint_dir
         basename = os.path.basename(hook._save_path)
@@ -358,7 +360,7 @@ class _HookSaves(_Saves):
             getattr(user_saver, "_keep_checkpoint_every_n_hours",
                     config.keep_checkpoint_every_n_hours))
         super().__init__(engine, saver, directory, session,
-                         list(hook._listeners) + list(extra_listeners), model_dir)
+                         list(hook._listeners) + list(extra_listeners), model_dir, meta_graph)
         self._timer = hook._timer
 
     def start(self, step):
