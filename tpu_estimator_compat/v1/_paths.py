@@ -33,7 +33,7 @@ def _from(module, *names):
     return {name: f"{_PKG}.{module}:{name}" for name in names}
 
 
-_TPU_ESTIMATOR = _from("estimator", "TPUEstimator", "export_estimator_savedmodel") | _from(
+_TPU_ESTIMATOR = _from("estimator", "TPUEstimator") | _from(
     "spec", "TPUEstimatorSpec")
 _TPU_CONFIG = _from("config", "RunConfig", "TPUConfig", "InputPipelineConfig")
 _TPU_CONTEXT = _from("tpu_context", "TPUContext")

@@ -6,7 +6,6 @@ from tpu_estimator_compat.v1 import _paths
 
 NAMES = {
     "TPUEstimator": "tpu_estimator_compat.estimator:TPUEstimator",
-    "export_estimator_savedmodel": "tpu_estimator_compat.estimator:export_estimator_savedmodel",
     "TPUEstimatorSpec": "tpu_estimator_compat.spec:TPUEstimatorSpec",
     "RunConfig": "tpu_estimator_compat.config:RunConfig",
     "TPUConfig": "tpu_estimator_compat.config:TPUConfig",
