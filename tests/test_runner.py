@@ -90,7 +90,7 @@ def main(argv):
         "tf": tf.__name__, "tf_v1_is_tf": tf_v1 is tf,
         "estimator": estimator_lib.Estimator.__module__,
         "tpu_estimator": tpu_estimator.__name__,
-        "slim": helper.slim.__name__,
+        "slim": helper.slim.arg_scope.__module__,
         "third_party_tf": thirdparty.tf.__name__,
         "third_party_tf_v1": thirdparty.tf_compat_v1.__name__,
         "sys_modules_tensorflow": sys.modules["tensorflow"].__name__,
@@ -166,7 +166,7 @@ def test_script_runs_unmodified_on_the_simulated_tpu_with_flags_and_exit_status(
     assert report["tf"] == "tpu_estimator_compat.v1" and report["tf_v1_is_tf"]
     assert report["estimator"] == "tpu_estimator_compat.estimator"
     assert report["tpu_estimator"] == "tpu_estimator_compat.v1.python.estimator.tpu.tpu_estimator"
-    assert report["slim"] == "tf_slim"
+    assert report["slim"] == "tf_slim.ops.arg_scope"
     assert report["third_party_tf"] == "tensorflow"
     assert report["third_party_tf_v1"].startswith("tensorflow.")  # TF's own compat.v1
     assert report["sys_modules_tensorflow"] == "tensorflow"

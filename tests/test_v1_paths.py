@@ -98,6 +98,8 @@ def test_every_listed_path_serves_its_names():
         else:
             assert module is _lazy.resolve(entry)
             assert not _paths.children(path), f"alias {path} must not have entries below it"
+    import tpu_estimator_compat.v1.contrib.slim.python.slim.nets.vgg as vgg  # noqa: PLC0415
+    assert vgg is tf_slim.nets.vgg and not hasattr(tf_slim, "python")
 
 
 def test_tensorflow_modules_are_served_not_copied():

@@ -5,8 +5,9 @@ Every use of a name below `tensorflow` or `tensorflow_estimator` is collected, f
 `import ... as` aliases, `from ... import` names, plain assignments (`slim = tf.contrib.slim`)
 and attribute chains (`tf.contrib.tpu.TPUEstimator`). Each is then looked up in the v1
 namespace itself, as `tpu_estimator_compat.v1` serves it to a rewritten or `run` program
-(TensorFlow is imported for that; no user code is): the path is followed attribute by
-attribute (importing submodules as the import system would) while the value is a module;
+(TensorFlow is imported for that; no user code is): the path is followed name by name, as the
+import system and `_finder` do (listed module paths, attributes, submodules), while the value
+is a module;
 the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_dir` is
 `tensorflow.flags.FLAGS`). It is
 
@@ -23,6 +24,7 @@ import sys
 import types
 
 from tpu_estimator_compat.v1 import _finder
+from tpu_estimator_compat.v1 import _paths
 
 ROOTS = ("tensorflow", "tensorflow_estimator")
 README = "README.md"
@@ -85,7 +87,7 @@ class Resolver:
             if not isinstance(value, types.ModuleType):
                 break
             try:
-                value = _attribute(value, part)
+                value = _step(value, ".".join(walked[1:] + [part]))
             except (AttributeError, ImportError) as error:
                 return Verdict(".".join(walked + [part]), "unsupported", str(error))
             walked.append(part)
@@ -106,12 +108,17 @@ class Resolver:
         return self._difference_ids
 
 
-def _attribute(module, name):
+def _step(module, relative_path):
+    """What the namespace serves at `relative_path`, one name below `module` (served at the
+    path's parent), looked up as the import system does: listed paths first (`_paths`), then
+    the attribute, then a submodule."""
+    if relative_path in _paths.MODULES:
+        return _finder.served_module(relative_path)
     try:
-        return getattr(module, name)
+        return getattr(module, relative_path.rpartition(".")[2])
     except AttributeError:
         try:
-            return importlib.import_module(f"{module.__name__}.{name}")
+            return _finder.served_module(relative_path)
         except ModuleNotFoundError:
             pass
         raise
@@ -123,9 +130,9 @@ def lookup(relative_path):
     Raises:
       AttributeError, ImportError: nothing is served there.
     """
-    value = _finder.served_module("")
-    for part in relative_path.split("."):
-        value = _attribute(value, part)
+    value, parts = _finder.served_module(""), relative_path.split(".")
+    for index in range(len(parts)):
+        value = _step(value, ".".join(parts[:index + 1]))
     return value
 
 
@@ -253,8 +260,9 @@ def _summary(totals):
     text = (f"{count} TensorFlow APIs used: {len(totals['supported'])} supported, "
             f"{len(totals['difference'])} supported with documented differences, "
             f"{len(totals['unsupported'])} unsupported")
-    if totals["unparsable"]:
-        text += f"; {len(totals['unparsable'])} files could not be parsed"
+    unparsable = len(totals["unparsable"])
+    if unparsable:
+        text += f"; {unparsable} file{'s' if unparsable > 1 else ''} could not be parsed"
     return text + "."
 
 

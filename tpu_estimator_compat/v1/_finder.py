@@ -4,7 +4,7 @@ A finder at the front of `sys.meta_path` answers for names below `tpu_estimator_
 
 1. a path listed in `_paths.MODULES`: a module made from its `Virtual` entry, or the module
    its alias spec names;
-2. a submodule of an aliased module (or of a `Virtual` with a fallback module): that module's
+2. a submodule of an aliased module (or of a `Virtual`'s fallback module): that module's
    own submodule, imported under its real name (`...v1.python.ops.array_ops` is
    `tensorflow.python.ops.array_ops`; never a second copy of it);
 3. otherwise, when the parent's attribute of that name is a module: that module
@@ -101,8 +101,9 @@ class V1PathFinder(importlib.abc.MetaPathFinder):
 
 def _child_module(parent, parent_name, child):
     """The module served as `parent.child`, or None."""
+    fallback = getattr(parent, _FALLBACK_ATTR, None)
     real_package = (parent.__name__ if parent.__name__ != parent_name
-                    else getattr(parent, _FALLBACK_ATTR, None))
+                    else fallback and _lazy.resolve(fallback).__name__)
     if real_package:
         real_name = f"{real_package}.{child}"
         try:

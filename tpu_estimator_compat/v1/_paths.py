@@ -10,7 +10,8 @@ is the same), is a key of `MODULES`:
   specs) and, for any other name or submodule, those of its `fallback` module;
 - a string entry is a `_lazy.resolve` spec: that very module is served (an alias).
 
-Paths not listed are served generically by `_finder`: a submodule of an alias is the aliased
+No entry lies below a path that is an alias (importing it would add an attribute to the
+aliased module). Paths not listed are served generically by `_finder`: a submodule of an alias is the aliased
 module's submodule (`python.ops.array_ops` is TensorFlow's `tensorflow.python.ops.array_ops`,
 below the `python` entry), and any dotted path whose attributes lead to a module is that
 module (`compat.v1.train`).
@@ -23,8 +24,8 @@ _SLIM = f"{_PKG}.v1.contrib._tf_slim"
 
 @dataclasses.dataclass(frozen=True)
 class Virtual:
-    """A module made by `_finder`: `names` first, then the `fallback` module's attributes
-    and submodules (a module name, or None)."""
+    """A module made by `_finder`: `names` first, then the attributes and submodules of the
+    `fallback` module (a `_lazy.resolve` spec of a module, or None)."""
     names: dict = dataclasses.field(default_factory=dict)
     fallback: str | None = None
 
@@ -99,7 +100,10 @@ MODULES = {
     "contrib.training.python.training.evaluation": Virtual(_EVALUATION),
     "contrib.training.python.training.hparam": Virtual(
         _from("v1.contrib._hparam", "HParams")),
-    # tensorflow.contrib.{slim,framework,layers}.python...: tf-slim's modules.
+    # tensorflow.contrib.slim and contrib.{slim,framework,layers}.python...: tf-slim's modules.
+    # (`contrib.slim` is made here, not an alias of tf_slim, so that nothing is added to
+    # tf_slim when `contrib.slim.python` is imported: no entry may lie below an alias.)
+    "contrib.slim": Virtual(fallback=f"{_SLIM}:tf_slim"),
     "contrib.slim.python": Virtual(),
     "contrib.slim.python.slim": f"{_SLIM}:tf_slim",
     "contrib.framework.python": Virtual(),

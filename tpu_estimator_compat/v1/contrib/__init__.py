@@ -8,13 +8,13 @@ not provided.
 from tpu_estimator_compat.v1 import _lazy
 
 _OWN = ("cluster_resolver", "data", "framework", "layers", "summary", "tpu", "training")
-_TF_SLIM = {"slim": "tf_slim", "metrics": "slim_metrics"}
-SUBMODULES = tuple(sorted(_OWN + tuple(_TF_SLIM)))
+SUBMODULES = tuple(sorted(_OWN + ("metrics", "slim")))
 
 _lazy.install(
     globals(),
     names={**{name: f"{__name__}.{name}" for name in _OWN},
-           **{name: f"{__name__}._tf_slim:{path}" for name, path in _TF_SLIM.items()}},
+           "slim": f"{__name__}.slim",  # tf_slim's names (`_paths`)
+           "metrics": f"{__name__}._tf_slim:slim_metrics"},
     missing_hint=(". tf.contrib was removed in TensorFlow 2; tpu_estimator_compat provides "
                   f"tf.contrib.{{{', '.join(SUBMODULES)}}} only."),
 )
