@@ -115,6 +115,7 @@ def test_tensorflow_modules_are_served_not_copied():
     import tpu_estimator_compat.v1.compat.v1 as compat_v1  # noqa: PLC0415
     import tpu_estimator_compat.v1.train as train  # noqa: PLC0415
     assert compat_v1 is v1 and train is tf.compat.v1.train
+    assert v1.__version__ == tf.__version__  # programs print or compare it
 
 
 @pytest.mark.parametrize("path", ["contrib.rnn", "python.estimator.canned",

@@ -65,6 +65,7 @@ _lazy.install(
         "distribute": "tpu_estimator_compat.v1.distribute",
         "compat": "tpu_estimator_compat.v1.compat",
         "python": "tpu_estimator_compat.v1.python",
+        "__version__": "tensorflow:__version__",  # programs print or compare it
     },
     fallback="tensorflow:compat.v1",
 )
