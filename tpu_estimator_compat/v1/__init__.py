@@ -7,7 +7,7 @@ Every name of `tf.compat.v1` is served as it is at the moment it is read, so tem
 |---|---|
 | `layers` | legacy `tf.layers` (`dense`, `Conv2D`, `batch_normalization`...) from tf_keras |
 | `keras` | the Keras 2 v1 API (tf_keras), which unlike Keras 3 runs in TF1 graphs |
-| `contrib` | `tpu`, `cluster_resolver`, `data`, `layers`, `summary`, `training`, `framework` |
+| `contrib` | `tpu`, `cluster_resolver`, `data`, `layers`, `summary`, `training`, `framework`, `slim`, `metrics` |
 | `estimator` | `Estimator`, `EstimatorSpec`, `ModeKeys`, `RunConfig`, hooks, `export`, `tpu`... |
 | `tpu` | `tf.compat.v1.tpu`; `CrossShardOptimizer`, `cross_replica_sum` work off-TPU |
 | `distribute` | `tf.compat.v1.distribute`; `cluster_resolver.TPUClusterResolver` needs no TPU |
