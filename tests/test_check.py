@@ -77,7 +77,7 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "  UNSUPPORTED  tensorflow.contrib.rnn  (line 13): module "
         "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
         "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
-        "framework, layers, metrics, slim, summary, tpu, training} only.",
+        "framework, layers, metrics, slim, stateless, summary, tpu, training} only.",
         f"  difference   tensorflow.train.LoggingTensorHook  (line 14)  {known}",
         f"  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15)  {known}",
         f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",

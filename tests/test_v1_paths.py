@@ -68,6 +68,8 @@ def _exec(statement):
     ("import tensorflow.compat.v1 as tf", "tf.estimator.tpu.RunConfig", tec.RunConfig),
     ("from tensorflow.python.estimator.tpu import tpu_estimator", "tpu_estimator.TPUEstimatorSpec",
      "tpu_estimator_compat.spec:TPUEstimatorSpec"),
+    ("from tensorflow.contrib import stateless", "stateless.stateless_random_normal",
+     "tensorflow:random.stateless_normal"),
     ("from tensorflow.python.ops import array_ops", "array_ops.concat",
      "tensorflow.python.ops.array_ops:concat"),
 ])
@@ -202,6 +204,9 @@ def test_slim_model_in_tpu_estimator_equals_the_tf1_graph(tmp_path):
         np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=1e-5,
                                    atol=1e-6, err_msg=name)
     assert np.abs(expected["fully_connected/BatchNorm/moving_mean"]).sum() > 0
+    from tpu_estimator_compat.v1.python.estimator import estimator as estimator_lib  # noqa
+    assert estimator_lib._load_global_step_from_checkpoint_dir(str(tmp_path)) == STEPS
+    assert estimator_lib._load_global_step_from_checkpoint_dir(str(tmp_path / "none")) == 0
     metrics = estimator.evaluate(slim_input_fn, steps=4)
     assert metrics["global_step"] == STEPS
     assert metrics["mae"] > 0 and np.isfinite(metrics["mean_prediction"])

@@ -40,7 +40,9 @@ _TPU_CONFIG = _from("config", "RunConfig", "TPUConfig", "InputPipelineConfig")
 _TPU_CONTEXT = _from("tpu_context", "TPUContext")
 _TPU_OPTIMIZER = _from("optimizers", "CrossShardOptimizer")
 _ESTIMATOR = _from("estimator", "Estimator") | _from("warm_start", "WarmStartSettings") | {
-    "VocabInfo": "tensorflow:compat.v1.train.VocabInfo"}
+    "VocabInfo": "tensorflow:compat.v1.train.VocabInfo",
+    "_load_global_step_from_checkpoint_dir":
+        f"{_PKG}.v1._estimator_private:load_global_step_from_checkpoint_dir"}
 _EVALUATION = {"checkpoints_iterator": "tensorflow:compat.v1.train.checkpoints_iterator",
                "wait_for_new_checkpoint":
                    "tensorflow.python.training.checkpoint_utils:wait_for_new_checkpoint"}
