@@ -72,6 +72,8 @@ def _exec(statement):
      "tensorflow:random.stateless_normal"),
     ("from tensorflow.python.ops import array_ops", "array_ops.concat",
      "tensorflow.python.ops.array_ops:concat"),
+    ("from tensorflow.contrib.framework import list_variables", "list_variables",
+     "tensorflow:compat.v1.train.list_variables"),
 ])
 def test_tf1_import_statements_rewritten_mechanically(statement, name, expected):
     names = _exec(statement)
@@ -105,19 +107,31 @@ def test_every_listed_path_serves_its_names():
 
 
 def test_tensorflow_modules_are_served_not_copied():
-    from tpu_estimator_compat.v1.python.ops import array_ops  # noqa: PLC0415
-    from tpu_estimator_compat.v1.python.framework import ops  # noqa: PLC0415
-    import tensorflow.python.framework.ops as real_ops  # noqa: PLC0415
-    import tensorflow.python.ops.array_ops as real_array_ops  # noqa: PLC0415
+    from tpu_estimator_compat.v1.python.ops import math_ops  # noqa: PLC0415
+    from tpu_estimator_compat.v1.python.framework import dtypes  # noqa: PLC0415
+    from tpu_estimator_compat.v1.core.protobuf import config_pb2  # noqa: PLC0415
+    import tensorflow.python.framework.dtypes as real_dtypes  # noqa: PLC0415
+    import tensorflow.python.ops.math_ops as real_math_ops  # noqa: PLC0415
 
-    assert array_ops is real_array_ops and ops is real_ops
-    assert array_ops.__spec__.name == "tensorflow.python.ops.array_ops"  # kept its own spec
+    assert math_ops is real_math_ops and dtypes is real_dtypes
+    assert config_pb2.ConfigProto is tf.compat.v1.ConfigProto
+    assert math_ops.__spec__.name == "tensorflow.python.ops.math_ops"  # kept its own spec
     assert not [m for m in sys.modules.values()
-                if getattr(m, "__file__", None) == real_array_ops.__file__ and m is not array_ops]
-    import tpu_estimator_compat.v1.compat.v1 as compat_v1  # noqa: PLC0415
-    import tpu_estimator_compat.v1.train as train  # noqa: PLC0415
-    assert compat_v1 is v1 and train is tf.compat.v1.train
-    assert v1.__version__ == tf.__version__  # programs print or compare it
+                if getattr(m, "__file__", None) == real_math_ops.__file__ and m is not math_ops]
+
+
+def test_tf1_names_tensorflow_moved_are_served_where_tf1_had_them():
+    from tpu_estimator_compat.v1.python.framework import ops  # noqa: PLC0415
+    from tpu_estimator_compat.v1.python.ops import array_ops, control_flow_ops  # noqa: PLC0415
+    real_ops = importlib.import_module("tensorflow.python.framework.ops")
+    real_array_ops = importlib.import_module("tensorflow.python.ops.array_ops")
+
+    assert isinstance(tf.constant(1.0), ops.Tensor)
+    assert ops.get_default_graph is real_ops.get_default_graph  # the rest is TensorFlow's
+    assert array_ops.reshape is real_array_ops.reshape
+    assert array_ops.stack([1, 2]).numpy().tolist() == [1, 2]
+    assert control_flow_ops.cond(tf.constant(False), lambda: 1, lambda: 2) == 2  # eager: the branch
+    assert control_flow_ops.while_loop(lambda i: i < 3, lambda i: i + 1, [0]).numpy() == 3
 
 
 @pytest.mark.parametrize("path", ["contrib.rnn", "python.estimator.canned",

@@ -11,9 +11,9 @@ is the same), is a key of `MODULES`:
 - a string entry is a `_lazy.resolve` spec: that very module is served (an alias).
 
 No entry lies below a path that is an alias (importing it would add an attribute to the
-aliased module). Paths not listed are served generically by `_finder`: a submodule of an alias is the aliased
-module's submodule (`python.ops.array_ops` is TensorFlow's `tensorflow.python.ops.array_ops`,
-below the `python` entry), and any dotted path whose attributes lead to a module is that
+aliased module). Paths not listed are served generically by `_finder`: a submodule of an alias or of a
+`Virtual`'s fallback is that module's submodule (`python.ops.math_ops` is TensorFlow's
+`tensorflow.python.ops.math_ops`, below the `python.ops` entry), and any dotted path whose attributes lead to a module is that
 module (`compat.v1.train`).
 """
 import dataclasses
@@ -50,8 +50,24 @@ _ASYNC_CHECKPOINT = _from("v1.contrib._async_checkpoint", "AsyncCheckpointSaverH
 _EXPORT = f"{_PKG}.v1.estimator.export"
 
 MODULES = {
-    # tensorflow.python: TensorFlow's own modules, but for the estimator and TPU ones.
+    # tensorflow.core (protocol buffers) and tensorflow.python: TensorFlow's own modules, but
+    # for the estimator and TPU ones, and TF1 names that TensorFlow moved to other modules.
+    "core": "tensorflow.core",
     "python": Virtual(fallback="tensorflow.python"),
+    "python.framework": Virtual(fallback="tensorflow.python.framework"),
+    "python.framework.ops": Virtual(
+        {"Tensor": "tensorflow.python.framework.tensor:Tensor",
+         "IndexedSlices": "tensorflow.python.framework.indexed_slices:IndexedSlices"},
+        fallback="tensorflow.python.framework.ops"),
+    "python.ops": Virtual(fallback="tensorflow.python.ops"),
+    "python.ops.array_ops": Virtual(
+        {name: f"tensorflow.python.ops.array_ops_stack:{name}" for name in ("stack", "unstack")},
+        fallback="tensorflow.python.ops.array_ops"),
+    "python.ops.control_flow_ops": Virtual(
+        {"cond": "tensorflow.python.ops.cond:cond",
+         "while_loop": "tensorflow.python.ops.while_loop:while_loop",
+         "case": "tensorflow.python.ops.control_flow_case:case"},
+        fallback="tensorflow.python.ops.control_flow_ops"),
     "python.estimator": Virtual(fallback=f"{_PKG}.v1.estimator"),
     "python.estimator.estimator": Virtual(_ESTIMATOR),
     "python.estimator.estimator_lib": f"{_PKG}.v1.estimator",
