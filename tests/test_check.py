@@ -1,9 +1,7 @@
 """`python -m tpu_estimator_compat check`: static report of the TF1 APIs a codebase uses."""
-import importlib
 import io
 import os
 import re
-import sys
 
 import pytest
 

@@ -2,7 +2,6 @@
 `contrib.slim` / `metrics` / `framework` / more `layers`, `HParams`, AsyncCheckpointSaverHook."""
 import importlib
 import json
-import os
 import sys
 
 import numpy as np

@@ -18,7 +18,6 @@ the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_d
 """
 import ast
 import dataclasses
-import importlib
 import os
 import sys
 import types
