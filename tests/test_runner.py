@@ -219,6 +219,12 @@ def test_command_line_usage_errors(argv, message, capsys):
     assert capsys.readouterr().err.startswith(f"tpu_estimator_compat: {message}\nusage:")
 
 
+def test_missing_script_fails_like_python(tmp_path, capsys):
+    assert cli.main(["run", str(tmp_path / "missing.py"), "--flag"]) == 2  # python's status
+    assert capsys.readouterr().err == (f"tpu_estimator_compat: can't open file "
+                                       f"'{tmp_path / 'missing.py'}': no such file or directory\n")
+
+
 def test_console_script_is_declared():
     import configparser  # noqa: PLC0415
     config = configparser.ConfigParser()

@@ -4,6 +4,7 @@
     run [--keep-tf2 DIR]... -m MODULE [ARGS...]
     check PATH...                                 list the TF1 APIs a codebase uses (compat_check.py)
 """
+import os
 import sys
 
 USAGE = """usage: python -m tpu_estimator_compat run [--keep-tf2 DIR]... SCRIPT.py [ARGS...]
@@ -45,6 +46,10 @@ def main(argv=None):
             args = args[2:]
         if not args or (args[0] == "-m" and len(args) < 2):
             return _usage_error("run needs SCRIPT.py or -m MODULE.")
+        if args[0] != "-m" and not os.path.exists(args[0]):
+            print(f"tpu_estimator_compat: can't open file {os.path.abspath(args[0])!r}: "
+                  "no such file or directory", file=sys.stderr)
+            return 2
         from tpu_estimator_compat import runner  # noqa: PLC0415
         runner.run(args, keep_tf2)
         return 0

@@ -101,7 +101,10 @@ def run(argv, keep_tf2_dirs=()):
             runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
         else:
             sys.argv = list(argv)
-            sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+            if os.path.isfile(argv[0]):
+                sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+            else:  # a directory or zip file with __main__.py: runpy puts it first itself
+                del sys.path[0]
             runpy.run_path(argv[0], run_name="__main__")
     finally:
         redirect.uninstall()
