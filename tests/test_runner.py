@@ -111,16 +111,44 @@ if __name__ == "__main__":
 MODULE = """
 import sys
 
+import numpy as np
 import tensorflow_estimator as tf_estimator
 from tensorflow.contrib.training import HParams
 import tensorflow.compat.v1 as tf
 
 import kept
 
+tf.disable_v2_behavior()  # TF 1.15 style: graph mode for the program's own code
+X = np.arange(32, dtype=np.float32).reshape(16, 2) / 16.0
+
+
+def input_fn(params):
+    data = tf.data.Dataset.from_tensor_slices((X, X.sum(1, keepdims=True)))
+    return data.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+    predictions = tf.layers.dense(features, 1, kernel_initializer=tf.ones_initializer())
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions={"y": predictions})
+    loss = tf.losses.mean_squared_error(labels, predictions)
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
 hparams = HParams(learning_rate=0.1, layers=[4, 2]).parse(sys.argv[1])
+estimator = tf.estimator.tpu.TPUEstimator(
+    model_fn=model_fn, use_tpu=False, train_batch_size=8, eval_batch_size=8,
+    predict_batch_size=8, config=tf.estimator.tpu.RunConfig(model_dir=sys.argv[2]))
+estimator.train(input_fn, max_steps=3)
+predictions = [p["y"].tolist() for p in estimator.predict(
+    lambda params: tf.data.Dataset.from_tensor_slices(X[:2]).batch(2))]
 print("REPORT", {"argv0": sys.argv[0], "argv": sys.argv[1:], "path0": sys.path[0],
                  "name": __name__, "estimator": tf_estimator.estimator.Estimator.__name__,
-                 "tf": tf.__name__, "kept": kept.tf.__name__, "hparams": hparams.values()})
+                 "tf": tf.__name__, "kept": kept.tf.__name__, "hparams": hparams.values(),
+                 "program_eager": tf.executing_eagerly(),
+                 "global_step": estimator.evaluate(input_fn, steps=1)["global_step"],
+                 "predictions": len(predictions)})
 raise ValueError("boom from the program")
 """
 
@@ -178,21 +206,24 @@ def test_script_runs_unmodified_on_the_simulated_tpu_with_flags_and_exit_status(
     assert report["shard_batch_sizes"] == [2]  # TPU semantics: 16 over 8 simulated cores
 
 
-def test_module_runs_with_dash_m_keeps_libraries_on_tf2_and_fails_like_python(tmp_path):
+def test_module_with_disable_v2_behavior_runs_with_dash_m_and_fails_like_python(tmp_path):
     _write(str(tmp_path / "pkg" / "__init__.py"), "")
     _write(str(tmp_path / "pkg" / "main.py"), MODULE)
     _write(str(tmp_path / "lib" / "kept.py"), THIRD_PARTY)
     result = _run(["--keep-tf2", str(tmp_path / "lib"), "-m", "pkg.main",
-                   "learning_rate=0.5,layers=[8,8,2]", "extra"],
+                   "learning_rate=0.5,layers=[8,8,2]", str(tmp_path / "model")],
                   cwd=str(tmp_path), env_extra={"pythonpath": [REPO, str(tmp_path / "lib")]})
     assert result.returncode == 1
     assert result.stderr.rstrip().endswith("ValueError: boom from the program")
     report = eval(_report(result.stdout))  # a dict literal printed by the program
     assert report == {
         "argv0": str(tmp_path / "pkg" / "main.py"),
-        "argv": ["learning_rate=0.5,layers=[8,8,2]", "extra"], "path0": str(tmp_path),
-        "name": "__main__", "estimator": "Estimator", "tf": "tpu_estimator_compat.v1",
-        "kept": "tensorflow", "hparams": {"learning_rate": 0.5, "layers": [8, 8, 2]}}
+        "argv": ["learning_rate=0.5,layers=[8,8,2]", str(tmp_path / "model")],
+        "path0": str(tmp_path), "name": "__main__", "estimator": "Estimator",
+        "tf": "tpu_estimator_compat.v1", "kept": "tensorflow",
+        "hparams": {"learning_rate": 0.5, "layers": [8, 8, 2]},
+        # disable_v2_behavior(): the program stays in graph mode, the estimator still runs
+        "program_eager": False, "global_step": 3, "predictions": 2}
 
 
 def test_import_redirect_decides_by_the_importing_file(tmp_path):
