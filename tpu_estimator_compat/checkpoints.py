@@ -29,6 +29,7 @@ CHECKPOINT_BASENAME = "model.ckpt"
 STATE_FILENAME = "checkpoint"
 _INDEX_SUFFIX = ".index"
 _DATA_SUFFIX = ".data-00000-of-00001"
+_META_SUFFIX = ".meta"
 _TEMP_MARKER = "_temp_"
 
 _HOW_TO_PARTIALLY_RESTORE = (
@@ -143,7 +144,7 @@ class CheckpointSaver:
         """Checkpoints managed by `max_to_keep`, oldest first (as in the state file)."""
         return [path for path, _ in self._kept]
 
-    def save(self, named_variables: dict, global_step) -> str:
+    def save(self, named_variables: dict, global_step, meta_graph: bytes = None) -> str:
         """Writes `model_dir/model.ckpt-<global_step>` and makes it the latest checkpoint.
 
         Runs eagerly; all tensors go to disk in one SaveV2 op.
@@ -152,6 +153,7 @@ class CheckpointSaver:
           named_variables: `{tf1_name: variable}`; distributed variables are saved with their
             cross-replica value (SyncOnRead variables aggregated, e.g. MEAN).
           global_step: the step that names the checkpoint (int, numpy or scalar tensor).
+          meta_graph: a serialized MetaGraphDef to write as `model.ckpt-<step>.meta`, or None.
 
         Returns:
           The checkpoint prefix, e.g. `model_dir/model.ckpt-100`.
@@ -166,11 +168,16 @@ class CheckpointSaver:
         try:
             tf.raw_ops.SaveV2(prefix=temp, tensor_names=names,
                               shape_and_slices=[""] * len(names), tensors=tensors)
+            if meta_graph:
+                with tf.io.gfile.GFile(temp + _META_SUFFIX, "wb") as f:
+                    f.write(meta_graph)
         except BaseException:
             _remove_files(temp)
             raise
         if tf.io.gfile.exists(path + _INDEX_SUFFIX):
             self._retire_overwritten(path)
+        if meta_graph:
+            tf.io.gfile.rename(temp + _META_SUFFIX, path + _META_SUFFIX, overwrite=True)
         tf.io.gfile.rename(temp + _DATA_SUFFIX, path + _DATA_SUFFIX, overwrite=True)
         tf.io.gfile.rename(temp + _INDEX_SUFFIX, path + _INDEX_SUFFIX, overwrite=True)
         self._kept.append((path, time.time()))
@@ -436,7 +443,7 @@ def _data_files(prefix):
 
 def _remove_files(prefix):
     """Deletes a checkpoint's files, index first so it never looks complete without data."""
-    for name in [prefix + _INDEX_SUFFIX, *_data_files(prefix), prefix + ".meta"]:
+    for name in [prefix + _INDEX_SUFFIX, *_data_files(prefix), prefix + _META_SUFFIX]:
         if tf.io.gfile.exists(name):
             tf.io.gfile.remove(name)
 

@@ -13,12 +13,19 @@ from absl import logging
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import legacy_patches
 from tpu_estimator_compat import loops
+from tpu_estimator_compat import meta_graph as meta_graph_lib
 from tpu_estimator_compat import model_step
 from tpu_estimator_compat import optimizers
+from tpu_estimator_compat import step_graph
 from tpu_estimator_compat import tf1_shapes
+from tpu_estimator_compat import tf1_variables
 from tpu_estimator_compat import warm_start as warm_start_lib
 from tpu_estimator_compat.spec import ModeKeys
 from tpu_estimator_compat.variable_store import VariableStore
+
+# The user's code run by the engine is TF1 code: TF1 shapes, hashable variables with `.op`.
+tf1_shapes.install()
+tf1_variables.install()
 
 
 @dataclasses.dataclass
@@ -28,6 +35,16 @@ class CompiledMode:
     step_outputs: dict  # symbolic outputs of the step, for shapes and dtypes
     loop: object
     init_from_checkpoint_calls: list
+    program: object = None  # the model_bridge.UserProgram traced
+    _meta_graph: object = dataclasses.field(default=None, repr=False)
+
+    def meta_graph(self):
+        """The serialized TRAIN MetaGraphDef for checkpoints' `.meta` files (built once), or
+        None if it could not be built."""
+        if self._meta_graph is None:
+            self._meta_graph = meta_graph_lib.build_train_meta_graph(
+                self.program.model_fn, self.program.config, self.traced) or b""
+        return self._meta_graph or None
 
 
 class ModelEngine:
@@ -78,27 +95,20 @@ class ModelEngine:
         init_calls = []
         replica_fn = model_step.make_replica_fn(
             program.model_fn, mode, self.runtime, plan, program, traced)
-        step_fn = loops.make_step_fn(self.runtime.strategy, self.store, replica_fn, init_calls)
+        step_body = loops.make_step_body(self.runtime.strategy, self.store, replica_fn,
+                                         init_calls, after_replicas=traced.build_scaffold)
         optimizers.reset_cross_shard_optimizer_usage()
         if program.config.tf_random_seed is not None:
             # Variables are initialised eagerly in creation order: same seed, same values.
             tf.compat.v1.set_random_seed(program.config.tf_random_seed)
-        step_outputs = step_fn.get_concrete_function(iterator.element_spec).structured_outputs
-        if traced.step_hooks is not None:
-            traced.step_hooks.check_placed()
+        with self.runtime.strategy.scope(), self.store.creating_variables():
+            step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
+        step_outputs = step.outputs
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
-        if traced.scaffold_fn is not None:
-            with legacy_patches.patched_legacy_api(init_calls), tf1_shapes.tf1_shapes():
-                if traced.scaffold_fn() is None:
-                    raise ValueError(
-                        "TPUEstimatorSpec.scaffold_fn returns None, which is not allowed. "
-                        "Return tf.compat.v1.train.Scaffold() at the end of scaffold_fn.")
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
-        # The loop traces the step again, inline: calling the traced step as a nested function
-        # keeps grappler from optimising across the call (measured 1.4x slower on a CNN).
-        return CompiledMode(traced, step_outputs,
-                            make_loop(step_fn.python_function, step_outputs), init_calls)
+        return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
+                            init_calls, program)
 
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas
@@ -118,10 +128,14 @@ class ModelEngine:
         variables = self.store.named_variables()
         names = frozenset(variables)
         if checkpoint_path is not None:
-            if self._synced != (checkpoint_path, names):
+            restore_map = compiled.traced.restore_map()
+            state = (checkpoint_path, names if restore_map is None else
+                     frozenset((name, id(v)) for name, v in restore_map.items()))
+            if self._synced != state:
                 logging.info("Restoring parameters from %s", checkpoint_path)
-                checkpoints.restore(variables, checkpoint_path)
-                self._synced = (checkpoint_path, names)
+                checkpoints.restore(variables if restore_map is None else restore_map,
+                                    checkpoint_path)
+                self._synced = state
         else:
             fresh = {name: v for name, v in variables.items() if name not in self._initialized}
             if fresh and warm_start_from is not None:

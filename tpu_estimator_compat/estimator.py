@@ -127,7 +127,8 @@ class Estimator:
         try:
             training.run_training(
                 engine, compiled, iterators[0], config=self._config, model_dir=self.model_dir,
-                last_step=last_step, iterations_per_loop=self._iterations_per_loop(),
+                last_step=last_step,
+                iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
                 examples_per_step=self._examples_per_step(plan, runtime),
                 host_call_every_n_steps=(
                     self._config.tpu_config.experimental_host_call_every_n_steps),
@@ -144,7 +145,8 @@ class Estimator:
         the whole input when `steps` is None (every path, multi-replica included).
 
         All steps run in one device loop: `hooks` and the spec's `evaluation_hooks` see one
-        before_run/after_run.
+        before_run/after_run; where hooks run every step (`_hooks_run_every_step`), they see
+        one per step.
         """
         self._check_eval_steps(steps)
         checkpoint, plan, iterator, engine, compiled, hook_run = self._start_inference(
@@ -155,7 +157,8 @@ class Estimator:
             return evaluation.run_evaluation(
                 engine, compiled, iterators[0], steps=steps, global_step=engine.global_step,
                 eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
-                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
+                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run,
+                steps_per_loop=1 if self._hooks_every_step(engine.runtime, hook_run) else None)
         finally:
             inputs.release_in_background(iterators)
 
@@ -167,10 +170,10 @@ class Estimator:
 
         `hooks` and the spec's `prediction_hooks` run once per device loop.
         """
-        _, plan, iterator, _, compiled, hook_run = self._start_inference(
+        _, plan, iterator, engine, compiled, hook_run = self._start_inference(
             ModeKeys.PREDICT, input_fn, hooks, checkpoint_path)
         steps_per_loop = training.IterationSizer(
-            self._iterations_per_loop()).next_size(np.iinfo(np.int32).max)
+            self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
         iterators = [iterator]
         del iterator
         try:
@@ -250,8 +253,14 @@ class Estimator:
                              f"{type(compiled.traced.spec).__name__}; use TPUEstimator for a "
                              "TPUEstimatorSpec, or return spec.as_estimator_spec().")
 
-    def _iterations_per_loop(self):
-        return 1  # Estimator: one step per Session.run
+    def _iterations_per_loop(self, runtime, hook_run):
+        del runtime, hook_run  # Estimator: one step per Session.run
+        return 1
+
+    def _hooks_every_step(self, runtime, hook_run):
+        """Whether hooks see every step (Estimator: one step per Session.run)."""
+        del runtime
+        return bool(hook_run.hooks)
 
     # -- internals --------------------------------------------------------------------------
     def _start_inference(self, mode, input_fn, hooks, checkpoint_path):
@@ -361,8 +370,15 @@ class TPUEstimator(Estimator):
     def _check_spec(self, compiled):
         """model_step checks the spec types TPUEstimator accepts while tracing."""
 
-    def _iterations_per_loop(self):
+    def _iterations_per_loop(self, runtime, hook_run):
+        if self._hooks_every_step(runtime, hook_run):
+            return 1
         return self._config.tpu_config.iterations_per_loop
+
+    def _hooks_every_step(self, runtime, hook_run):
+        """With CPU/GPU semantics (`use_tpu=False`) the original was an Estimator: one step
+        per Session.run, so hooks saw every step; on TPU they see every loop."""
+        return bool(hook_run.hooks) and not runtime.tpu_semantics
 
 
 def _rows_per_replica_copy(plan):

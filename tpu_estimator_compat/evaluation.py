@@ -23,29 +23,22 @@ _UNTIL_THE_END = np.iinfo(np.int32).max
 
 @multi_worker.explains_worker_failures("Evaluation")
 def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
-                   checkpoint_path, rows_per_replica_copy=None, hook_run=None):
+                   checkpoint_path, rows_per_replica_copy=None, hook_run=None,
+                   steps_per_loop=None):
     """Evaluates and writes the results; returns the results dict.
 
     Args:
       rows_per_replica_copy: with BROADCAST input every replica sees the same batch; only
         replica 0's rows (this many per step) count, as in the original.
       hook_run: the call's started `hooks.HookRun`, or None.
+      steps_per_loop: None runs every step in one loop (the hooks see one run, as with
+        TPUEstimator on TPU); 1 runs them in loops of one step (the hooks see each step, as
+        with Estimator).
     """
     engine.store.reset_local_variables()
-    if hook_run is not None:
-        hook_run.before_loop()
-    scalars, batches, rows, hook_values = compiled.loop(
-        iterator, tf.constant(steps or _UNTIL_THE_END))
-    scalars = tf.nest.map_structure(np.asarray, scalars)
-    if hook_run is not None:
-        if scalars["loss_has_real_rows"].any():
-            hook_run.after_loop(hook_values)
-        else:  # no example at all: TF1's first run hit the end of the input
-            hook_run.skip_after_loop()
-        hook_run.end()
-    steps_run = _per_step(tf.nest.map_structure(np.asarray, batches),
-                          tf.nest.map_structure(np.asarray, rows),
-                          rows_per_replica_copy)
+    scalars, batches, rows = _run_loops(compiled, iterator, steps or _UNTIL_THE_END,
+                                        steps_per_loop, hook_run)
+    steps_run = _per_step(batches, rows, rows_per_replica_copy)
     loss_steps = scalars["loss_has_real_rows"]
     traced = compiled.traced
     results = {}
@@ -67,6 +60,32 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     return results
 
 
+def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run):
+    """Runs the eval loop until `steps`, the end of the input or a hook's stop request;
+    returns (scalars, batches, rows) of all its steps, as numpy."""
+    runs = []
+    while steps > 0:
+        size = min(steps, steps_per_loop or steps)
+        if hook_run is not None:
+            hook_run.before_loop()
+        scalars, batches, rows, hook_values = tf.nest.map_structure(
+            np.asarray, compiled.loop(iterator, tf.constant(size)))
+        runs.append((scalars, batches, rows))
+        stop = len(scalars["stop"]) < size or bool(scalars["stop"][-1])
+        if hook_run is not None:
+            if scalars["loss_has_real_rows"].any():
+                stop = hook_run.after_loop(hook_values) or stop
+            else:  # only the end of the input: as TF1's run that hit OutOfRange
+                hook_run.skip_after_loop()
+                stop = True
+        steps -= size
+        if stop:
+            break
+    if hook_run is not None:
+        hook_run.end()
+    return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *runs)
+
+
 def _per_step(batches, rows, rows_per_replica_copy):
     """[{output: this step's real rows}] for the steps that had any real row."""
     steps = []
@@ -74,15 +93,40 @@ def _per_step(batches, rows, rows_per_replica_copy):
     for index in range(len(rows["mask"])):
         step = tf.nest.map_structure(
             lambda values, offset: values[offset[index]:offset[index + 1]], batches, offsets)
-        mask, metrics = step.pop("mask").astype(bool), step.get("metrics", {})
-        if rows_per_replica_copy:
+        mask = step.pop("mask").astype(bool)
+        if rows_per_replica_copy:  # only replica 0's copy counts
+            metrics = tf.nest.map_structure(
+                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy],
+                step.get("metrics", {}))
             mask = mask[:rows_per_replica_copy]
-            metrics = tf.nest.map_structure(lambda v: v[:rows_per_replica_copy], metrics)
+        else:
+            metrics = step.get("metrics", {})
         if not mask.any():
             continue
-        step["metrics"] = tf.nest.map_structure(lambda v: v[mask], metrics)
+        step["metrics"] = tf.nest.map_structure(lambda v: _real_rows(v, mask), metrics)
         steps.append(step)
     return steps
+
+
+def _real_rows(values, mask):
+    """The rows of `values` that belong to real examples.
+
+    A tensor's rows need not be one per example: `[batch * k]` (a `[batch, k]` tensor
+    reshaped to `[-1]`, BERT's masked-LM metrics) has k rows per example, in example order
+    on each replica, as the mask has one per example.
+    """
+    if len(values) == len(mask):
+        return values[mask]
+    if len(mask) and len(values) % len(mask) == 0:
+        return values[np.repeat(mask, len(values) // len(mask))]
+    if mask.all():
+        return values
+    raise ValueError(
+        f"An eval_metrics tensor has {len(values)} rows in a step whose batch has "
+        f"{len(mask)} examples, some of them padding: its rows cannot be matched to "
+        "examples to drop the padding. Give every tensor passed to metric_fn a first "
+        "dimension that is the batch size or a multiple of it (k rows per example), or "
+        "use an input whose size is a multiple of the batch size.")
 
 
 def _metric_fn_results(metric_fn, steps):

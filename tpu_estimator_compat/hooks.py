@@ -41,7 +41,6 @@ training loop saves on their schedule instead (see training.py).
 """
 import contextlib
 import dataclasses
-import re
 
 import numpy as np
 import tensorflow as tf
@@ -49,6 +48,7 @@ from absl import logging
 from tensorflow.python.training import basic_session_run_hooks
 
 from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import variable_store
 from tpu_estimator_compat.spec import ModeKeys
 from tpu_estimator_compat.spec import validate_hooks  # noqa: F401  (part of this module's API)
@@ -84,11 +84,8 @@ class StepHooks:
     """The step outputs computed for the hooks of one traced step, and its graph.
 
     Made by the engine for each compiled step; `enter_replica` and `replica_outputs` run in
-    the replica function, while it is traced. The hooks are placed once, in the first trace
-    that creates no variables (tf.function traces a function again after a trace that
-    created variables, and keeps the second). Later traces of the same step (the device loop
-    traces the step's body again, inline) compute the same tensors: each is found again by
-    its position among the ops replica 0 created, checked by op type and name.
+    the replica function while the step is traced (once: see `step_graph`). The hooks are
+    placed by the first replica: their fetches become step outputs.
     """
 
     def __init__(self, run, engine):
@@ -99,96 +96,27 @@ class StepHooks:
         self.spec_hooks = []  # the hooks of the spec model_fn returned in that trace
         self.outputs = {}  # key -> replica-0 tensor of `graph`
         self._keys = {}  # tensor.ref() -> key
-        self._locators = {}  # key -> (op index in replica 0's ops, op type, name, output)
-        self._store_size = len(engine.store)
-        self._trace_graph = None  # the graph of the trace in progress
-        self._region_start = 0  # where replica 0's ops start in it
         self._first_replica_pending = False
-        self._trace_outputs = None  # this trace's hook outputs (None: it has none)
-        self._had_hooks = False  # whether any trace had hooks to place
 
     def enter_replica(self):
-        """At the start of the replica function: notes where a new trace's ops begin."""
-        graph = _v1.get_default_graph()
-        if graph is not self._trace_graph:  # the first replica of a new trace
-            self._trace_graph = graph
-            self._region_start = len(graph.get_operations())
-            self._first_replica_pending = True
+        """At the start of the replica function: notes whether this is the first replica."""
+        self._first_replica_pending = self.graph is None
 
     def replica_outputs(self, spec_hooks):
         """`{key: tensor}` to return from the replica function (replica context, traced).
 
-        Replica 0 returns the hooks' fetches (placing the hooks first if they are not yet:
-        begin, after_create_session, first before_run); the other replicas return zeros of
-        the same structure, since only replica 0's values are used.
+        Replica 0 places the hooks (begin, after_create_session, first before_run) and
+        returns their fetches; the other replicas return zeros of the same structure, since
+        only replica 0's values are used.
         """
         if not self._first_replica_pending:  # a later replica
-            if self._trace_outputs is None:
-                return {}
             return {key: _zeros_like(tensor) for key, tensor in self.outputs.items()}
         self._first_replica_pending = False
-        graph = self._trace_graph
-        self._had_hooks = self._had_hooks or bool(self.traced_by.call_hooks or spec_hooks)
-        size = len(self.store)
-        created_variables, self._store_size = size != self._store_size, size
-        if created_variables:  # this trace is not kept
-            self._trace_outputs = None
-        elif self.graph is None:
-            region_end = len(graph.get_operations())
-            self._place(graph, spec_hooks)
-            self._locators = self._locate(graph.get_operations()[self._region_start:region_end])
-            self._trace_outputs = dict(self.outputs)
-        else:
-            self._trace_outputs = self._find_again(graph)
-        return dict(self._trace_outputs or {})
-
-    def check_placed(self):
-        """After tracing: the hooks must be in the last trace, the one tf.function keeps.
-
-        Raises:
-          RuntimeError: they are not (a TensorFlow behaviour this module relies on changed).
-        """
-        if self._had_hooks and self.graph is not self._trace_graph:
-            raise RuntimeError(
-                "tpu_estimator_compat could not place the SessionRunHooks in the traced step "
-                "that tf.function kept (its hook placement relies on tf.function tracing a "
-                "function again after a trace that created variables). Please report this "
-                "with your TensorFlow version; running without hooks avoids it.")
-
-    def _place(self, graph, spec_hooks):
-        self.graph = graph
+        self.graph = _v1.get_default_graph()
         self.spec_hooks = list(spec_hooks)
         self.outputs, self._keys = {}, {}
         self.traced_by.begin_in_trace(self)
-
-    def _locate(self, region):
-        positions = {op: index for index, op in enumerate(region)}
-        return {key: (positions.get(tensor.op), tensor.op.type, tensor.op.name,
-                      tensor.value_index)
-                for key, tensor in self.outputs.items()}
-
-    def _find_again(self, graph):
-        """This trace's tensors for the hooks' fetches (see the class docstring)."""
-        region = graph.get_operations()[self._region_start:]
-        found = {}
-        for key, (index, op_type, name, output) in self._locators.items():
-            op = region[index] if index is not None and index < len(region) else None
-            if op is None or op.type != op_type or _base_name(op.name) != _base_name(name):
-                try:
-                    op = graph.get_operation_by_name(name)
-                except (KeyError, ValueError):
-                    op = None
-                if op is not None and op.type != op_type:
-                    op = None
-            if op is None:
-                raise RuntimeError(
-                    f"A hook fetches {name}:{output}, which the device loop's trace of the "
-                    "model does not have. Hooks can fetch tensors model_fn computes (or "
-                    "their names), the global step and variables, not tensors they create "
-                    "in begin() nor the input tensors themselves (fetch "
-                    "tf.identity(features, name=...) built in model_fn instead).")
-            found[key] = op.outputs[output]
-        return found
+        return dict(self.outputs)
 
     def hooks_for(self, call_hooks):
         """(hooks HookRun calls, CheckpointSaverHooks) for a call's `hooks=` plus the spec's."""
@@ -307,11 +235,6 @@ def _variables_as_graph_elements():
         yield
     finally:
         basic_session_run_hooks._as_graph_element = original  # pylint: disable=protected-access
-
-
-def _base_name(op_name):
-    """An op name without the `_<n>` suffixes a graph adds to make names unique."""
-    return "/".join(re.sub(r"(_\d+)+$", "", part) for part in op_name.split("/"))
 
 
 def _zeros_like(tensor):
@@ -456,9 +379,11 @@ class HookRun:
         """Hooks are called with the step's graph as the default graph, as TF1 called them
         with the model's graph (so `get_global_step()` works in every callback); the host
         work they do is Python and numpy, and the stand-in session reads eagerly."""
-        if self.step_hooks is None or self.step_hooks.graph is None:
-            return contextlib.nullcontext()
-        return self.step_hooks.graph.as_default()
+        stack = contextlib.ExitStack()
+        stack.enter_context(tf1_shapes.tf1_shapes())  # TF1 code: hashable variables...
+        if self.step_hooks is not None and self.step_hooks.graph is not None:
+            stack.enter_context(self.step_hooks.graph.as_default())
+        return stack
 
     def before_loop(self):
         """before_run() of every hook, for the loop about to run."""

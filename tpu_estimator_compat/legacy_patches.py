@@ -5,11 +5,21 @@
   they exist, and only when model_dir has no checkpoint, as the original's initializers were.
 - `tf.compat.v1.tpu.CrossShardOptimizer` / `cross_replica_sum` need a TPU kernel; code that
   imports them from plain TensorFlow gets ours, which work on any tf.distribute strategy.
+- `ReplicaContext.merge_call` keeps the caller's `tf.control_dependencies`: TF1 built one
+  replica's graph, where `with tf.control_dependencies(update_ops): opt.minimize(loss)`
+  made the train op wait for the update ops. Under a strategy, minimize() creates its ops in
+  a merge_call, on another thread that does not see the replica's control dependencies; the
+  values merge_call returns are passed through an identity (or group) created under them.
+- `tf.compat.v1.train.Saver` built by model_fn or scaffold_fn (typically for
+  `Scaffold(saver=...)`) is a `RecordedSaver`: it builds no save/restore ops, and the engine
+  restores checkpoints through its var_list, as TF1's session creator did with the
+  Scaffold's saver (e.g. `Saver(ema.variables_to_restore())` to evaluate moving averages).
 """
 import contextlib
 import dataclasses
 
 import tensorflow as tf
+from tensorflow.python.distribute import distribute_lib
 
 from tpu_estimator_compat import optimizers
 from tpu_estimator_compat import variable_store
@@ -40,6 +50,8 @@ def patched_legacy_api(recorded_calls):
         (tf.compat.v1.train, "init_from_checkpoint", init_from_checkpoint),
         (tf.compat.v1.tpu, "CrossShardOptimizer", optimizers.CrossShardOptimizer),
         (tf.compat.v1.tpu, "cross_replica_sum", optimizers.cross_replica_sum),
+        (distribute_lib.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
+        (tf.compat.v1.train, "Saver", RecordedSaver),
     ]
     originals = [(module, name, getattr(module, name)) for module, name, _ in replacements]
     try:
@@ -49,3 +61,48 @@ def patched_legacy_api(recorded_calls):
     finally:
         for module, name, value in originals:
             setattr(module, name, value)
+
+
+_original_merge_call = distribute_lib.ReplicaContext.merge_call
+
+
+def _merge_call_keeping_dependencies(self, merge_fn, args=(), kwargs=None):
+    result = _original_merge_call(self, merge_fn, args, kwargs)
+    graph = tf.compat.v1.get_default_graph()
+    if tf.executing_eagerly() or not graph._control_dependencies_stack:  # pylint: disable=protected-access
+        return result
+    return tf.nest.map_structure(_under_current_dependencies, result)
+
+
+def _under_current_dependencies(value):
+    if isinstance(value, tf.Operation):
+        return tf.group(value)
+    if isinstance(value, tf.Tensor):
+        return tf.identity(value)
+    return value
+
+
+class RecordedSaver:
+    """A `tf.compat.v1.train.Saver` made in the model's code: remembers what it restores.
+
+    Takes the Saver's arguments; only `var_list` has an effect (None: every global
+    variable when it is made).
+    """
+
+    def __init__(self, var_list=None, *args, **kwargs):  # pylint: disable=unused-argument
+        if var_list is None:
+            var_list = tf.compat.v1.global_variables()
+        if isinstance(var_list, dict):
+            self._by_name = dict(var_list)
+        else:
+            self._by_name = {variable_store.tf1_name(v): v for v in var_list}
+
+    def restore_map(self):
+        """`{checkpoint name: variable}`."""
+        return {name: _as_variable(value) for name, value in self._by_name.items()}
+
+
+def _as_variable(value):
+    if isinstance(value, (list, tuple)) and len(value) == 1:  # a one-part partitioned list
+        return value[0]
+    return value

@@ -1,11 +1,10 @@
 """The device loops: `tf.function`s that run many steps per host round trip.
 
-`make_step_fn` wraps one `strategy.run` of the replica function and returns the host's view
-of the outputs (replica 0's loss; batch tensors concatenated across replicas). It is traced
-once on its own, before anything runs, which creates the model's variables and tells the
-structure of the outputs; the loops then trace its body again inside a `tf.while_loop`
-(inline, not as a nested function call, which grappler optimises poorly), reusing the
-variables:
+`make_step_body` runs one `strategy.run` of the replica function and returns the host's
+view of the outputs (replica 0's loss; batch tensors concatenated across replicas). The
+engine traces it once, TF1-style (`step_graph.StepGraph`), which creates the model's
+variables and tells the structure of the outputs; the loops then copy the pruned step into
+the body of a `tf.while_loop` (`step(element)` below is `StepGraph.instantiate`):
 
     train_loop(iterator, n):      n x step(next(iterator))                 -> last loss, host_call tensors per step
     inference_loop(iterator, n):  step(next(iterator)) until n or all stop -> outputs per step
@@ -17,21 +16,29 @@ import tensorflow as tf
 
 from tpu_estimator_compat import legacy_patches
 from tpu_estimator_compat import runtime as runtime_lib
+from tpu_estimator_compat import step_graph
 
 _BATCH_OUTPUTS = ("host_call", "metrics", "predictions", "mask", "stop")
 _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates")
 
 
-def make_step_fn(strategy, store, replica_fn, init_from_checkpoint_calls):
-    """A tf.function running one step on every replica; see the module docstring."""
+def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, after_replicas):
+    """The Python function of one step on every replica; see the module docstring.
+
+    `after_replicas()` is called after the replicas' calls, in cross-replica context.
+    """
+    def replica_step(element):
+        with step_graph.building_replica(), store.creating_variables_in_replica():
+            store.prepare_graph()  # each replica has its own collections
+            return replica_fn(element)
+
     def step(element):
-        # At the root name scope (not 'while/'), so TF1 names of tf.Variable-style variables
-        # (beta1_power, metric accumulators) are the same in every trace.
-        with tf.compat.v1.name_scope(None), strategy.scope(), store.scope(), \
-                legacy_patches.patched_legacy_api(init_from_checkpoint_calls):
-            per_replica = strategy.run(replica_fn, args=(element,))
+        store.prepare_graph()
+        with legacy_patches.patched_legacy_api(init_from_checkpoint_calls):
+            per_replica = strategy.run(replica_step, args=(element,))
+            after_replicas()
         return _host_view(strategy, per_replica)
-    return tf.function(step, autograph=False)
+    return step
 
 
 def _host_view(strategy, per_replica):
@@ -42,8 +49,13 @@ def _host_view(strategy, per_replica):
     first = (_global_first_replica if inference and runtime_lib.is_between_graph(strategy)
              else _local_first_replica)
     view = {}
+    if not inference:  # every replica's loss, which waits for its train op, as TF1 ran all
+        replicas_done = tf.group(strategy.experimental_local_results(per_replica["loss"]))
     for key, value in per_replica.items():
-        if key in ("loss", "metric_updates"):  # replica 0's values
+        if key == "loss" and not inference:
+            with tf.control_dependencies([replicas_done]):
+                view[key] = tf.identity(first(strategy, value))
+        elif key in ("loss", "metric_updates"):  # replica 0's values
             view[key] = tf.nest.map_structure(lambda v: first(strategy, v), value)
         elif key == "hook_fetches":  # this worker's first replica: hooks run on every worker
             view[key] = tf.nest.map_structure(

@@ -26,6 +26,9 @@ class TracedSpec:
     metric_fn: object = None
     predictions_is_dict: bool = True
     step_hooks: object = None  # hooks.StepHooks: the SessionRunHooks placed in this trace
+    scaffold: object = None  # what scaffold_fn returned, or the EstimatorSpec's scaffold
+    input_signature: object = None  # (features, labels) TensorSpecs of one replica's batch
+    params: dict = None  # the params model_fn got
 
     @property
     def scaffold_fn(self):
@@ -33,6 +36,25 @@ class TracedSpec:
 
     def hooks(self, mode):
         return spec_hooks(self.spec, mode)
+
+    def restore_map(self):
+        """`{checkpoint name: variable}` of the Scaffold's Saver, if model_fn or scaffold_fn
+        made one (a `legacy_patches.RecordedSaver`); else None."""
+        saver = getattr(self.scaffold, "saver", None)
+        return saver.restore_map() if hasattr(saver, "restore_map") else None
+
+    def build_scaffold(self):
+        """Calls scaffold_fn (in the step's graph, after the replicas' model_fn calls, as
+        TF1 called it in the model's graph)."""
+        if self.scaffold_fn is None:
+            self.scaffold = getattr(self.spec, "scaffold", None)
+            return
+        with tf1_shapes.tf1_shapes():
+            self.scaffold = self.scaffold_fn()
+        if self.scaffold is None:
+            raise ValueError(
+                "TPUEstimatorSpec.scaffold_fn returns None, which is not allowed. "
+                "Return tf.compat.v1.train.Scaffold() at the end of scaffold_fn.")
 
 
 def spec_hooks(spec, mode):
@@ -55,11 +77,18 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
             batch_size=plan.model_fn_batch_size,
             context=tpu_context.TPUContext(runtime) if runtime.tpu_semantics else None,
             use_tpu=runtime.tpu_semantics)
-        with tf1_shapes.tf1_shapes():  # TF1 code reads `shape[-1].value`
+        # TF1 code reads `shape[-1].value`. Each replica builds its model as TF1's single
+        # trace did, from a root variable scope that does not reuse (MirroredStrategy makes
+        # replicas > 0 reuse): each has its own v1 variable store (see step_graph), so its
+        # get_variable calls "create" (returning the shared variables) and add their
+        # regularization losses to its own collections.
+        with tf1_shapes.tf1_shapes(), tf.compat.v1.variable_scope(
+                tf.compat.v1.VariableScope(reuse=False), auxiliary_name_scope=False):
             spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params,
                                               facts.config)
         _check_spec_type(spec, mode, runtime)
-        _record(traced, spec)
+        if traced.spec is None:
+            _record(traced, spec, (features, labels), params)
         outputs = _outputs_for_mode(spec, mode)
         if traced.step_hooks is not None:  # the tensors the SessionRunHooks fetch
             outputs["hook_fetches"] = traced.step_hooks.replica_outputs(spec_hooks(spec, mode))
@@ -103,10 +132,11 @@ def _check_tpu_predictions(predictions):
                 "batch dimension (the per-replica batch size).")
 
 
-def _record(traced, spec):
-    if traced.spec is not None:
-        return
+def _record(traced, spec, inputs, params):
     traced.spec = spec
+    traced.params = params
+    traced.input_signature = tf.nest.map_structure(
+        lambda t: tf.TensorSpec(t.shape, t.dtype), inputs)
     host_call = getattr(spec, "host_call", None)
     traced.host_call_fn = host_call[0] if host_call else None
     eval_metrics = getattr(spec, "eval_metrics", None)

@@ -110,7 +110,8 @@ class NonChiefSaver:
     def __init__(self, model_dir):
         self._model_dir = model_dir
 
-    def save(self, named_variables, global_step):
+    def save(self, named_variables, global_step, meta_graph=None):
+        del meta_graph
         checkpoints.values_to_save(named_variables)
         return f"{self._model_dir.rstrip('/')}/{checkpoints.CHECKPOINT_BASENAME}-{int(global_step)}"
 

@@ -126,6 +126,8 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     if workers.is_chief:
         checkpoints.require_writable(model_dir)
     savers = _checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners)
+    for saver in savers:
+        saver.meta_graph = compiled.meta_graph
     summary_writer = (summaries.ScalarSummaryWriter(model_dir)
                       if config.save_summary_steps and workers.is_chief else None)
     host_call = _HostCallDriver(compiled, host_call_every_n_steps, enabled=workers.is_chief)
@@ -248,6 +250,7 @@ class _Saves:
         self._workers = multi_worker.WorkerGroup(engine.runtime)
         self._listeners = list(listeners) if self._workers.is_chief else []
         self._is_model_dir = os.path.abspath(directory) == os.path.abspath(model_dir)
+        self.meta_graph = lambda: None  # () -> the serialized MetaGraphDef for `.meta` files
 
     def _decide(self, due):
         """The chief's `due` on every worker (their clocks and file views may differ)."""
@@ -275,7 +278,8 @@ class _Saves:
         for listener in self._listeners:
             listener.before_save(self._session, step)
         try:
-            path = self._saver.save(self._engine.store.named_variables(), step)
+            path = self._saver.save(self._engine.store.named_variables(), step,
+                                    meta_graph=self.meta_graph())
         except (tf.errors.OpError, OSError) as error:
             raise checkpoints.CheckpointWriteError(self._directory, step, error) from error
         logging.info("Saving checkpoints for %d into %s.", step, path)

@@ -1,23 +1,27 @@
 """One variable per TF1 name, created on the first trace and reused by every later trace.
 
 A TF1 `model_fn` calls `tf.compat.v1.get_variable`, `tf.compat.v1.layers` and v1 optimizers,
-all of which create variables every time the function is traced. Inside our `tf.function`s a
-variable creator (entered in the traced body, inside `strategy.scope()`) intercepts each
-creation: the first time a TF1 name is seen the variable is created for real (through the
-strategy, so it is mirrored across replicas); afterwards the stored one is returned. The
-creator also files every variable in the traced graph's v1 collections, which is where
+all of which create variables every time the function is traced. While the step is traced a
+variable creator (`creating_variables()`, entered eagerly inside `strategy.scope()` around
+the whole trace, so that it also sees creations under `tf.init_scope()`, e.g. by
+`ExponentialMovingAverage.apply`) intercepts each creation: the first time a TF1 name is
+seen the variable is created for real, eagerly (through the strategy, so it is mirrored
+across replicas); afterwards the stored one is returned. The creator also files every
+variable in the traced graph's v1 collections (`prepare_graph()`), which is where
 `compute_gradients`, `tf.compat.v1.trainable_variables()` and savers look for them.
 """
 import contextlib
+import re
+import threading
 
 import tensorflow as tf
+from tensorflow.python.distribute import distribute_lib
+
+from tpu_estimator_compat import step_graph
 
 _v1 = tf.compat.v1
 GLOBAL_STEP_NAME = "global_step"
-_PER_TRACE_COLLECTIONS = (
-    _v1.GraphKeys.GLOBAL_VARIABLES, _v1.GraphKeys.LOCAL_VARIABLES,
-    _v1.GraphKeys.TRAINABLE_VARIABLES, _v1.GraphKeys.GLOBAL_STEP,
-    ("__variable_store",), ("__varscope",))  # tf.compat.v1 variable_scope's own stores
+_REPLICA_SUFFIX = re.compile(r"/replica_\d+$")  # a mirrored variable's copy on replica N
 
 
 def tf1_name(variable_or_name):
@@ -26,8 +30,8 @@ def tf1_name(variable_or_name):
     v1 optimizer slots arrive as 'dense/kernel/Adam/'; TF1 wrote 'dense/kernel/Adam'.
     """
     name = variable_or_name if isinstance(variable_or_name, str) else variable_or_name.name
-    name = name.rstrip("/")
-    return name[:-2] if name.endswith(":0") else name
+    name = _REPLICA_SUFFIX.sub("", name[:-2] if name.endswith(":0") else name).rstrip("/")
+    return name
 
 
 class VariableStore:
@@ -43,6 +47,10 @@ class VariableStore:
         self._variables = {GLOBAL_STEP_NAME: self.global_step}
         self._trainable = set()
         self._local = set()  # LOCAL_VARIABLES (metric accumulators): never checkpointed
+        self._graph = None  # the graph being traced
+        self._resolved_names = {}  # in that trace: requested name -> replica 0's names
+        self._name_requests = {}  # replica -> requested name -> how many times requested
+        self._creating = threading.local()  # set while this thread creates a variable
 
     def named_variables(self):
         """{tf1_name: variable} of the global variables created so far (checkpoint content)."""
@@ -65,29 +73,69 @@ class VariableStore:
         return len(self._variables)
 
     @contextlib.contextmanager
-    def scope(self):
-        """Enter in a traced body (inside `strategy.scope()`) around the model code.
-
-        Puts the global step in the graph's GLOBAL_STEP collection, so that
-        `tf.compat.v1.train.get_global_step()` finds it, and intercepts variable creation.
-        """
-        graph = _v1.get_default_graph()
-        for key in _PER_TRACE_COLLECTIONS:
-            # A FuncGraph shares these with the outer (eager) graph; detach them so every
-            # trace starts with TF1's empty collections and a fresh v1 variable store.
-            graph.clear_collection(key)
-        _file_in_collections(graph, self.global_step,
-                             [_v1.GraphKeys.GLOBAL_VARIABLES, _v1.GraphKeys.GLOBAL_STEP])
+    def creating_variables(self):
+        """Enter eagerly, inside `strategy.scope()`, around a trace of the model's step."""
         with _v1.variable_creator_scope(self._creator):
             yield
 
+    @contextlib.contextmanager
+    def creating_variables_in_replica(self):
+        """Enter in the replica function: intercepts creation before MirroredStrategy's
+        per-replica creator (which hands replicas > 0 replica 0's variables unseen), and
+        under `tf.init_scope()` too (a replica thread's eager context has no creator)."""
+        with contextlib.ExitStack() as stack:
+            with tf.init_scope():
+                stack.enter_context(_v1.variable_creator_scope(self._creator))
+            stack.enter_context(_v1.variable_creator_scope(self._creator))
+            yield
+
+    def prepare_graph(self):
+        """Call in the graph being traced, before the model code (and in each replica
+        function): puts the global step in its GLOBAL_STEP collection (for
+        `tf.compat.v1.train.get_global_step()`) and makes it the graph variables are filed
+        in."""
+        graph = _v1.get_default_graph()
+        if graph is not self._graph:  # a new trace
+            self._graph, self._resolved_names, self._name_requests = graph, {}, {}
+        _file_in_collections(self._graph, self.global_step,
+                             [_v1.GraphKeys.GLOBAL_VARIABLES, _v1.GraphKeys.GLOBAL_STEP])
+
+    def _resolve_name(self, graph, requested):
+        """The TF1 name of a variable requested as `requested`, the same on every replica.
+
+        Replica 0 (and cross-replica code) names it in the graph as TF1 did (`_graph_name`;
+        marked as used whether or not the variable is created here: creation happens outside
+        the trace, so the graph would not see the name taken otherwise). Replica r's k-th
+        request of a name gets what replica 0's k-th request of it got, as all replicas run
+        the same code.
+        """
+        replica = step_graph.current_replica()
+        if replica == 0:
+            name = _graph_name(graph, requested)
+            self._resolved_names.setdefault(requested, []).append(name)
+            return name
+        requests = self._name_requests.setdefault(replica, {})
+        index = requests.get(requested, 0)
+        requests[requested] = index + 1
+        resolved = self._resolved_names.get(requested, [])
+        if index >= len(resolved):
+            raise RuntimeError(
+                f"Replica {replica}'s model_fn creates a variable {requested!r} that replica "
+                "0's did not: every replica must build the same model.")
+        return resolved[index]
+
     def _creator(self, next_creator, **kwargs):
-        # Marked as used in this graph whether or not the variable is created here: creation
-        # happens outside the trace, so this graph would not see the name taken otherwise.
-        name = _graph_name(kwargs.get("name") or "Variable")
+        if getattr(self._creating, "active", False):  # our creator again, further down
+            return next_creator(**kwargs)
+        graph = self._graph or _v1.get_default_graph()
+        name = self._resolve_name(graph, kwargs.get("name") or "Variable")
         variable = self._variables.get(name)
         if variable is None:
-            variable = self._create(next_creator, kwargs)
+            self._creating.active = True
+            try:
+                variable = self._create(next_creator, kwargs)
+            finally:
+                self._creating.active = False
             self._variables[name] = variable
             if _is_trainable(kwargs):
                 self._trainable.add(name)
@@ -96,31 +144,30 @@ class VariableStore:
         collections = list(kwargs.get("collections") or [_v1.GraphKeys.GLOBAL_VARIABLES])
         if name in self._trainable and _v1.GraphKeys.TRAINABLE_VARIABLES not in collections:
             collections.append(_v1.GraphKeys.TRAINABLE_VARIABLES)
-        _file_in_collections(_v1.get_default_graph(), variable, collections)
+        _file_in_collections(graph, variable, collections)
         return variable
 
+    def _create(self, next_creator, kwargs):
+        """Creates the variable for real, eagerly, through the strategy (so it is mirrored).
 
-    @staticmethod
-    def _create(next_creator, kwargs):
-        """Creates the variable for real through the strategy's creator (so it is mirrored).
-
-        Only the first trace of a `tf.function` may create variables; the engine traces each
-        of its functions exactly once. Initial values are computed outside the trace: a traced
-        tensor is replaced by its constant value; one that is not constant is left for
-        tf.function to lift (which works for single-device variables).
+        Initial values are computed outside the trace: a traced tensor is replaced by its
+        constant value. Where the strategy is not in force (a replica thread's eager
+        context, under `tf.init_scope()`), the variable is created in its scope.
         """
         initial_value = kwargs.get("initial_value")
         if isinstance(initial_value, tf.Tensor) and tf.is_symbolic_tensor(initial_value):
             constant = tf.get_static_value(initial_value)
-            if constant is None:
-                return next_creator(**kwargs)
-            kwargs = dict(kwargs, initial_value=constant)
+            kwargs = dict(kwargs, initial_value=(
+                step_graph.eager_value(initial_value) if constant is None else constant))
         with tf.init_scope():
+            if distribute_lib.get_strategy() is not self._strategy:
+                with self._strategy.scope():
+                    return _v1.Variable(**kwargs)
             return next_creator(**kwargs)
 
 
-def _graph_name(requested):
-    """The TF1 name a variable requested as `requested` gets in the current graph.
+def _graph_name(graph, requested):
+    """The TF1 name a variable requested as `requested` gets in `graph`.
 
     `get_variable` asks for its full name at the root name scope; `tf.Variable`-style
     creation (tf.compat.v1.metrics, user code) asks for a name relative to the current name
@@ -129,7 +176,7 @@ def _graph_name(requested):
     """
     if requested.endswith("/"):
         return requested.rstrip("/")
-    return _v1.get_default_graph().unique_name(requested, mark_as_used=True)
+    return graph.unique_name(requested, mark_as_used=True)
 
 
 def _is_trainable(creator_kwargs):

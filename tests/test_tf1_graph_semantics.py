@@ -1,0 +1,279 @@
+"""The step runs the user's v1 model_fn with TF1 graph semantics (issue 11).
+
+Expected numbers come from running the same model_fn on the original TPUEstimator
+(TensorFlow 2.15 + tensorflow-estimator 2.15, graph mode, `use_tpu=False`): 4 steps of
+GradientDescent(0.05) on batches of 8, an ExponentialMovingAverage(0.5) applied after each
+step, then evaluation on 32 examples. 8 replicas on the global batch (CrossShardOptimizer)
+must give the same numbers.
+"""
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tpu_estimator_compat as tec
+from tpu_estimator_compat.v1 import layers as legacy_layers
+
+v1 = tf.compat.v1
+
+X = (np.arange(64 * 4, dtype=np.float32).reshape(64, 4) % 7) / 7.0
+Y = (X @ np.array([[1.0], [-2.0], [0.5], [3.0]], np.float32) + 0.25).astype(np.float32)
+
+# The original's values after train(steps=4).
+KERNEL = [0.19185805, 0.15460991, 0.24860319, 0.33512232]
+BIAS = 0.32888699
+EMA_KERNEL = [0.17605621, 0.14836587, 0.21816367, 0.28590551]
+EMA_BIAS = 0.26618367
+# The original's evaluate() results on X[:32] with the trained weights...
+EVAL_MSE, EVAL_FLAT_MEAN = 1.2978544, 0.72011453
+# ... and with the moving averages restored into the model (Scaffold saver).
+EMA_EVAL_MSE, EMA_EVAL_FLAT_MEAN = 1.4363992, 0.61492473
+
+DEVICES = ["one_device", "eight_devices"]
+
+
+def train_input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices((X, Y))
+    return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+def eval_input_fn(params):
+    return tf.data.Dataset.from_tensor_slices((X[:32], Y[:32])).batch(
+        params["batch_size"], drop_remainder=True)
+
+
+def make_model_fn(record, ema_saver=False):
+    """A v1 model_fn that builds its train op, an EMA and an unfetched counter in EVERY mode
+    (as many real programs do), and checks TF1 variable behaviour while it runs."""
+
+    def model_fn(features, labels, mode, params):
+        record.setdefault("model_fn_calls", []).append(mode)
+        predictions = legacy_layers.dense(features, 1, name="dense",
+                                          kernel_initializer=v1.constant_initializer(0.1))
+        loss = v1.losses.mean_squared_error(labels, predictions)
+        global_step = v1.train.get_global_step()
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.05))
+        counter = v1.get_variable("counter", [], tf.int64, initializer=v1.zeros_initializer(),
+                                  trainable=False)
+        v1.assign_add(counter, 1)  # never fetched: TF1 never ran it
+        minimize = optimizer.minimize(loss, global_step=global_step)
+        ema = v1.train.ExponentialMovingAverage(0.5)
+        if mode == tec.ModeKeys.TRAIN or not ema_saver:
+            with tf.control_dependencies([minimize]):
+                train_op = ema.apply(v1.trainable_variables())
+        # Variables are TF1 variables: hashable, with `.op.name`.
+        trainable = set(v1.trainable_variables())
+        record["names"] = sorted(v.op.name for v in trainable)
+        record["by_variable"] = {v: v.op.name for v in v1.global_variables()}
+        if mode == tec.ModeKeys.TRAIN:
+            step_after = tf.reshape(global_step, [1])  # read after minimize(), no dependency
+
+            def host_call(step):
+                def append(value):
+                    record.setdefault("host_call_steps", []).append(int(value[0]))
+                    return np.int64(0)
+                return tf.numpy_function(append, [step], tf.int64)
+            return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                        host_call=(host_call, [step_after]))
+        if mode == tec.ModeKeys.EVAL:
+            flat = tf.reshape(tf.tile(predictions, [1, 3]), [-1])  # [batch * 3]
+
+            def metric_fn(labels, predictions, flat):
+                return {"mse": v1.metrics.mean_squared_error(labels, predictions),
+                        "flat_mean": v1.metrics.mean(flat)}
+
+            def scaffold_fn():
+                return v1.train.Scaffold(saver=v1.train.Saver(ema.variables_to_restore()))
+            return tec.TPUEstimatorSpec(
+                mode, loss=loss, eval_metrics=(metric_fn, [labels, predictions, flat]),
+                scaffold_fn=scaffold_fn if ema_saver else None)
+        return tec.TPUEstimatorSpec(mode, predictions={"p": predictions})
+
+    return model_fn
+
+
+def make_estimator(model_fn, model_dir, strategy, **config):
+    return tec.TPUEstimator(
+        model_fn, train_batch_size=8, eval_batch_size=8, predict_batch_size=8,
+        config=tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
+                             tpu_config=tec.TPUConfig(iterations_per_loop=2), **config))
+
+
+def weights(estimator):
+    return {name: estimator.get_variable_value(name) for name in estimator.get_variable_names()}
+
+
+@pytest.mark.parametrize("devices", DEVICES)
+def test_only_fetched_ops_run_and_reads_see_the_step_start(tmp_path, devices, request):
+    record = {}
+    estimator = make_estimator(make_model_fn(record), tmp_path, request.getfixturevalue(devices))
+    estimator.train(train_input_fn, steps=4)
+    trained = weights(estimator)
+    np.testing.assert_allclose(trained["dense/kernel"].ravel(), KERNEL, atol=1e-6)
+    np.testing.assert_allclose(trained["dense/bias"], [BIAS], atol=1e-6)
+    np.testing.assert_allclose(trained["dense/kernel/ExponentialMovingAverage"].ravel(),
+                               EMA_KERNEL, atol=1e-6)
+    np.testing.assert_allclose(trained["dense/bias/ExponentialMovingAverage"], [EMA_BIAS],
+                               atol=1e-6)
+    assert trained["counter"] == 0
+    # The global step read after minimize() got the value each step started with.
+    assert record["host_call_steps"] == [0, 1, 2, 3]
+
+    first = estimator.evaluate(eval_input_fn)
+    second = estimator.evaluate(eval_input_fn)
+    list(estimator.predict(eval_input_fn))
+    assert first["global_step"] == second["global_step"] == 4
+    assert first["mse"] == pytest.approx(EVAL_MSE, abs=1e-5)
+    assert second["mse"] == pytest.approx(EVAL_MSE, abs=1e-5)
+    assert first["flat_mean"] == pytest.approx(EVAL_FLAT_MEAN, abs=1e-5)
+    after = weights(estimator)
+    for name, value in trained.items():
+        np.testing.assert_array_equal(after[name], value, err_msg=name)
+    # The next train() continues from the trained weights, not ones evaluate() moved.
+    estimator.train(train_input_fn, steps=1)
+    assert estimator.get_variable_value("global_step") == 5
+
+
+@pytest.mark.parametrize("devices", DEVICES)
+def test_variables_are_tf1_variables_and_ema_restores_through_the_scaffold_saver(
+        tmp_path, devices, request):
+    record = {}
+    strategy = request.getfixturevalue(devices)
+    estimator = make_estimator(make_model_fn(record, ema_saver=True), tmp_path, strategy)
+    estimator.train(train_input_fn, steps=4)
+    assert record["names"] == ["dense/bias", "dense/kernel"]
+    assert sorted(record["by_variable"].values()) == [
+        "counter", "dense/bias", "dense/bias/ExponentialMovingAverage", "dense/kernel",
+        "dense/kernel/ExponentialMovingAverage", "global_step"]
+    results = estimator.evaluate(eval_input_fn)
+    assert results["mse"] == pytest.approx(EMA_EVAL_MSE, abs=1e-5)
+    assert results["flat_mean"] == pytest.approx(EMA_EVAL_FLAT_MEAN, abs=1e-5)
+    # The EMA restore did not leak into training: it restores the checkpoint's own values.
+    estimator.train(train_input_fn, steps=1)
+    assert estimator.get_variable_value("global_step") == 5
+    reference = make_estimator(make_model_fn({}), tmp_path / "reference", strategy)
+    reference.train(train_input_fn, steps=4)
+    reference.train(train_input_fn, steps=1)
+    np.testing.assert_allclose(estimator.get_variable_value("dense/kernel"),
+                               reference.get_variable_value("dense/kernel"), atol=1e-6)
+
+
+@pytest.mark.parametrize("devices, replicas", [("one_device", 1), ("eight_devices", 8)])
+def test_model_fn_is_called_once_per_replica_with_its_own_collections(
+        tmp_path, devices, replicas, request):
+    calls = []  # the graphs model_fn was called in
+
+    def model_fn(features, labels, mode, params):
+        calls.append(v1.get_default_graph())
+        v1.add_to_collection("my_collection", features)
+        assert len(v1.get_collection("my_collection")) == 1  # not the other replicas'
+        init = v1.constant_initializer(np.linspace(-1, 1, 12).reshape(4, 3))
+        hidden = legacy_layers.batch_normalization(
+            legacy_layers.dense(features, 3, name="dense", kernel_initializer=init),
+            training=True)
+        loss = v1.losses.mean_squared_error(
+            labels, legacy_layers.dense(hidden, 1, kernel_initializer=v1.ones_initializer()))
+        ema = v1.train.ExponentialMovingAverage(0.9)
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.01))
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            minimize = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        with tf.control_dependencies([minimize]):
+            train_op = ema.apply(v1.trainable_variables())
+        assert len(v1.moving_average_variables()) == len(v1.trainable_variables())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = make_estimator(model_fn, tmp_path, request.getfixturevalue(devices))
+    estimator.train(train_input_fn, steps=2)
+    # Once per replica in the compiled step; once more in a TF1 graph for the `.meta` files.
+    assert [graph.building_function for graph in calls] == [True] * replicas + [False]
+    estimator.train(train_input_fn, steps=2)  # the compiled program is reused
+    assert len(calls) == replicas + 1
+    # Every replica's batch-norm update ran: after one step from zero, the moving mean
+    # (averaged over the replicas' copies) is 0.01 x the mean over the whole global batch.
+    one_step = make_estimator(model_fn, tmp_path / "one_step", request.getfixturevalue(devices))
+    one_step.train(train_input_fn, steps=1)
+    expected = 0.01 * (X[:8] @ np.linspace(-1, 1, 12).reshape(4, 3)).mean(axis=0)
+    np.testing.assert_allclose(one_step.get_variable_value("batch_normalization/moving_mean"),
+                               expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("devices", DEVICES)
+def test_metric_tensors_of_k_rows_per_example_drop_padding_by_example(
+        tmp_path, devices, request):
+    def model_fn(features, labels, mode, params):
+        predictions = legacy_layers.dense(features, 1, name="dense")
+        loss = v1.losses.mean_squared_error(labels, predictions)
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.05))
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        if mode == tec.ModeKeys.TRAIN:
+            return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+        rows = tf.reshape(tf.concat([predictions, 2 * predictions], axis=1), [-1])
+
+        def metric_fn(rows, predictions):
+            return {"rows_mean": v1.metrics.mean(rows),
+                    "mean": v1.metrics.mean(predictions)}
+        return tec.TPUEstimatorSpec(mode, loss=loss,
+                                    eval_metrics=(metric_fn, [rows, predictions]))
+
+    def input_of_30(params):  # the last batch is padded on the TPU path
+        return tf.data.Dataset.from_tensor_slices((X[:30], Y[:30])).batch(params["batch_size"])
+
+    estimator = make_estimator(model_fn, tmp_path, request.getfixturevalue(devices))
+    estimator.train(train_input_fn, steps=2)
+    results = estimator.evaluate(input_of_30)
+    kernel = estimator.get_variable_value("dense/kernel")
+    bias = estimator.get_variable_value("dense/bias")
+    predictions = X[:30] @ kernel + bias
+    assert results["mean"] == pytest.approx(float(predictions.mean()), rel=1e-5)
+    assert results["rows_mean"] == pytest.approx(1.5 * float(predictions.mean()), rel=1e-5)
+
+
+class StepRecorder(v1.train.SessionRunHook):
+    def __init__(self):
+        self.steps = []
+
+    def before_run(self, run_context):
+        return v1.train.SessionRunArgs(v1.train.get_global_step())
+
+    def after_run(self, run_context, run_values):
+        self.steps.append(int(run_values.results))
+
+
+@pytest.mark.parametrize("use_tpu, train_steps, eval_steps", [
+    (False, [1, 2, 3, 4], [4, 4, 4]),  # Estimator: one step per Session.run
+    (True, [2, 4], [4]),  # TPU: one Session.run per loop; evaluation is one loop
+])
+def test_hooks_run_every_step_with_cpu_semantics_and_every_loop_on_tpu(
+        tmp_path, use_tpu, train_steps, eval_steps, one_device):
+    estimator = tec.TPUEstimator(
+        make_model_fn({}), use_tpu=use_tpu, train_batch_size=8, eval_batch_size=8,
+        config=tec.RunConfig(model_dir=str(tmp_path),
+                             train_distribute=one_device if use_tpu else None,
+                             tpu_config=tec.TPUConfig(iterations_per_loop=2)))
+    hook, eval_hook = StepRecorder(), StepRecorder()
+    estimator.train(train_input_fn, steps=4, hooks=[hook])
+    estimator.evaluate(eval_input_fn, steps=3, hooks=[eval_hook])
+    assert hook.steps == train_steps
+    assert eval_hook.steps == eval_steps
+
+
+@pytest.mark.parametrize("devices", DEVICES)
+def test_checkpoints_have_meta_graphs_that_import_and_restore(tmp_path, devices, request):
+    estimator = make_estimator(make_model_fn({}), tmp_path, request.getfixturevalue(devices),
+                               keep_checkpoint_max=1)
+    estimator.train(train_input_fn, steps=4)
+    files = sorted(os.listdir(tmp_path))
+    assert [f for f in files if f.startswith("model.ckpt")] == [
+        "model.ckpt-4.data-00000-of-00001", "model.ckpt-4.index", "model.ckpt-4.meta"]
+    with tf.Graph().as_default():
+        saver = v1.train.import_meta_graph(str(tmp_path / "model.ckpt-4.meta"))
+        names = sorted(v.op.name for v in v1.global_variables())
+        with v1.Session() as session:
+            saver.restore(session, str(tmp_path / "model.ckpt-4"))
+            kernel = session.run([v for v in v1.global_variables()
+                                  if v.op.name == "dense/kernel"][0])
+        assert v1.get_collection(v1.GraphKeys.TRAIN_OP)
+    assert names == ["counter", "dense/bias", "dense/bias/ExponentialMovingAverage",
+                     "dense/kernel", "dense/kernel/ExponentialMovingAverage", "global_step"]
+    np.testing.assert_allclose(kernel.ravel(), KERNEL, atol=1e-6)
