@@ -24,3 +24,16 @@ def test_train_throughput_bench_prints_a_ratio_line():
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"^1 replica\(s\): ratio ours/baseline = \d+\.\d+ \(target >= 0\.95\): "
                      r"(PASS|BELOW TARGET)$", result.stdout, re.MULTILINE), result.stdout
+
+
+def test_exit_latency_bench_prints_its_verdict_line():
+    bench = os.path.join(os.path.dirname(_BENCH), "exit_latency.py")
+    env = {key: value for key, value in os.environ.items()
+           if key != "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"}  # set per child by the bench
+    result = subprocess.run(
+        [sys.executable, bench, "--cores", "1", "--repeats", "1"],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**env, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^1 core\(s\): max exit \d+\.\d+ s \(target < 5 s\): (PASS|ABOVE TARGET)$",
+                     result.stdout, re.MULTILINE), result.stdout

@@ -90,12 +90,12 @@ def test_model_dir_files_after_training(tmp_path, eight_devices):
 
     files = sorted(os.listdir(tmp_path))
     events = [f for f in files if f.startswith("events.out.tfevents.")]
-    # The original also wrote graph.pbtxt and model.ckpt-<step>.meta; no graph is saved here.
+    # The original also wrote graph.pbtxt; each checkpoint has its .meta graph, as there.
     assert len(events) == 1, files
     assert sorted(set(files) - set(events)) == sorted([
         "checkpoint",
-        "model.ckpt-10.data-00000-of-00001", "model.ckpt-10.index",
-        "model.ckpt-5.data-00000-of-00001", "model.ckpt-5.index"])
+        "model.ckpt-10.data-00000-of-00001", "model.ckpt-10.index", "model.ckpt-10.meta",
+        "model.ckpt-5.data-00000-of-00001", "model.ckpt-5.index", "model.ckpt-5.meta"])
     with open(tmp_path / "checkpoint") as f:
         state_lines = f.read().splitlines()
     assert state_lines[:3] == ['model_checkpoint_path: "model.ckpt-10"',

@@ -1,6 +1,7 @@
 """What TPUEstimator.train writes for TensorBoard: its own `loss` and rate scalars, and the
 summaries of a `host_call`, written the legacy `tf.contrib.summary` way or with TF2's
 `tf.summary`, at the steps the original wrote them."""
+import logging
 import os
 
 import numpy as np
@@ -75,7 +76,8 @@ def values_of(scalars, tag):
 # ------------------------------------------------------------------------------------------
 # The estimator's own summaries.
 
-def test_loss_and_rate_scalars_every_save_summary_steps(tmp_path, eight_devices):
+def test_loss_and_rate_scalars_every_save_summary_steps(tmp_path, eight_devices, caplog):
+    caplog.set_level(logging.INFO, logger="tensorflow")
     train(tmp_path, eight_devices, steps=12, iterations_per_loop=2, save_summary_steps=4,
           log_step_count_steps=4)
 
@@ -85,6 +87,10 @@ def test_loss_and_rate_scalars_every_save_summary_steps(tmp_path, eight_devices)
     # (at loop ends). The rates are measured from the end of the first loop, as TF1's
     # StepCounterHook measured them.
     assert steps_of(scalars, "loss") == [2, 6, 10]
+    # The progress lines (TF1's LoggingTensorHook) name the same steps and losses.
+    lines = [m for m in caplog.messages if m.startswith("loss = ")]
+    assert [line.split("step = ")[1].split()[0] for line in lines] == ["2", "6", "10"]
+    assert lines[0] == "loss = 1.0, step = 2" and lines[1].startswith("loss = 5.0, step = 6 (")
     assert steps_of(scalars, "global_step/sec") == steps_of(scalars, "examples/sec") == [6, 10]
     # The loss of the last step of the loop, from replica 0: steps 1, 5 and 9 started there.
     assert values_of(scalars, "loss") == [1.0, 5.0, 9.0]

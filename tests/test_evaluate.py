@@ -122,7 +122,7 @@ def test_steps_limits_the_batches_and_loss_is_the_mean_over_steps(tmp_path, one_
 
 
 def test_eval_events_hold_every_metric_at_the_checkpoint_step(tmp_path, one_device, caplog):
-    caplog.set_level(logging.INFO, logger="absl")
+    caplog.set_level(logging.INFO, logger="tensorflow")
     estimator = trained_estimator(tmp_path, one_device)
     results = estimator.evaluate(eval_input_fn, name="holdout")
     scalars = read_scalars(os.path.join(str(tmp_path), "eval_holdout"))
@@ -159,3 +159,32 @@ def test_estimator_spec_eval_metric_ops_on_the_cpu_path(tmp_path):
                                  use_tpu=False, train_batch_size=16, eval_batch_size=16)
     estimator.train(train_input_fn, steps=1)
     assert_metrics_match_numpy(estimator.evaluate(eval_input_fn))
+
+
+def test_endless_input_without_steps_fails_before_work_naming_the_fix(tmp_path, one_device):
+    estimator = trained_estimator(tmp_path, one_device)
+    endless_error = (r"^evaluate\(steps=None\) evaluates until the input ends, but the eval "
+                     r"input_fn's input is endless \(infinite cardinality: a dataset\.repeat\(\)")
+    with pytest.raises(ValueError, match=endless_error) as raised:
+        estimator.evaluate(train_input_fn)
+    assert "Pass evaluate(steps=N) to evaluate N batches, or drop repeat()" in str(raised.value)
+    assert not os.path.exists(estimator.eval_dir())  # nothing was evaluated or written
+    assert estimator.evaluate(train_input_fn, steps=2)["global_step"] == 1  # steps bound it
+
+
+def test_input_of_unknown_length_without_steps_is_logged_and_runs_to_its_end(
+        tmp_path, one_device, caplog):
+    caplog.set_level(logging.INFO, logger="tensorflow")
+    estimator = trained_estimator(tmp_path, one_device)
+
+    def filtered_input_fn(params):  # filter(): tf.data cannot know the length
+        return eval_input_fn(params).unbatch().filter(lambda f, l: True).batch(
+            params["batch_size"])
+
+    assert_metrics_match_numpy(estimator.evaluate(filtered_input_fn))
+    assert ("evaluate(steps=None): evaluating until the eval input_fn's input ends (its length "
+            "is not known in advance; an endless input never ends: pass steps to bound it)."
+            in caplog.messages)
+    caplog.clear()
+    estimator.evaluate(eval_input_fn)  # a known, finite length: nothing to say
+    assert not [m for m in caplog.messages if m.startswith("evaluate(steps=None)")]

@@ -19,7 +19,8 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
-from tpu_estimator_compat import export
+import tpu_estimator_compat as tec
+from tpu_estimator_compat import saved_model_export as export
 from tpu_estimator_compat import export_output as eo
 from tpu_estimator_compat import receivers
 from tpu_estimator_compat.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
@@ -326,6 +327,17 @@ def test_export_to_tpu_false_writes_only_serve(model_dir, tmp_path):
     assert set(_meta_graphs(path)) == {_SERVE}
 
 
+def test_use_tpu_false_estimator_still_writes_the_tpu_meta_graph(model_dir, tmp_path):
+    """The original's export_to_tpu=True (the default) wrote `serve, tpu` whatever use_tpu."""
+    for export_to_tpu, tag_sets in ((True, {_SERVE, _SERVE_TPU}), (False, {_SERVE})):
+        estimator = tec.TPUEstimator(_model_fn, config=tec.RunConfig(model_dir=model_dir),
+                                     use_tpu=False, params={"heads": True},
+                                     export_to_tpu=export_to_tpu)
+        path = estimator.export_saved_model(str(tmp_path / str(export_to_tpu)),
+                                            _raw_receiver_fn())
+        assert set(_meta_graphs(path)) == tag_sets
+
+
 def test_export_to_cpu_false_writes_only_tpu_graph_with_variables(model_dir, tmp_path):
     path = _export(model_dir, tmp_path, _raw_receiver_fn(), export_to_cpu=False,
                    user_params={"estimator_spec": True})
@@ -515,3 +527,21 @@ def test_receiver_fn_builders():
             {"a": tf.TensorSpec([None])}, {"a": tf.TensorSpec([None])})
     assert str(e.value) == ("Features and labels must have distinct keys. Found overlapping "
                             "keys: {'a'}")
+
+
+def test_package_export_module_serves_tf_estimator_export_names():
+    """`tpu_estimator_compat.export` is what `tf.estimator.export` was (names of TF 2.15's)."""
+    import tpu_estimator_compat.export as public  # noqa: PLC0415
+    import tpu_estimator_compat.v1 as v1  # noqa: PLC0415
+    names = ["ClassificationOutput", "EvalOutput", "ExportOutput", "PredictOutput",
+             "RegressionOutput", "ServingInputReceiver", "TensorServingInputReceiver",
+             "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn"]
+    assert sorted(public.__all__) == names
+    for name in names:
+        assert getattr(public, name) is getattr(eo if "Output" in name else receivers, name)
+    for name in set(names) - {"EvalOutput"}:
+        assert getattr(public, name) is getattr(v1.estimator.export, name)
+    receiver = public.build_raw_serving_input_receiver_fn(
+        {"x": tf.TensorSpec([None, 2], tf.float32)})
+    with tf.Graph().as_default():
+        assert isinstance(receiver(), public.ServingInputReceiver)

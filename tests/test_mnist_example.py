@@ -189,7 +189,8 @@ def test_default_program_trains_evaluates_exports_and_predicts(runs):
     assert os.path.exists(os.path.join(run.model_dir, "model.ckpt-30.index"))
     export_path = _export_path(run)
     assert os.path.exists(os.path.join(export_path, "variables", "variables.index"))
-    assert _meta_graph_tags(export_path) == [["serve"]]
+    # export_to_tpu=True (the default) adds the TPU MetaGraph without a TPU, as the original.
+    assert _meta_graph_tags(export_path) == [["serve"], ["serve", "tpu"]]
     assert f"Exported SavedModel to {export_path}" in run.output
     predictions = _PREDICTION.findall(run.output)
     assert len(predictions) == 4, run.output[-3000:]

@@ -6,6 +6,7 @@ GradientDescent(0.05) on batches of 8, an ExponentialMovingAverage(0.5) applied 
 step, then evaluation on 32 examples. 8 replicas on the global batch (CrossShardOptimizer)
 must give the same numbers.
 """
+import gc
 import os
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+from event_reader import read_scalars
 from tpu_estimator_compat.v1 import layers as legacy_layers
 
 v1 = tf.compat.v1
@@ -277,3 +279,30 @@ def test_checkpoints_have_meta_graphs_that_import_and_restore(tmp_path, devices,
     assert names == ["counter", "dense/bias", "dense/bias/ExponentialMovingAverage",
                      "dense/kernel", "dense/kernel/ExponentialMovingAverage", "global_step"]
     np.testing.assert_allclose(kernel.ravel(), KERNEL, atol=1e-6)
+
+
+def test_tf1_idioms_in_model_fn_behave_as_in_a_tf1_graph(tmp_path):
+    """Found in real programs: `var in list` compares by identity (simclr); a TF2 summary
+    writer made in model_fn and initialised under control_dependencies writes its events
+    (simclr's TF1 model.py)."""
+    summary_dir = tmp_path / "summaries"
+
+    def model_fn(features, labels, mode, params):
+        predictions = legacy_layers.dense(features, 1, name="dense")
+        loss = v1.losses.mean_squared_error(labels, predictions)
+        kernel, bias = v1.trainable_variables()
+        assert kernel in [bias, kernel] and bias not in [kernel]
+        writer = tf.summary.create_file_writer(str(summary_dir))
+        with tf.control_dependencies([writer.init()]), writer.as_default():
+            tf.summary.scalar("my_loss", loss, step=v1.train.get_global_step())
+            flush = v1.summary.all_v2_summary_ops()
+        train_op = v1.train.GradientDescentOptimizer(0.05).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=tf.group(train_op, *flush))
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=8,
+                                 config=tec.RunConfig(model_dir=str(tmp_path / "model")))
+    estimator.train(train_input_fn, steps=3)
+    del estimator  # the writer lives as long as the compiled step, and flushes when released
+    gc.collect()
+    assert [step for step, _ in read_scalars(str(summary_dir))["my_loss"]] == [0, 1, 2]

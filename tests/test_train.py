@@ -120,7 +120,7 @@ def test_resumed_steps_and_max_steps_stop_points(tmp_path, one_device):
 
 
 def test_max_steps_already_reached_skips_training(tmp_path, one_device, caplog):
-    caplog.set_level(logging.INFO, logger="absl")
+    caplog.set_level(logging.INFO, logger="tensorflow")
     estimator = loop_boundaries_estimator(tmp_path, one_device, 4)
     estimator.train(regression_input_fn, max_steps=4)
     estimator.train(regression_input_fn, max_steps=4)

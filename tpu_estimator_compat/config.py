@@ -11,10 +11,11 @@ import os
 import re
 import tempfile
 
-from absl import logging
 import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import rewriter_config_pb2
+
+from tpu_estimator_compat import log as logging
 
 _TF_CONFIG_ENV = "TF_CONFIG"
 

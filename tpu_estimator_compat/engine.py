@@ -4,14 +4,44 @@ One `ModelEngine` exists per strategy an estimator uses; when train and evaluate
 strategy they share the engine, so alternating `train()`/`evaluate()` calls neither retrace
 nor restore more than needed: a checkpoint is restored only when the variables in memory
 are not already its values.
+
+How a v1 model_fn gets TF1 graph semantics (the design, and why):
+
+    compile(mode)
+      trace   StepGraph.trace(step_body)   once per mode and input signature, eagerly:
+              strategy.run(model_fn per replica) into a FuncGraph WITHOUT automatic
+              control dependencies; variables are created eagerly under their TF1 names
+              (variable_store) and captured; scaffold_fn is called in that graph after the
+              replicas (it sees replica 0's collections, as TF1 code saw the one replica's)
+      loop    tf.function(while_loop(step.instantiate(next(iterator))))
+              the pruned copy: only the ops the fetches need, reads before updates
+
+- Why not trace model_fn in the loop's `tf.function` directly (as this engine first did):
+  `tf.function` runs every stateful op it traced and orders all ops on a variable in
+  program order. A model_fn that builds `minimize()`/`ema.apply()` in EVAL mode then
+  trains during evaluate(), and a global step read after `minimize()` sees the increment.
+  TF1 ran only what `Session.run` fetched, with reads unordered against the updates.
+- Why prune by copying into the loop rather than calling the pruned graph (as
+  `wrap_function(...).prune()` would): the step stays inline in the while body (a nested
+  call was measured 1.4x slower), and model_fn is called once per replica per compiled
+  program (the loop instantiates the traced graph; it does not call model_fn again).
+- Why the copy order matters: the loop body keeps automatic control dependencies (the
+  copied ops are all needed), which order ops on a resource by creation; copying every op
+  that needs no update first makes such reads see the step's start value, deterministically.
+- What else a TF1 trace had that the step graph provides: per-replica collections (each
+  replica's model_fn sees only its own UPDATE_OPS, losses, moving-average variables);
+  tf_keras's TF1 layer behaviour (graph named as `wrap_function`'s); control dependencies
+  around `minimize()` kept across the optimizer's merge_call (legacy_patches); variables
+  that hash and have a TF1 `.op` in user code (tf1_variables); `Saver(var_list)` in a
+  Scaffold deciding what is restored (legacy_patches.RecordedSaver).
 """
 import dataclasses
 
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import legacy_patches
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import loops
 from tpu_estimator_compat import meta_graph as meta_graph_lib
 from tpu_estimator_compat import model_step
@@ -36,6 +66,7 @@ class CompiledMode:
     loop: object
     init_from_checkpoint_calls: list
     program: object = None  # the model_bridge.UserProgram traced
+    kept_alive: list = dataclasses.field(default_factory=list)  # objects the step uses
     _meta_graph: object = dataclasses.field(default=None, repr=False)
 
     def meta_graph(self):
@@ -95,8 +126,10 @@ class ModelEngine:
         init_calls = []
         replica_fn = model_step.make_replica_fn(
             program.model_fn, mode, self.runtime, plan, program, traced)
+        kept_alive = []
         step_body = loops.make_step_body(self.runtime.strategy, self.store, replica_fn,
-                                         init_calls, after_replicas=traced.build_scaffold)
+                                         init_calls, kept_alive,
+                                         after_replicas=traced.build_scaffold)
         optimizers.reset_cross_shard_optimizer_usage()
         if program.config.tf_random_seed is not None:
             # Variables are initialised eagerly in creation order: same seed, same values.
@@ -108,7 +141,7 @@ class ModelEngine:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
         return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
-                            init_calls, program)
+                            init_calls, program, kept_alive)
 
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas

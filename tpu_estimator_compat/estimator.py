@@ -11,7 +11,6 @@ import copy
 import os
 
 import numpy as np
-from absl import logging
 
 from tpu_estimator_compat import batching
 from tpu_estimator_compat import checkpoints
@@ -19,9 +18,10 @@ from tpu_estimator_compat import config as config_lib
 from tpu_estimator_compat import eager_calls
 from tpu_estimator_compat import engine as engine_lib
 from tpu_estimator_compat import evaluation
-from tpu_estimator_compat import export as export_lib
+from tpu_estimator_compat import saved_model_export as export_lib
 from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import inputs
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import prediction
@@ -122,20 +122,13 @@ class Estimator:
         step = engine.global_step
         last_step = max_steps if max_steps is not None else (
             step + steps if steps is not None else float("inf"))
-        iterators = [iterator]  # the only reference once `iterator` is gone: see below
-        del iterator
-        try:
-            training.run_training(
-                engine, compiled, iterators[0], config=self._config, model_dir=self.model_dir,
-                last_step=last_step,
-                iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
-                examples_per_step=self._examples_per_step(plan, runtime),
-                host_call_every_n_steps=(
-                    self._config.tpu_config.experimental_host_call_every_n_steps),
-                tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
-                hook_run=hook_run)
-        finally:
-            inputs.release_in_background(iterators)
+        training.run_training(
+            engine, compiled, iterator, config=self._config, model_dir=self.model_dir,
+            last_step=last_step, iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
+            examples_per_step=self._examples_per_step(plan, runtime),
+            host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
+            tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
+            hook_run=hook_run)
         return self
 
     # -- evaluate ---------------------------------------------------------------------------
@@ -150,17 +143,12 @@ class Estimator:
         """
         self._check_eval_steps(steps)
         checkpoint, plan, iterator, engine, compiled, hook_run = self._start_inference(
-            ModeKeys.EVAL, input_fn, hooks, checkpoint_path)
-        iterators = [iterator]
-        del iterator
-        try:
-            return evaluation.run_evaluation(
-                engine, compiled, iterators[0], steps=steps, global_step=engine.global_step,
-                eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
-                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run,
-                steps_per_loop=1 if self._hooks_every_step(engine.runtime, hook_run) else None)
-        finally:
-            inputs.release_in_background(iterators)
+            ModeKeys.EVAL, input_fn, hooks, checkpoint_path, until_input_ends=steps is None)
+        return evaluation.run_evaluation(
+            engine, compiled, iterator, steps=steps, global_step=engine.global_step,
+            eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
+            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run,
+            steps_per_loop=1 if self._hooks_every_step(engine.runtime, hook_run) else None)
 
     # -- predict ----------------------------------------------------------------------------
     @eager_calls.eager_generator
@@ -174,15 +162,10 @@ class Estimator:
             ModeKeys.PREDICT, input_fn, hooks, checkpoint_path)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
-        iterators = [iterator]
-        del iterator
-        try:
-            yield from prediction.generate_predictions(
-                compiled, iterators[0], steps_per_loop=steps_per_loop,
-                predict_keys=predict_keys, yield_single_examples=yield_single_examples,
-                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
-        finally:
-            inputs.release_in_background(iterators)
+        yield from prediction.generate_predictions(
+            compiled, iterator, steps_per_loop=steps_per_loop,
+            predict_keys=predict_keys, yield_single_examples=yield_single_examples,
+            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
 
     # -- export -----------------------------------------------------------------------------
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
@@ -215,7 +198,7 @@ class Estimator:
                 checkpoint_path=checkpoint, export_dir_base=target,
                 serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
                 as_text=as_text, export_to_cpu=self._export_to_cpu,
-                export_to_tpu=self._export_to_tpu and self._use_tpu, mode=mode,
+                export_to_tpu=self._export_to_tpu, mode=mode,
                 strip_default_attrs=strip_default_attrs,
                 export_saved_model_api_version=self._export_api_version,
                 add_use_tpu_param=self._ADDS_TPU_PARAMS)
@@ -263,7 +246,7 @@ class Estimator:
         return bool(hook_run.hooks)
 
     # -- internals --------------------------------------------------------------------------
-    def _start_inference(self, mode, input_fn, hooks, checkpoint_path):
+    def _start_inference(self, mode, input_fn, hooks, checkpoint_path, until_input_ends=True):
         """Checks, input, compiled model and hooks of an evaluate/predict call, with the
         variables holding `checkpoint_path` (default: the latest checkpoint)."""
         self._check_user_fns(input_fn, mode)
@@ -274,16 +257,19 @@ class Estimator:
                          "initialization to %s.", self.model_dir,
                          "evaluate" if mode == ModeKeys.EVAL else "predict")
         hook_run = hooks_lib.HookRun(mode, hooks, checkpoint)
-        _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run)
+        _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run,
+                                                            until_input_ends)
         engine.sync(checkpoint, compiled, self._warm_start_from)
         hook_run.start(engine, compiled.traced.step_hooks)
         return checkpoint, plan, iterator, engine, compiled, hook_run
 
-    def _prepare(self, mode, input_fn, hook_run=None):
-        """Runtime, batch plan, input iterator, engine and compiled model for one call."""
+    def _prepare(self, mode, input_fn, hook_run=None, until_input_ends=False):
+        """Runtime, batch plan, input iterator, engine and compiled model for one call
+        (`until_input_ends`: evaluate(steps=None), see `inputs.distributed_iterator`)."""
         runtime = self._runtime(mode)
         plan = self._plan(mode, runtime)
-        iterator = iter(inputs.distributed_input(input_fn, mode, runtime, plan, self._program))
+        iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program,
+                                               until_input_ends=until_input_ends)
         engine = self._engine(runtime)
         compiled = engine.compile(mode, self._program, plan, iterator, hook_run)
         self._check_spec(compiled)

@@ -11,9 +11,9 @@ steps in one Session.run, so evaluation hooks see one before_run/after_run.
 """
 import numpy as np
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import host_calls
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import spec as spec_lib
 from tpu_estimator_compat import summaries

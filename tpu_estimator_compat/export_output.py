@@ -6,8 +6,9 @@ and SignatureDefs are built with `tf.compat.v1.saved_model` utilities.
 import abc
 import collections
 
-from absl import logging
 import tensorflow as tf
+
+from tpu_estimator_compat import log as logging
 
 _sm = tf.compat.v1.saved_model
 _SIGNATURE_UTILS = _sm.signature_def_utils

@@ -44,10 +44,10 @@ import dataclasses
 
 import numpy as np
 import tensorflow as tf
-from absl import logging
 from tensorflow.python.training import basic_session_run_hooks
 
 from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import variable_store
 from tpu_estimator_compat.spec import ModeKeys
@@ -320,7 +320,7 @@ class HookRun:
         return StepHooks(self, engine)
 
     def begin_in_trace(self, step_hooks):
-        """In the trace tf.function keeps: begin(), after_create_session(), first before_run()."""
+        """While the step is traced: begin(), after_create_session(), first before_run()."""
         self._use(step_hooks)
         if self.hooks:
             self._begin(tracing=True)

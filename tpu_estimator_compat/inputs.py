@@ -12,12 +12,22 @@ auto-sharding does not apply to `distribute_datasets_from_function`): as in the 
 each host reads its own part of the data, e.g. `dataset.shard(context.num_hosts,
 context.current_host)` or files chosen by `context.current_input_fn_deployment()`, or by
 `input_context` (`input_pipeline_id`, `num_input_pipelines`) with CPU/GPU semantics.
+
+Iterators are made without tf.data autotuning (unless the input_fn's dataset asks for it).
+TensorFlow 2.21's autotuning thread can miss its cancellation: `CancellationManager` wakes
+it before marking itself cancelled, the thread re-checks too early and sleeps out its
+optimisation period (doubling up to 60 s), and destroying the iterator joins that thread.
+A distributed iterator on N devices holds N + 1 autotuned iterators (the host's and one per
+device inside `MultiDeviceIterator`), destroyed one after another: calls and process exit
+stalled for seconds to minutes. Without autotuning the iterators are destroyed in well under
+a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults.
 """
-import threading
+import contextlib
 
 import tensorflow as tf
-from absl import logging
+from tensorflow.python.data.ops import multi_device_iterator_ops
 
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import padding
 from tpu_estimator_compat import tf1_shapes
@@ -25,18 +35,6 @@ from tpu_estimator_compat import tpu_context
 from tpu_estimator_compat.batching import Distribution
 from tpu_estimator_compat.config import InputPipelineConfig
 from tpu_estimator_compat.spec import ModeKeys
-
-
-def release_in_background(holder):
-    """Drops the last reference to a distributed iterator (`holder`, a one-item list) on a
-    background thread.
-
-    Destroying a multi-device iterator waits for tf.data's prefetch and autotune threads,
-    which in TensorFlow 2.21 can take from seconds to minutes (measured: up to 230 s on 8
-    logical CPUs); the caller goes on meanwhile. The thread is not a daemon: a daemon killed
-    inside TensorFlow's destructor at interpreter exit can abort the process.
-    """
-    threading.Thread(target=holder.clear, name="release-input-iterator").start()
 
 
 def as_dataset(input_fn_result):
@@ -55,7 +53,21 @@ def split_element(element):
     return element, None
 
 
-def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
+def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
+                         until_input_ends=False):
+    """The distributed input iterator for one call of train/evaluate/predict (see the module
+    docstring for why its per-device iterators are made without autotuning).
+
+    `until_input_ends` (evaluate(steps=None)): an input known to be endless raises, naming
+    the fix, before any work; one of unknown length is logged as running to its end.
+    """
+    dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
+                                until_input_ends)
+    with _per_device_datasets_without_autotune():
+        return iter(dataset)
+
+
+def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False):
     """The distributed dataset for one call of train/evaluate/predict.
 
     `estimator_facts` carries the user's params, the RunConfig and `use_tpu`.
@@ -73,6 +85,8 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
         datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
                           input_context)
                     for index in range(plan.input_fn_calls_per_host)]
+        if until_input_ends:
+            _check_input_ends(datasets[0])
         if with_signals:
             # One process: every local replica has seen a stop batch after 2 rounds of them.
             # Several: others may still have data, so stop batches never end.
@@ -86,9 +100,38 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts):
         if runtime.tpu_semantics:
             element_spec = dataset.element_spec
             _require_static_shapes(element_spec[0] if with_signals else element_spec)
-        return dataset.prefetch(tf.data.AUTOTUNE)
+        return _without_autotune(dataset.prefetch(tf.data.AUTOTUNE))
 
     return strategy.distribute_datasets_from_function(host_dataset)
+
+
+def _without_autotune(dataset):
+    """`dataset` with autotuning off, unless the input_fn's dataset set it explicitly."""
+    if dataset.options().autotune.enabled is not None:
+        return dataset
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.with_options(options)
+
+
+@contextlib.contextmanager
+def _per_device_datasets_without_autotune():
+    """While iterators are made, `MultiDeviceIterator`'s per-device datasets (a generator
+    and a fixed prefetch: nothing to tune) get autotuning off. TensorFlow offers no option
+    for them; if its private factory is gone, iterators are made as they are."""
+    factory = getattr(multi_device_iterator_ops, "_create_device_dataset", None)
+    if factory is None:
+        yield
+        return
+
+    def create_device_dataset(*args, **kwargs):
+        return _without_autotune(factory(*args, **kwargs))
+
+    multi_device_iterator_ops._create_device_dataset = create_device_dataset  # pylint: disable=protected-access
+    try:
+        yield
+    finally:
+        multi_device_iterator_ops._create_device_dataset = factory  # pylint: disable=protected-access
 
 
 def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
@@ -105,6 +148,22 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
         raise TypeError("For mode PREDICT, `input_fn` must return `Dataset` instead of "
                         "`features` and `labels`.")
     return as_dataset(result)
+
+
+def _check_input_ends(dataset):
+    """evaluate(steps=None) on `dataset` (the first input_fn result of a host)."""
+    cardinality = int(dataset.cardinality())
+    if cardinality == tf.data.INFINITE_CARDINALITY:
+        raise ValueError(
+            "evaluate(steps=None) evaluates until the input ends, but the eval input_fn's "
+            "input is endless (infinite cardinality: a dataset.repeat(), or features/labels "
+            "tensors instead of a Dataset, which repeat their batch), so evaluation would never "
+            "finish. Pass evaluate(steps=N) to evaluate N batches, or drop repeat() from the "
+            "eval input_fn.")
+    if cardinality == tf.data.UNKNOWN_CARDINALITY:
+        logging.info("evaluate(steps=None): evaluating until the eval input_fn's input ends "
+                     "(its length is not known in advance; an endless input never ends: "
+                     "pass steps to bound it).")
 
 
 def _deployment(runtime, plan, host_id, index):

@@ -10,6 +10,11 @@
   made the train op wait for the update ops. Under a strategy, minimize() creates its ops in
   a merge_call, on another thread that does not see the replica's control dependencies; the
   values merge_call returns are passed through an identity (or group) created under them.
+- A TF2 summary writer made in model_fn (TF1 code mixing in `tf.compat.v2.summary`, as
+  simclr does) lives as long as the compiled step that writes with it (it is created
+  eagerly, and its resource would be destroyed with the Python object), and its `init()`
+  (`with tf.control_dependencies([writer.init()])`) gives an op, as in a TF1 graph: the
+  writer was initialised when it was created, so the op does nothing.
 - `tf.compat.v1.train.Saver` built by model_fn or scaffold_fn (typically for
   `Scaffold(saver=...)`) is a `RecordedSaver`: it builds no save/restore ops, and the engine
   restores checkpoints through its var_list, as TF1's session creator did with the
@@ -20,6 +25,7 @@ import dataclasses
 
 import tensorflow as tf
 from tensorflow.python.distribute import distribute_lib
+from tensorflow.python.ops import summary_ops_v2
 
 from tpu_estimator_compat import optimizers
 from tpu_estimator_compat import variable_store
@@ -36,8 +42,9 @@ class InitFromCheckpointCall:
 
 
 @contextlib.contextmanager
-def patched_legacy_api(recorded_calls):
-    """Within the block, `init_from_checkpoint` calls append to `recorded_calls`."""
+def patched_legacy_api(recorded_calls, kept_alive):
+    """Within the block, `init_from_checkpoint` calls append to `recorded_calls`, and
+    objects that must live as long as the traced step (summary writers) to `kept_alive`."""
     def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
         names = None
         if not tf.executing_eagerly():  # inside the model_fn trace
@@ -46,12 +53,18 @@ def patched_legacy_api(recorded_calls):
         recorded_calls.append(
             InitFromCheckpointCall(ckpt_dir_or_file, dict(assignment_map), names))
 
+    def writer_kept_alive(writer, *args, **kwargs):
+        _original_writer_constructor(writer, *args, **kwargs)
+        kept_alive.append(writer)
+
     replacements = [
         (tf.compat.v1.train, "init_from_checkpoint", init_from_checkpoint),
         (tf.compat.v1.tpu, "CrossShardOptimizer", optimizers.CrossShardOptimizer),
         (tf.compat.v1.tpu, "cross_replica_sum", optimizers.cross_replica_sum),
         (distribute_lib.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
         (tf.compat.v1.train, "Saver", RecordedSaver),
+        (summary_ops_v2._ResourceSummaryWriter, "init", _writer_init_as_op),
+        (summary_ops_v2._ResourceSummaryWriter, "__init__", writer_kept_alive),
     ]
     originals = [(module, name, getattr(module, name)) for module, name, _ in replacements]
     try:
@@ -64,6 +77,15 @@ def patched_legacy_api(recorded_calls):
 
 
 _original_merge_call = distribute_lib.ReplicaContext.merge_call
+_original_writer_init = summary_ops_v2._ResourceSummaryWriter.init
+_original_writer_constructor = summary_ops_v2._ResourceSummaryWriter.__init__
+
+
+def _writer_init_as_op(self):
+    init = _original_writer_init(self)
+    if init is None and not tf.executing_eagerly():
+        return tf.no_op()
+    return init
 
 
 def _merge_call_keeping_dependencies(self, merge_fn, args=(), kwargs=None):

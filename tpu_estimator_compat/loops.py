@@ -22,10 +22,12 @@ _BATCH_OUTPUTS = ("host_call", "metrics", "predictions", "mask", "stop")
 _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates")
 
 
-def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, after_replicas):
+def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept_alive,
+                   after_replicas):
     """The Python function of one step on every replica; see the module docstring.
 
-    `after_replicas()` is called after the replicas' calls, in cross-replica context.
+    `after_replicas()` is called after the replicas' calls, in cross-replica context;
+    `init_from_checkpoint_calls` and `kept_alive` are `legacy_patches.patched_legacy_api`'s.
     """
     def replica_step(element):
         with step_graph.building_replica(), store.creating_variables_in_replica():
@@ -34,7 +36,7 @@ def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, afte
 
     def step(element):
         store.prepare_graph()
-        with legacy_patches.patched_legacy_api(init_from_checkpoint_calls):
+        with legacy_patches.patched_legacy_api(init_from_checkpoint_calls, kept_alive):
             per_replica = strategy.run(replica_step, args=(element,))
             after_replicas()
         return _host_view(strategy, per_replica)
@@ -49,14 +51,16 @@ def _host_view(strategy, per_replica):
     first = (_global_first_replica if inference and runtime_lib.is_between_graph(strategy)
              else _local_first_replica)
     view = {}
-    if not inference:  # every replica's loss, which waits for its train op, as TF1 ran all
-        replicas_done = tf.group(strategy.experimental_local_results(per_replica["loss"]))
+    # Replica 0's scalars, fetched only once every replica computed its own (the loss waits
+    # for the replica's train op, a metric value for its update), as TF1 ran all replicas.
+    scalars = [per_replica.get("loss"), per_replica.get("metric_updates", {})]
+    replicas_done = tf.group([strategy.experimental_local_results(v)
+                              for v in tf.nest.flatten(scalars) if v is not None])
     for key, value in per_replica.items():
-        if key == "loss" and not inference:
+        if key in ("loss", "metric_updates"):
             with tf.control_dependencies([replicas_done]):
-                view[key] = tf.identity(first(strategy, value))
-        elif key in ("loss", "metric_updates"):  # replica 0's values
-            view[key] = tf.nest.map_structure(lambda v: first(strategy, v), value)
+                view[key] = tf.nest.map_structure(
+                    lambda v: tf.identity(first(strategy, v)), value)
         elif key == "hook_fetches":  # this worker's first replica: hooks run on every worker
             view[key] = tf.nest.map_structure(
                 lambda v: _local_first_replica(strategy, v), value)

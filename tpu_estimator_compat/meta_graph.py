@@ -9,9 +9,9 @@ one replica's input, the train op goes in the TRAIN_OP collection (as Estimator 
 a sharded `Saver` over its global variables (TF1 names, as in the checkpoints) supplies the
 SaverDef.
 """
-from absl import logging
 import tensorflow as tf
 
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat.spec import ModeKeys
 

@@ -1,8 +1,19 @@
-"""Calling a user's v1 `model_fn` / `input_fn` with exactly the arguments it declares."""
+"""Calling a user's v1 `model_fn` / `input_fn` with exactly the arguments it declares.
+
+With `RunConfig(tf_random_seed=...)` the model_fn runs with tf_keras's seed generator seeded:
+the legacy layers (`tf.layers.dense`...) are tf_keras layers whose initializers, given no
+seed, draw one from a thread-local generator, else from Python's `random` — not from
+TensorFlow's graph-level seed, which TF1's initializers used. Seeded per call, the same
+model_fn draws the same seeds, so initial values repeat from run to run on any number of
+replicas (each replica's trace runs on its own thread), as TF1's did.
+"""
+import contextlib
 import copy
 import dataclasses
 import functools
+import importlib
 import inspect
+import random
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
 
@@ -70,7 +81,32 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
         kwargs["params"] = params
     if "config" in args:
         kwargs["config"] = config
-    return model_fn(features=features, **kwargs)
+    with _seeded_keras_initializers(getattr(config, "tf_random_seed", None)):
+        return model_fn(features=features, **kwargs)
+
+
+@contextlib.contextmanager
+def _seeded_keras_initializers(seed):
+    """Within the block, this thread's tf_keras seed generator is `random.Random(seed)`."""
+    generators = _keras_seed_generators() if seed is not None else None
+    if generators is None:
+        yield
+        return
+    previous = getattr(generators, "generator", None)
+    generators.generator = random.Random(seed)
+    try:
+        yield
+    finally:
+        generators.generator = previous
+
+
+def _keras_seed_generators():
+    """tf_keras's thread-local seed generators, or None (tf_keras not installed, or changed)."""
+    try:
+        backend = importlib.import_module("tf_keras.src.backend")
+    except ImportError:
+        return None
+    return getattr(backend, "_SEED_GENERATOR", None)
 
 
 def call_input_fn(input_fn, mode, params, config, input_context=None):

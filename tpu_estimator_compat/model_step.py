@@ -135,7 +135,7 @@ def _check_tpu_predictions(predictions):
 def _record(traced, spec, inputs, params):
     traced.spec = spec
     traced.params = params
-    traced.input_signature = tf.nest.map_structure(  # labels are None for features-only input
+    traced.input_signature = tf.nest.map_structure(
         lambda t: None if t is None else tf.TensorSpec(t.shape, t.dtype), inputs)
     host_call = getattr(spec, "host_call", None)
     traced.host_call_fn = host_call[0] if host_call else None

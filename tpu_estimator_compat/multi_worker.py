@@ -23,9 +23,9 @@ import shutil
 import tempfile
 
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import log as logging
 
 _all_rows_fns = {}  # id(strategy): (strategy, traced function)
 _PEER_FAILURES = (tf.errors.UnavailableError, tf.errors.AbortedError,

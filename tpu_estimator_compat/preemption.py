@@ -11,7 +11,7 @@ import contextlib
 import signal
 import threading
 
-from absl import logging
+from tpu_estimator_compat import log as logging
 
 
 class TrainingPreemptedError(RuntimeError):

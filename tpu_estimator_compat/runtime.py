@@ -28,9 +28,9 @@ device; several GPUs are used by passing `RunConfig(train_distribute=MirroredStr
 import dataclasses
 
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import cluster_resolver as cluster_resolver_lib
+from tpu_estimator_compat import log as logging
 
 SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV
 _tpu_strategies = {}  # TPU systems are initialised once per process and target
@@ -233,7 +233,7 @@ def _split_cpu(count):
 def _tpu_strategy(config):
     resolver = config.cluster
     if resolver is None:
-        resolver = cluster_resolver_lib.TPUClusterResolver(tpu=config.master or "")
+        resolver = cluster_resolver_lib.TPUClusterResolver(tpu=_tpu_name(config))
     if isinstance(resolver, cluster_resolver_lib.TPUClusterResolver):
         resolver = resolver.resolve()
     key = repr(resolver.master())
@@ -242,3 +242,15 @@ def _tpu_strategy(config):
         tf.tpu.experimental.initialize_tpu_system(resolver)
         _tpu_strategies[key] = tf.distribute.TPUStrategy(resolver)
     return _tpu_strategies[key]
+
+
+def _tpu_name(config):
+    """The TPU to look up: RunConfig's `master`, unless that is this task's own address in
+    TF_CONFIG's cluster (a worker, not a TPU: connecting to it as a TPU would wait forever);
+    then none is named and the lookup fails, or finds $TPU_NAME, as without TF_CONFIG."""
+    master = config.master or ""
+    try:
+        own = config.cluster_spec.task_address(config.task_type, config.task_id)
+    except (KeyError, ValueError, TypeError):
+        return master
+    return "" if master == f"grpc://{own}" else master

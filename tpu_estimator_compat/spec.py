@@ -6,10 +6,10 @@ validation looks only at Python types and static shapes, never at tensor values.
 import collections
 import inspect
 
-from absl import logging
 import tensorflow as tf
 
 from tpu_estimator_compat import export_output
+from tpu_estimator_compat import log as logging
 
 _RESERVED_METRIC_MESSAGES = {
     "loss": 'Metric with name "loss" is not allowed, because Estimator already defines a '

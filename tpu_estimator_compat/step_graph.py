@@ -150,7 +150,13 @@ def building_replica():
     where it escapes the graph under `tf.init_scope()`)."""
     replica_context = distribute_lib.get_replica_context()
     replica_id = getattr(replica_context, "_replica_id_in_sync_group", 0)
-    _THREAD.replica_id = replica_id if isinstance(replica_id, int) else 0
+    if not isinstance(replica_id, int):  # one trace builds every replica (TPUStrategy)
+        replica_id = 0
+    elif replica_id:  # this process's replicas, 0 first (between-graph: several workers)
+        extended = replica_context.strategy.extended
+        first = getattr(extended, "_get_replica_id_in_sync_group", lambda local: local)(0)
+        replica_id -= first
+    _THREAD.replica_id = replica_id
     try:
         yield
     finally:
@@ -158,8 +164,8 @@ def building_replica():
 
 
 def current_replica():
-    """The replica this thread builds: 0 outside replica functions, and wherever one trace
-    builds all replicas (TPUStrategy)."""
+    """The replica of this process this thread builds: 0 outside replica functions, and
+    wherever one trace builds all replicas (TPUStrategy)."""
     return getattr(_THREAD, "replica_id", 0)
 
 

@@ -8,19 +8,24 @@ unhashable (`Tensor._USE_EQUALITY`), and an eagerly created variable's `.op` rai
 `install()` makes both follow the TF1-code policy of `tf1_shapes` (user functions the engine
 calls, TF1 graphs): there, variables and graph tensors hash and compare by identity, as in
 TF1, and `.op` of an eagerly created variable is a `VariableOp` carrying its TF1 name.
-Everywhere else TensorFlow 2's behaviour is unchanged.
+Everywhere else TensorFlow 2's behaviour is unchanged. v1 optimizers key their slots by a
+variable's `.op` when it has one; for eagerly created variables they keep TF2's key (the
+variable's unique id), wherever the slot is looked up from.
 """
+from tensorflow.python.distribute import distribute_utils
 from tensorflow.python.distribute import values as distribute_values
 from tensorflow.python.eager import context
 from tensorflow.python.framework import ops
 from tensorflow.python.framework import tensor as tensor_lib
 from tensorflow.python.ops import resource_variable_ops
+from tensorflow.python.training import optimizer as optimizer_lib
 
 from tpu_estimator_compat import tf1_shapes
 from tpu_estimator_compat import variable_store
 
 _variable_op = resource_variable_ops.BaseResourceVariable.op
 _distributed_variable_op = distribute_values.DistributedVariable.op
+_optimizer_slot_key = optimizer_lib._var_key  # pylint: disable=protected-access
 
 
 class VariableOp:
@@ -60,10 +65,19 @@ def _tf1_distributed_op(variable):
     return _distributed_variable_op.fget(variable)
 
 
+def _slot_key(variable):
+    container = distribute_utils.value_container(variable)
+    primary = getattr(container, "_primary", container)
+    if isinstance(getattr(primary, "_handle", None), ops.EagerTensor):
+        return container._unique_id  # pylint: disable=protected-access
+    return _optimizer_slot_key(variable)
+
+
 def install():
     """Idempotent. Leaves an explicit `tf.compat.v1.disable_tensor_equality()` alone."""
     if tensor_lib.Tensor._USE_EQUALITY is True:  # pylint: disable=protected-access
         tensor_lib.Tensor._USE_EQUALITY = tf1_shapes.POLICY  # pylint: disable=protected-access
+    optimizer_lib._var_key = _slot_key  # pylint: disable=protected-access
     resource_variable_ops.BaseResourceVariable.op = property(
         _tf1_op, doc=_variable_op.__doc__)
     distribute_values.DistributedVariable.op = property(

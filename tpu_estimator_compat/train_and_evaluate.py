@@ -24,10 +24,10 @@ import time
 import types
 
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import hooks as hooks_lib
+from tpu_estimator_compat import log as logging
 
 
 class TrainSpec(collections.namedtuple(

@@ -24,11 +24,11 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from absl import logging
 
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import hooks as hooks_lib
 from tpu_estimator_compat import host_calls
+from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import preemption
 from tpu_estimator_compat import summaries
@@ -383,20 +383,20 @@ class _HostCallDriver:
 class _ProgressLog:
     """The original's progress lines and summaries: loss, step, global_step/sec, examples/sec.
 
-    Lines are logged every `log_step_count_steps` and summaries written every
-    `save_summary_steps`, both rounded up to loop boundaries; the loss is also written after
-    the first loop of each train() call.
+    One schedule for both, the original's (its LoggingTensorHook and SummarySaverHook): after
+    the first loop of a train() call, then at the first loop end `log_step_count_steps`
+    (lines) or `save_summary_steps` (summaries) steps after the previous one. So with equal
+    settings the loss is written at the steps the lines name (iterations_per_loop=50, 100:
+    50, 150, 250, 350; the original on CPU, one step per run: 1, 101, 201, 301). Rates are
+    measured from the previous line or summary (none after the first loop, which includes
+    tracing), as its StepCounterHook measured them.
     """
 
     def __init__(self, config, examples_per_step, step, summary_writer):
-        self._log_every = config.log_step_count_steps or 100
-        self._summary_every = config.save_summary_steps
         self._examples_per_step = examples_per_step
         self._writer = summary_writer
-        now = time.time()
-        self._last_log = (step, now)
-        self._last_summary = (step, now)
-        self._first_loop = True
+        self._lines = _Schedule(config.log_step_count_steps or 100)
+        self._summaries = _Schedule(config.save_summary_steps)
 
     def _rates(self, since, step, now):
         steps_per_sec = (step - since[0]) / max(now - since[1], 1e-9)
@@ -404,21 +404,36 @@ class _ProgressLog:
 
     def loop_done(self, step, loss):
         now = time.time()
-        if step - self._last_log[0] >= self._log_every:
-            steps_per_sec, examples_per_sec = self._rates(self._last_log, step, now)
-            logging.info("loss = %s, step = %d (%.3f sec)", loss, step, now - self._last_log[1])
-            logging.info("global_step/sec: %g", steps_per_sec)
-            logging.info("examples/sec: %g", examples_per_sec)
-            self._last_log = (step, now)
-        if self._writer is not None and self._first_loop:
-            # As TF1's SummarySaverHook, the first loop's loss is written (a run shorter than
-            # save_summary_steps still gets one point); as its StepCounterHook, the rates are
-            # measured from the end of the first loop, which includes tracing the loop.
-            self._writer.write(step, {"loss": loss})
-            self._last_summary = (step, now)
-            self._first_loop = False
-        elif self._writer is not None and step - self._last_summary[0] >= self._summary_every:
-            steps_per_sec, examples_per_sec = self._rates(self._last_summary, step, now)
-            self._writer.write(step, {"loss": loss, "global_step/sec": steps_per_sec,
-                                      "examples/sec": examples_per_sec})
-            self._last_summary = (step, now)
+        if self._lines.due(step):
+            previous = self._lines.mark(step, now)
+            if previous is None:
+                logging.info("loss = %s, step = %d", loss, step)
+            else:
+                steps_per_sec, examples_per_sec = self._rates(previous, step, now)
+                logging.info("loss = %s, step = %d (%.3f sec)", loss, step, now - previous[1])
+                logging.info("global_step/sec: %g", steps_per_sec)
+                logging.info("examples/sec: %g", examples_per_sec)
+        if self._writer is not None and self._summaries.due(step):
+            previous = self._summaries.mark(step, now)
+            scalars = {"loss": loss}
+            if previous is not None:
+                steps_per_sec, examples_per_sec = self._rates(previous, step, now)
+                scalars.update({"global_step/sec": steps_per_sec,
+                                "examples/sec": examples_per_sec})
+            self._writer.write(step, scalars)
+
+
+class _Schedule:
+    """Due after the first loop, then `every` steps after the last time it was marked."""
+
+    def __init__(self, every):
+        self._every = every
+        self._last = None  # (step, time) of the last mark
+
+    def due(self, step):
+        return self._last is None or step - self._last[0] >= self._every
+
+    def mark(self, step, now):
+        """Records a mark; returns the previous one (None for the first)."""
+        previous, self._last = self._last, (step, now)
+        return previous

@@ -2,7 +2,8 @@
 import numbers
 
 import tensorflow as tf
-from absl import logging
+
+from tpu_estimator_compat import log as logging
 
 
 def _check_scale(scale):

@@ -1,0 +1,152 @@
+"""How long a program waits after its work is done: after `train()`'s device loop, and at exit.
+
+For each simulated TPU size (`--cores`, default 1 and 8), a fresh process runs a small
+TPUEstimator program (use_tpu=True, `TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES`): two
+`train()` calls, `evaluate(steps=None)` and `predict()`, then returns from its main. It reports
+
+- `train return s`: per `train()` call, from the end of its last device loop (the return of
+  `training.run_training`) to the return of `train()` — the input iterator's destruction;
+- `exit s`: from the return of the program's last call to the end of the process, measured
+  by this script (interpreter shutdown included), and `exit cpu s`, the CPU time the process
+  used in that interval: on a loaded machine a slow exit with as much CPU time is work
+  (Python's final garbage collection of the traced graphs) delayed by other jobs, while a
+  slow exit with little CPU time is a wait (the stall this bench was written for).
+
+Target: every `exit s` under 5 s, `train return s` well under a second. `--tf_defaults` also
+runs each size with TensorFlow's default iterators (tf.data autotuning on, as before the fix:
+see `tpu_estimator_compat/inputs.py`) for comparison; those runs can take minutes.
+
+  python bench/exit_latency.py [--cores 1,8] [--repeats 2] [--tf_defaults]
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXIT_TARGET_S = 5.0
+
+
+def child(tf_defaults):
+    """The measured program; prints one JSON line of its timings, last thing before exit."""
+    sys.path.insert(0, REPO_ROOT)
+    import contextlib  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+    import tensorflow as tf  # noqa: PLC0415
+    import tpu_estimator_compat as tec  # noqa: PLC0415
+    import tpu_estimator_compat.v1 as v1  # noqa: PLC0415
+    from tpu_estimator_compat import inputs, training  # noqa: PLC0415
+
+    if tf_defaults:  # iterators as TensorFlow makes them by default
+        inputs._without_autotune = lambda dataset: dataset  # pylint: disable=protected-access
+        inputs._per_device_datasets_without_autotune = contextlib.nullcontext  # pylint: disable=protected-access
+
+    loop_ends = []
+    run_training = training.run_training
+
+    def timed_run_training(*args, **kwargs):
+        result = run_training(*args, **kwargs)
+        loop_ends.append(time.time())
+        return result
+    training.run_training = timed_run_training
+
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(512, 32)).astype(np.float32)
+    labels = (features.sum(axis=1) > 0).astype(np.int32)
+
+    def input_fn(params, repeat=True):
+        dataset = tf.data.Dataset.from_tensor_slices((features, labels))
+        dataset = dataset.shuffle(512).repeat() if repeat else dataset
+        return dataset.batch(params["batch_size"], drop_remainder=repeat).prefetch(2)
+
+    def model_fn(features, labels, mode, params):
+        del params
+        hidden = v1.layers.dense(features, 256, activation=tf.nn.relu)
+        logits = v1.layers.dense(hidden, 2)
+        if mode == tec.ModeKeys.PREDICT:
+            return tec.TPUEstimatorSpec(mode, predictions={"logits": logits})
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        optimizer = tec.CrossShardOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))
+        train_op = optimizer.minimize(loss, tf.compat.v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    import tempfile  # noqa: PLC0415
+    config = tec.RunConfig(model_dir=tempfile.mkdtemp(prefix="exit_latency_"),
+                           save_checkpoints_steps=100, save_summary_steps=100,
+                           tpu_config=tec.TPUConfig(iterations_per_loop=25))
+    estimator = tec.TPUEstimator(model_fn, config=config, use_tpu=True, train_batch_size=64,
+                                 eval_batch_size=64, predict_batch_size=64)
+    train_returns = []
+    for _ in range(2):
+        estimator.train(input_fn, steps=100)
+        train_returns.append(time.time() - loop_ends[-1])
+    estimator.evaluate(lambda params: input_fn(params, repeat=False))
+    list(estimator.predict(lambda params: input_fn(params, repeat=False)))
+    times = os.times()
+    print(json.dumps({"train_return_s": train_returns, "last_call_end": time.time(),
+                      "cpu_s": times.user + times.system}), flush=True)
+
+
+def measure(cores, tf_defaults):
+    """(train return seconds, exit seconds, exit CPU seconds) of one child process."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
+           "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES": str(cores)}
+    args = [sys.executable, os.path.abspath(__file__), "--child"]
+    if tf_defaults:
+        args.append("--tf_defaults")
+    cpu_before = _children_cpu_s()
+    process = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    ended = time.time()
+    child_cpu = _children_cpu_s() - cpu_before
+    if process.returncode != 0:
+        raise RuntimeError(f"child failed ({process.returncode}):\n{process.stderr[-3000:]}")
+    report = json.loads(process.stdout.strip().splitlines()[-1])
+    return (report["train_return_s"], ended - report["last_call_end"],
+            child_cpu - report["cpu_s"])
+
+
+def _children_cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cores", default="1,8")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--tf_defaults", action="store_true")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.tf_defaults)
+        return
+    variants = ["ours"] + (["tf_defaults"] if args.tf_defaults else [])
+    rows = []
+    for cores in [int(c) for c in args.cores.split(",")]:
+        for variant in variants:
+            train_returns, exits, exit_cpus = [], [], []
+            for _ in range(args.repeats):
+                returns, exit_s, exit_cpu = measure(cores, variant == "tf_defaults")
+                train_returns += returns
+                exits.append(exit_s)
+                exit_cpus.append(exit_cpu)
+            rows.append((cores, variant, train_returns, exits, exit_cpus))
+    print(f"{'cores':>5}  {'iterators':<12} {'train return s (max)':<22} {'exit s (max)':<15} "
+          "per run: exit s / exit cpu s")
+    for cores, variant, returns, exits, exit_cpus in rows:
+        print(f"{cores:>5}  {variant:<12} {statistics.median(returns):6.2f} ({max(returns):6.2f})"
+              f"        {statistics.median(exits):6.2f} ({max(exits):6.2f})  "
+              + ", ".join(f"{e:.2f}/{c:.2f}" for e, c in zip(exits, exit_cpus)))
+    for cores, variant, _, exits, _ in rows:
+        if variant == "ours":
+            verdict = "PASS" if max(exits) < EXIT_TARGET_S else "ABOVE TARGET"
+            print(f"{cores} core(s): max exit {max(exits):.2f} s (target < {EXIT_TARGET_S:.0f} s): "
+                  f"{verdict}")
+
+
+if __name__ == "__main__":
+    main()
