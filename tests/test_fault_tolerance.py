@@ -1,5 +1,6 @@
 """Preemption, NaN losses, damaged checkpoints and unwritable model_dirs."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -86,6 +87,77 @@ def test_nan_loss_raises_at_its_loop_and_keeps_the_last_good_checkpoint(tmp_path
     assert all(np.all(np.isfinite(value)) for value in values.values())
 
 
+def nan_gradient_at_step(nan_step):
+    """A linear model whose loss stays finite but whose gradient is NaN from `nan_step` on."""
+    def model_fn(features, labels, mode, params):
+        step_started_at = tf.identity(v1.train.get_global_step())
+        weights = v1.get_variable("w", [4, 1], initializer=v1.constant_initializer(0.1))
+
+        @tf.custom_gradient
+        def poisoned(x):
+            def grad(dy):
+                return tf.where(step_started_at >= nan_step, dy * np.nan, dy)
+            return tf.identity(x), grad
+
+        loss = v1.losses.mean_squared_error(labels, tf.matmul(features, poisoned(weights)))
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.01))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
+            loss, global_step=v1.train.get_global_step()))
+    return model_fn
+
+
+def all_finite(model_dir):
+    return all(np.all(np.isfinite(checkpoints.load_variable(str(model_dir), name)))
+               for name in checkpoints.list_variable_names(str(model_dir)))
+
+
+def test_nan_gradient_on_a_loops_last_step_is_not_saved_and_the_message_is_true(
+        tmp_path, eight_devices):
+    # Steps 4 and 5 form a loop; step 5's gradient is NaN while every loss is finite, and a
+    # checkpoint is due at step 6.
+    estimator = tec.TPUEstimator(nan_gradient_at_step(5), config=config(
+        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    with pytest.raises(NanLossDuringTrainingError) as raised:
+        estimator.train(train_then_kill.input_fn, steps=20)
+    message = str(raised.value)
+    assert re.search(r"Every replica's loss was finite, but at global step 6 1 variable\(s\) "
+                     r"hold NaN/Inf \(w\).*checkpoint for step 6 was not written.*latest one, "
+                     rf"{re.escape(str(tmp_path))}/model\.ckpt-4, is the last good one",
+                     message), message
+    assert checkpoint_step(tmp_path) == 4 and all_finite(tmp_path)
+    assert not os.path.exists(os.path.join(str(tmp_path), "model.ckpt-6.index"))
+
+
+def test_nan_gradient_mid_loop_is_reported_for_its_loop(tmp_path, eight_devices):
+    estimator = tec.TPUEstimator(nan_gradient_at_step(4), config=config(
+        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    with pytest.raises(NanLossDuringTrainingError,
+                       match=r"not finite during the loop of global steps 4\.\.6.*"
+                             r"model\.ckpt-4, is the last good one"):
+        estimator.train(train_then_kill.input_fn, steps=20)
+    assert checkpoint_step(tmp_path) == 4 and all_finite(tmp_path)
+
+
+def test_bad_rows_on_replica_3_of_8_are_caught_at_their_loop(tmp_path, eight_devices):
+    # One row per replica per step: row 3 of step 5's batch (replica 3) is NaN, on the last
+    # step of the loop 4..6; replica 0's loss stays finite. Checkpoints fall on steps 0, 4,
+    # 8: only the check of every replica's loss can stop training at that loop.
+    features = train_then_kill.FEATURES.copy()
+    features[5 * 8 + 3] = np.nan
+
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices((features, train_then_kill.TARGETS))
+        return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
+        tmp_path, eight_devices, save_checkpoints_steps=4), train_batch_size=8)
+    with pytest.raises(NanLossDuringTrainingError,
+                       match=r"at least one replica was not finite during the loop of global "
+                             r"steps 4\.\.6.*model\.ckpt-4, is the last good one"):
+        estimator.train(input_fn, steps=20)
+    assert checkpoint_step(tmp_path) == 4 and all_finite(tmp_path)
+
+
 def test_truncated_newest_checkpoint_is_named_with_the_fallback(tmp_path, eight_devices):
     estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
         tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
@@ -127,3 +199,66 @@ def test_failed_save_keeps_the_previous_checkpoint(tmp_path, eight_devices, monk
     monkeypatch.undo()
     assert checkpoint_step(tmp_path) == 2
     assert not [f for f in os.listdir(tmp_path) if "_temp_" in f]
+
+
+def trained_with_checkpoints_0_2_4(model_dir, strategy):
+    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
+        model_dir, strategy, save_checkpoints_steps=2), train_batch_size=8, eval_batch_size=8)
+    estimator.train(train_then_kill.input_fn, steps=4)
+    return estimator
+
+
+def damage_state_file(model_dir, damage):
+    state_file = os.path.join(str(model_dir), "checkpoint")
+    with open(state_file, "rb") as handle:
+        content = handle.read()
+    damaged = {"torn": content[:len(content) // 3], "empty": b"",
+               "garbled": bytes(range(200, 256)) * 3}[damage]
+    with open(state_file, "wb") as handle:
+        handle.write(damaged)
+
+
+@pytest.mark.parametrize("damage", ["torn", "garbled", "empty"])
+def test_damaged_state_file_resumes_from_the_newest_readable_checkpoint(tmp_path, eight_devices,
+                                                                       damage, caplog):
+    estimator = trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
+    damage_state_file(tmp_path, damage)
+    caplog.set_level("WARNING")
+    estimator.train(train_then_kill.input_fn, steps=2)
+    assert (f"Recovered: {tmp_path}/model.ckpt-4 is the newest readable checkpoint"
+            in caplog.text)
+    assert checkpoint_step(tmp_path) == 6  # from 4, not from 0: model.ckpt-0 is not rewritten
+    assert checkpoints.previous_checkpoints(str(tmp_path))[:2] == [
+        f"{tmp_path}/model.ckpt-4", f"{tmp_path}/model.ckpt-2"]
+    damage_state_file(tmp_path, damage)
+    assert estimator.evaluate(train_then_kill.input_fn, steps=1)["global_step"] == 6
+
+
+def test_damaged_state_file_and_newest_checkpoint_fall_back_to_the_readable_one(
+        tmp_path, eight_devices):
+    estimator = trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
+    damage_state_file(tmp_path, "torn")
+    data_file = os.path.join(str(tmp_path), "model.ckpt-4.data-00000-of-00001")
+    with open(data_file, "r+b") as handle:
+        handle.truncate(os.path.getsize(data_file) // 2)
+    assert checkpoints.latest_checkpoint(str(tmp_path)) == f"{tmp_path}/model.ckpt-2"
+    estimator.train(train_then_kill.input_fn, steps=1)
+    assert checkpoint_step(tmp_path) == 3
+
+
+def test_damaged_state_file_without_a_readable_checkpoint_raises_and_changes_nothing(
+        tmp_path, eight_devices):
+    estimator = trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
+    damage_state_file(tmp_path, "garbled")
+    for name in os.listdir(tmp_path):
+        if name.startswith("model.ckpt-") and name.endswith(".index"):
+            os.remove(os.path.join(str(tmp_path), name))
+    files_before = sorted(os.listdir(tmp_path))
+    message = (rf"checkpoint state file {re.escape(str(tmp_path))}/checkpoint is damaged \(it "
+               r"cannot be parsed.*no readable model\.ckpt-<step> checkpoint.*delete "
+               rf"{re.escape(str(tmp_path))}/checkpoint")
+    with pytest.raises(checkpoints.CorruptCheckpointStateError, match=message):
+        estimator.train(train_then_kill.input_fn, steps=2)
+    with pytest.raises(checkpoints.CorruptCheckpointStateError, match=message):
+        estimator.evaluate(train_then_kill.input_fn, steps=1)
+    assert sorted(os.listdir(tmp_path)) == files_before

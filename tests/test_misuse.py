@@ -1,6 +1,9 @@
 """The misuse table: every bad input gets an error naming the cause and the fix, raised
 before any training step runs, and the model_dir stays restorable."""
+import os
 import re
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
@@ -8,6 +11,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat import receivers
 
 v1 = tf.compat.v1
 PER_HOST_V1 = tec.InputPipelineConfig.PER_HOST_V1
@@ -33,6 +37,89 @@ def spec_model_fn(**spec_kwargs):
         spec = model_fn(features, labels, mode, params)
         return tec.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op, **spec_kwargs)
     return bad_model_fn
+
+
+def features_dataset(params, rows=64):
+    return tf.data.Dataset.from_tensor_slices(np.ones([rows, 2], np.float32)).repeat().batch(
+        params["batch_size"], drop_remainder=True)
+
+
+def labelled(labels):
+    """An input_fn of all-ones features [B, 2] and the given per-example labels."""
+    def make(params):
+        dataset = tf.data.Dataset.from_tensor_slices((np.ones([64, 2], np.float32), labels))
+        return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+    return make
+
+
+def three_tuples(params):
+    features = np.ones([64, 2], np.float32)
+    return tf.data.Dataset.from_tensor_slices((features, features, features[:, :1])).repeat(
+        ).batch(params["batch_size"], drop_remainder=True)
+
+
+def generator_input_fn(params):
+    yield np.ones([params["batch_size"], 2], np.float32), np.ones([params["batch_size"], 1])
+
+
+def servable_model_fn(features, labels, mode, params):
+    if mode != tec.ModeKeys.PREDICT:
+        return model_fn(features, labels, mode, params)
+    return tec.TPUEstimatorSpec(mode, predictions={
+        "y": tf.matmul(features, v1.get_variable("w", [2, 1]))})
+
+
+def export(model_dir, strategy, receiver_fn):
+    return estimator(model_dir, strategy, servable_model_fn).export_saved_model(
+        tempfile.mkdtemp(), receiver_fn)
+
+
+def tensor_receiver():
+    features = v1.placeholder(tf.float32, [None, 2])
+    return receivers.TensorServingInputReceiver(features, features)
+
+
+def classifier_model_fn(features, labels, mode, params):
+    logits = tf.matmul(features, v1.get_variable("w", [2, 3]))
+    loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
+    train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def host_call_dict_model_fn(features, labels, mode, params):
+    spec = model_fn(features, labels, mode, params)
+    loss = tf.reshape(spec.loss, [1])
+    return tec.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op, host_call=(
+        lambda a, b: [], {"a": loss, "c": loss}))
+
+
+def eval_metrics_dict_model_fn(features, labels, mode, params):
+    spec = model_fn(features, labels, mode, params)
+    return tec.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op, eval_metrics=(
+        lambda labels, predictions: {}, {"labels": labels, "logits": features}))
+
+
+def receiver_without_features():
+    return receivers.ServingInputReceiver({}, {"x": v1.placeholder(tf.float32, [None, 2])})
+
+
+def damaged_copy(model_dir, damage="truncated newest"):
+    """A copy of model_dir with its newest checkpoint's data file truncated, or (damage=
+    'garbled state, no index') its state file garbled and every checkpoint index gone."""
+    copy = tempfile.mkdtemp()
+    shutil.copytree(model_dir, copy, dirs_exist_ok=True)
+    if damage == "truncated newest":
+        data = checkpoints.latest_checkpoint(copy) + ".data-00000-of-00001"
+        with open(data, "r+b") as handle:
+            handle.truncate(os.path.getsize(data) // 2)
+    else:
+        with open(os.path.join(copy, "checkpoint"), "wb") as handle:
+            handle.write(b"model_checkpoint_path: \"model.ck")
+        for name in os.listdir(copy):
+            if name.endswith(".index"):
+                os.remove(os.path.join(copy, name))
+    return copy
 
 
 class Case:
@@ -177,6 +264,96 @@ CASES = [
          r"eval_batch_size="),
     Case("zero eval steps", lambda d, s: estimator(d, s, eval_batch_size=16).evaluate(
         input_fn, steps=0), ValueError, "Eval steps must be positive", r"positive|None"),
+    # input_fn returning something malformed
+    Case("dict of datasets", lambda d, s: train(d, s, input_function=lambda params: {
+        "x": features_dataset(params), "y": features_dataset(params)}), TypeError,
+        r"input_fn returned a dict holding tf\.data\.Datasets \(at input_fn\(\)\['x'\], "
+        r"input_fn\(\)\['y'\]\)", r"tf\.data\.Dataset\.zip\(\(features_dataset, "),
+    Case("tuple of datasets", lambda d, s: train(d, s, input_function=lambda params: (
+        features_dataset(params), features_dataset(params))), TypeError,
+        r"returned a tuple holding tf\.data\.Datasets \(at input_fn\(\)\[0\]",
+        r"tf\.data\.Dataset\.zip"),
+    Case("list of features and labels", lambda d, s: train(d, s, input_function=lambda params: [
+        tf.ones([16, 2]), tf.ones([16, 1])]), TypeError,
+        r"input_fn returned a Python list of 2 items; expected a tf\.data\.Dataset",
+        r"return a tuple \(features, labels\)"),
+    Case("3-tuple dataset elements", lambda d, s: train(d, s, input_function=three_tuples),
+         TypeError, r"dataset elements are tuples of 3 items",
+         r"extra tensors into the features dict"),
+    Case("generator from input_fn", lambda d, s: train(d, s, input_function=generator_input_fn),
+         TypeError, r"input_fn returned a Python generator", r"Dataset\.from_generator"),
+    Case("non-rectangular lists", lambda d, s: train(d, s, input_function=lambda params: (
+        {"x": [[1.0, 2.0], [3.0]]}, [[1.0], [2.0]])), ValueError,
+        r"input_fn returned values that cannot be converted to tensors .*non-rectangular.*"
+        r"\{'x': \[\[1\.0, 2\.0\], \[3\.0\]\]\}", r"pad the rows to one length"),
+    Case("train(None)", lambda d, s: estimator(d, s).train(None, steps=2), TypeError,
+         r"input_fn must be a function .*; got NoneType: None", r"Pass the function itself"),
+    Case("evaluate(None)", lambda d, s: estimator(d, s, eval_batch_size=16).evaluate(None),
+         TypeError, r"input_fn must be a function .*; got NoneType", r"not its result or None"),
+    Case("labels of the wrong dtype", lambda d, s: train(
+        d, s, classifier_model_fn, input_function=labelled(np.ones([64], np.float32))),
+        TypeError, r"model_fn failed on the features and labels from input_fn: .*'labels' has "
+        r"DataType float32 not in list of allowed values: int32, int64.*\n  features given: "
+        r"float32\[2, 2\]\n  labels given: float32\[2\]", r"dtypes and shapes model_fn expects"),
+    Case("labels of the wrong shape", lambda d, s: train(d, s, input_function=labelled(
+        np.ones([64], np.float32))), ValueError,
+        r"model_fn failed on .*input_fn: Shapes \(2, 1\) and \(2,\) are incompatible\n"
+        r".*\n  labels given: float32\[2\]", r"shape \[batch_size, 1\]"),
+    # params
+    Case("params not a dict", lambda d, s: tec.TPUEstimator(
+        model_fn, config=config(d, s), params=[("learning_rate", 0.1)], train_batch_size=16),
+        TypeError, r"params must be a dict \(or None\); got list: \[\('learning_rate', 0\.1\)\]",
+        r"params=\{'learning_rate': 0\.1\}"),
+    Case("Estimator params not a dict", lambda d, s: tec.Estimator(model_fn, model_dir=d,
+                                                                   params="lr=0.1"),
+         TypeError, r"params must be a dict \(or None\); got str: 'lr=0\.1'",
+         r"hparams\.values\(\)"),
+    # host_call
+    Case("host_call keys not the fn's args", lambda d, s: train(d, s, host_call_dict_model_fn),
+        TypeError, r"host_call, the keys of the tensors dict \['a', 'c'\] do not match the "
+        r"arguments of the function, which takes \['a', 'b'\]: \['c'\] are not arguments "
+        r"and \['b'\] are missing", r"name each key after an argument"),
+    Case("eval_metrics keys not the fn's args", lambda d, s: estimator(
+        d, s, eval_metrics_dict_model_fn, eval_batch_size=16).evaluate(input_fn, steps=1),
+        TypeError,
+        r"eval_metrics, the keys of the tensors dict \['labels', 'logits'\] do not match the "
+        r"arguments of the function, which takes \['labels', 'predictions'\]: \['logits'\] "
+        r"are not arguments and \['predictions'\] are missing", r"name each key after"),
+    # checkpoints named by the user, damaged checkpoints
+    Case("warm_start_from a path that does not exist", lambda d, s: tec.TPUEstimator(
+        model_fn, config=config(tempfile.mkdtemp(), s), train_batch_size=16,
+        warm_start_from=os.path.join(d, "nowhere", "model.ckpt-7")).train(input_fn, steps=2),
+        checkpoints.CheckpointNotFoundError,
+        r"No checkpoint at .*/nowhere/model\.ckpt-7: there is no file .*model\.ckpt-7\.index "
+        r"and no directory .*\(the directory .*/nowhere does not exist either\)",
+        r"Pass an existing model_dir, or a checkpoint prefix such as "
+        r"model_dir/model\.ckpt-<step>"),
+    Case("evaluate a checkpoint_path that does not exist", lambda d, s: estimator(
+        d, s, eval_batch_size=16).evaluate(input_fn, steps=1,
+                                           checkpoint_path=os.path.join(d, "model.ckpt-99")),
+        checkpoints.CheckpointNotFoundError,
+        r"No checkpoint at .*model\.ckpt-99: .*holds the checkpoints model\.ckpt-0, "
+        r"model\.ckpt-2", r"Pass an existing model_dir"),
+    Case("export with a damaged newest checkpoint", lambda d, s: export(
+        damaged_copy(d), s, tensor_receiver),
+        checkpoints.CorruptCheckpointError,
+        r"Cannot read checkpoint .*model\.ckpt-2: its data file .* is truncated or damaged",
+        r"restore .*model\.ckpt-0 instead"),
+    Case("get_variable_value with a truncated data file", lambda d, s: estimator(
+        damaged_copy(d), s).get_variable_value("w"), checkpoints.CorruptCheckpointError,
+        r"Cannot read checkpoint .*model\.ckpt-2: its data file .* is truncated or damaged",
+        r"restore .*model\.ckpt-0 instead"),
+    Case("garbled state file and no readable checkpoint", lambda d, s: train(
+        damaged_copy(d, "garbled state, no index"), s), checkpoints.CorruptCheckpointStateError,
+        r"checkpoint state file .*/checkpoint is damaged \(it cannot be parsed",
+        r"To train from scratch in this model_dir, delete .*/checkpoint"),
+    # export receivers
+    Case("receiver fn returning None", lambda d, s: export(d, s, lambda: None), TypeError,
+         r"serving_input_receiver_fn \(.*\) returned NoneType: None; expected a "
+         r"ServingInputReceiver", r"return tf\.estimator\.export\.ServingInputReceiver"),
+    Case("receiver without features", lambda d, s: export(d, s, receiver_without_features),
+         ValueError, r"The receiver's features are an empty dict",
+         r"ServingInputReceiver\(features=\{'x': x\}"),
 ]
 
 
@@ -210,3 +387,25 @@ def test_misuse_gets_a_clear_error_and_leaves_model_dir_restorable(case, trained
     assert sorted(after) == sorted(before)
     for name in before:
         np.testing.assert_array_equal(after[name], before[name])
+
+
+def test_host_call_tensors_of_different_first_dimensions_are_passed_as_tf1_and_logged(
+        tmp_path, eight_devices, caplog):
+    # Legal in TF1 (each tensor is concatenated across the replicas on its own), so accepted;
+    # the log names the dimensions in case a reshape was forgotten.
+    seen = []
+
+    def host_fn(loss, features):
+        seen.append((loss.shape.as_list(), features.shape.as_list()))
+        return []
+
+    def host_call_model_fn(features, labels, mode, params):
+        spec = model_fn(features, labels, mode, params)
+        return tec.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op, host_call=(
+            host_fn, [tf.reshape(spec.loss, [1]), features]))
+
+    caplog.set_level("INFO")
+    train(str(tmp_path), eight_devices, host_call_model_fn)
+    assert seen == [([None], [None, 2])]
+    assert ("The host_call tensors have different first dimensions (0: 8, 1: 16, concatenated "
+            "across replicas)") in caplog.text

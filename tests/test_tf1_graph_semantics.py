@@ -284,7 +284,7 @@ def test_checkpoints_have_meta_graphs_that_import_and_restore(tmp_path, devices,
 def test_tf1_idioms_in_model_fn_behave_as_in_a_tf1_graph(tmp_path):
     """Found in real programs: `var in list` compares by identity (simclr); a TF2 summary
     writer made in model_fn and initialised under control_dependencies writes its events
-    (simclr's TF1 model.py)."""
+    (simclr's TF1 model.py); evaluate() returns numpy scalars (uda calls `.item()`)."""
     summary_dir = tmp_path / "summaries"
 
     def model_fn(features, labels, mode, params):
@@ -301,8 +301,12 @@ def test_tf1_idioms_in_model_fn_behave_as_in_a_tf1_graph(tmp_path):
         return tec.TPUEstimatorSpec(mode, loss=loss, train_op=tf.group(train_op, *flush))
 
     estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=8,
+                                 eval_batch_size=8,
                                  config=tec.RunConfig(model_dir=str(tmp_path / "model")))
     estimator.train(train_input_fn, steps=3)
+    results = estimator.evaluate(eval_input_fn, steps=1)
+    assert isinstance(results["loss"], np.float32) and results["loss"].item() > 0
+    assert isinstance(results["global_step"], np.int64) and results["global_step"].item() == 3
     del estimator  # the writer lives as long as the compiled step, and flushes when released
     gc.collect()
     assert [step for step, _ in read_scalars(str(summary_dir))["my_loss"]] == [0, 1, 2]

@@ -12,6 +12,9 @@ Everything here runs eagerly, on the host, in cross-replica context. Variables c
 (`MirroredVariable`, `SyncOnReadVariable`): saving reads their cross-replica value and
 restoring assigns every replica's copy.
 
+Which checkpoint (the state file, a damaged one recovered from, paths users give) is
+`checkpoint_paths.py`; its functions are importable from here too.
+
 Crash safety: a save writes under a temporary prefix, renames the data file and then the
 index into place (an index never exists without its data), then replaces the state file
 atomically, and only then deletes checkpoints that fell out of `max_to_keep`. A process killed
@@ -25,9 +28,12 @@ import uuid
 import tensorflow as tf
 from google.protobuf import text_format
 
-CHECKPOINT_BASENAME = "model.ckpt"
-STATE_FILENAME = "checkpoint"
-_INDEX_SUFFIX = ".index"
+from tpu_estimator_compat import checkpoint_paths
+from tpu_estimator_compat.checkpoint_paths import (  # pylint: disable=unused-import
+    CHECKPOINT_BASENAME, STATE_FILENAME, CheckpointNotFoundError, CorruptCheckpointStateError,
+    latest_checkpoint, previous_checkpoints, resolve_checkpoint_path)
+
+_INDEX_SUFFIX = checkpoint_paths.INDEX_SUFFIX
 _DATA_SUFFIX = ".data-00000-of-00001"
 _META_SUFFIX = ".meta"
 _TEMP_MARKER = "_temp_"
@@ -130,7 +136,7 @@ class CheckpointSaver:
             raise ValueError(
                 f"`keep_checkpoint_every_n_hours` ({keep_checkpoint_every_n_hours!r}) must be a "
                 "positive number of hours, or None to keep no extra checkpoints.")
-        self._model_dir = _as_str(model_dir)
+        self._model_dir = checkpoint_paths.as_str(model_dir)
         self._max_to_keep = max_to_keep
         self._keep_interval_secs = keep_checkpoint_every_n_hours * 3600.0
         self._kept = []  # [(checkpoint_path, timestamp)], oldest first
@@ -188,14 +194,14 @@ class CheckpointSaver:
         return path
 
     def _adopt_existing_state(self):
-        state = _read_state(self._model_dir)
+        state = checkpoint_paths.read_state(self._model_dir)
         if state is None:
             return
-        paths = [_localize(p, self._model_dir) for p in state.all_model_checkpoint_paths]
+        paths = [checkpoint_paths.localize(p, self._model_dir) for p in state.all_model_checkpoint_paths]
         stamps = list(state.all_model_checkpoint_timestamps)
         if len(stamps) != len(paths):
             stamps = [None] * len(paths)
-        latest = _localize(state.model_checkpoint_path, self._model_dir)
+        latest = checkpoint_paths.localize(state.model_checkpoint_path, self._model_dir)
         if latest and latest not in paths:
             paths.append(latest)
             stamps.append(None)
@@ -238,42 +244,14 @@ def values_to_save(named_variables: dict):
     return names, [named_variables[name].read_value() for name in names]
 
 
-def latest_checkpoint(model_dir: str) -> str | None:
-    """The checkpoint the state file of `model_dir` names as newest, or None if there is none.
-
-    Unlike `tf.train.latest_checkpoint`, a named checkpoint whose files are missing is still
-    returned, so that restoring it reports the damage instead of silently starting afresh.
-    """
-    model_dir = _as_str(model_dir)
-    state = _read_state(model_dir)
-    if state is None or not state.model_checkpoint_path:
-        return None
-    return _localize(state.model_checkpoint_path, model_dir)
-
-
-def previous_checkpoints(model_dir: str) -> list:
-    """Older checkpoints listed in `model_dir`'s state file whose index exists, newest first.
-
-    These are the candidates to fall back to when the latest checkpoint is damaged.
-    """
-    model_dir = _as_str(model_dir)
-    state = _read_state(model_dir)
-    if state is None:
+def non_finite_variables(named_variables: dict) -> list:
+    """Sorted names of the floating-point variables holding a NaN or an Inf."""
+    names = sorted(n for n, v in named_variables.items() if v.dtype.is_floating)
+    if not names:
         return []
-    latest = _localize(state.model_checkpoint_path, model_dir)
-    older = [_localize(p, model_dir) for p in reversed(state.all_model_checkpoint_paths)]
-    return [p for p in older if p != latest and tf.io.gfile.exists(p + _INDEX_SUFFIX)]
-
-
-def resolve_checkpoint_path(ckpt_dir_or_path: str) -> str:
-    """A checkpoint prefix for a directory (its latest checkpoint) or a prefix (unchanged)."""
-    ckpt_dir_or_path = _as_str(ckpt_dir_or_path)
-    if not tf.io.gfile.isdir(ckpt_dir_or_path):
-        return ckpt_dir_or_path
-    path = latest_checkpoint(ckpt_dir_or_path)
-    if path is None:
-        raise ValueError(f"Could not find trained model in model_dir: {ckpt_dir_or_path}.")
-    return path
+    finite = tf.stack([tf.reduce_all(tf.math.is_finite(named_variables[n].read_value()))
+                       for n in names]).numpy()
+    return [name for name, ok in zip(names, finite) if not ok]
 
 
 def open_reader(ckpt_dir_or_path: str):
@@ -282,7 +260,7 @@ def open_reader(ckpt_dir_or_path: str):
     try:
         return tf.train.load_checkpoint(path)
     except (tf.errors.OpError, ValueError) as e:
-        raise _corrupt_error(path, e) from e
+        raise corrupt_error(path, e) from e
 
 
 def read_tensors(checkpoint_path: str, names, dtypes) -> list:
@@ -293,7 +271,7 @@ def read_tensors(checkpoint_path: str, names, dtypes) -> list:
         return tf.raw_ops.RestoreV2(prefix=checkpoint_path, tensor_names=list(names),
                                     shape_and_slices=[""] * len(names), dtypes=list(dtypes))
     except tf.errors.OpError as e:
-        raise _corrupt_error(checkpoint_path, e) from e
+        raise corrupt_error(checkpoint_path, e) from e
 
 
 def restore(named_variables: dict, checkpoint_path: str) -> None:
@@ -362,13 +340,17 @@ def dtypes_compatible(variable_dtype, checkpoint_dtype) -> bool:
 
 def load_variable(ckpt_dir_or_path: str, name: str):
     """The value of variable `name` in a checkpoint (or a model_dir's latest) as numpy."""
-    reader = open_reader(ckpt_dir_or_path)
+    path = resolve_checkpoint_path(ckpt_dir_or_path)
+    reader = open_reader(path)
     if not reader.has_tensor(name):
         raise tf.errors.NotFoundError(
             None, None,
-            f"Variable {name} is not in checkpoint {resolve_checkpoint_path(ckpt_dir_or_path)}. "
+            f"Variable {name} is not in checkpoint {path}. "
             f"Its variables are: {sorted(reader.get_variable_to_shape_map())}")
-    return reader.get_tensor(name)
+    try:
+        return reader.get_tensor(name)
+    except (tf.errors.OpError, IndexError, ValueError) as e:  # a truncated data file
+        raise corrupt_error(path, e) from e
 
 
 def list_variable_names(ckpt_dir_or_path: str) -> list:
@@ -376,16 +358,12 @@ def list_variable_names(ckpt_dir_or_path: str) -> list:
     return sorted(open_reader(ckpt_dir_or_path).get_variable_to_shape_map())
 
 
-def _as_str(path):
-    """A str path from str, bytes or os.PathLike."""
-    path = os.fspath(path)
-    return path.decode() if isinstance(path, bytes) else path
-
-
-def _corrupt_error(path, cause):
-    """A CorruptCheckpointError naming the damaged file and the fallbacks of its model_dir."""
+def corrupt_error(path, cause):
+    """A CorruptCheckpointError naming the damaged file and the fallbacks of its model_dir
+    (`cause`: the error reading it)."""
     index = path + _INDEX_SUFFIX
-    detail = str(getattr(cause, "message", cause)).strip().splitlines()[-1]
+    detail = (str(getattr(cause, "message", cause)).strip().splitlines()
+              or [type(cause).__name__])[-1]
     detail = re.sub(r"^\{\{[^}]*\}\}\s*|\s*\[Op:\w+\]$", "", detail)
     if not tf.io.gfile.exists(index):
         problem = f"its index file {index} is missing ({detail})"
@@ -395,19 +373,6 @@ def _corrupt_error(path, cause):
     directory = os.path.dirname(path)
     fallbacks = [p for p in previous_checkpoints(directory) if p != path] if directory else []
     return CorruptCheckpointError(path, problem, fallbacks)
-
-
-def _read_state(model_dir):
-    """The model_dir's CheckpointState proto, or None without a state file."""
-    if not tf.io.gfile.exists(os.path.join(model_dir, STATE_FILENAME)):
-        return None
-    try:
-        return tf.train.get_checkpoint_state(model_dir)
-    except (tf.errors.OpError, text_format.ParseError, ValueError) as e:
-        raise ValueError(
-            f"The checkpoint state file {os.path.join(model_dir, STATE_FILENAME)} cannot be "
-            f"parsed ({e}). Delete it, or rewrite it to name an existing checkpoint "
-            '(model_checkpoint_path: "model.ckpt-<step>").') from e
 
 
 def _write_state(model_dir, kept, last_preserved):
@@ -422,14 +387,6 @@ def _write_state(model_dir, kept, last_preserved):
     with tf.io.gfile.GFile(temp, "w") as f:
         f.write(text_format.MessageToString(state))
     tf.io.gfile.rename(temp, final, overwrite=True)
-
-
-def _localize(path, model_dir):
-    """Maps a state-file path into model_dir when the directory has been moved since."""
-    if not path or tf.io.gfile.exists(path + _INDEX_SUFFIX):
-        return path
-    local = os.path.join(model_dir, os.path.basename(path))
-    return local if tf.io.gfile.exists(local + _INDEX_SUFFIX) else path
 
 
 def _data_files(prefix):

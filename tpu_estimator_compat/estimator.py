@@ -7,6 +7,7 @@
 
 The mechanics live in the modules named in each step; this file stays short on purpose.
 """
+import collections.abc
 import copy
 import os
 
@@ -20,6 +21,7 @@ from tpu_estimator_compat import engine as engine_lib
 from tpu_estimator_compat import evaluation
 from tpu_estimator_compat import saved_model_export as export_lib
 from tpu_estimator_compat import hooks as hooks_lib
+from tpu_estimator_compat import input_checks
 from tpu_estimator_compat import inputs
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
@@ -61,6 +63,7 @@ class Estimator:
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
                  warm_start_from=None):
         model_bridge.validate_model_fn_signature(model_fn)
+        _check_params(params)
         self._init_common(model_fn, model_dir, config,
                           copy.deepcopy(params) if params is not None else {}, warm_start_from)
 
@@ -106,6 +109,7 @@ class Estimator:
         `hooks.py`); `saving_listeners` are called around every checkpoint save.
         """
         _check_train_steps(steps, max_steps, self._use_tpu)
+        input_checks.check_input_fn(input_fn)
         self._check_user_fns(input_fn, ModeKeys.TRAIN)
         hooks = hooks_lib.validate_hooks(hooks)
         saving_listeners = hooks_lib.validate_saving_listeners(saving_listeners)
@@ -249,9 +253,11 @@ class Estimator:
     def _start_inference(self, mode, input_fn, hooks, checkpoint_path, until_input_ends=True):
         """Checks, input, compiled model and hooks of an evaluate/predict call, with the
         variables holding `checkpoint_path` (default: the latest checkpoint)."""
+        input_checks.check_input_fn(input_fn)
         self._check_user_fns(input_fn, mode)
         hooks = hooks_lib.validate_hooks(hooks)
-        checkpoint = checkpoint_path or self.latest_checkpoint()
+        checkpoint = (checkpoints.resolve_checkpoint_path(checkpoint_path) if checkpoint_path
+                      else self.latest_checkpoint())
         if checkpoint is None:
             logging.info("Could not find trained model in model_dir: %s, running "
                          "initialization to %s.", self.model_dir,
@@ -317,6 +323,7 @@ class TPUEstimator(Estimator):
                  export_saved_model_api_version=1):
         if config is None or not isinstance(config, config_lib.RunConfig):
             raise ValueError("`config` must be provided with type `tpu_config.RunConfig`")
+        _check_params(params)
         if params is not None and any(k in params for k in _RESERVED_PARAMS_KEYS):
             raise ValueError(f"{_RESERVED_PARAMS_KEYS} are reserved keys but existed in params "
                              f"{params}.")
@@ -371,6 +378,14 @@ def _rows_per_replica_copy(plan):
     """With BROADCAST input only replica 0's rows count (every replica has the same)."""
     return (plan.model_fn_batch_size
             if plan.distribution == batching.Distribution.COPIED else None)
+
+
+def _check_params(params):
+    if params is not None and not isinstance(params, collections.abc.Mapping):
+        raise TypeError(
+            f"params must be a dict (or None); got {type(params).__name__}: {params!r}. Pass "
+            "hyperparameters as a dict, e.g. params={'learning_rate': 0.1} (for an HParams "
+            "object, params=hparams.values()).")
 
 
 def _check_eval_steps(steps):

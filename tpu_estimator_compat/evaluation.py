@@ -5,6 +5,7 @@
     hooks: after_run (values of the last step with real rows); end
     for each step with real rows:  metric_fn updates on the step's tensors, padding dropped
     results = metric values + loss (mean over steps) + global_step
+    (no example at all: metric_fn's values over zero rows and loss 0, as TF1)
 
 The eval loop runs all steps in one `tf.function` execution, as the original ran all eval
 steps in one Session.run, so evaluation hooks see one before_run/after_run.
@@ -35,6 +36,9 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
         TPUEstimator on TPU); 1 runs them in loops of one step (the hooks see each step, as
         with Estimator).
     """
+    for name in ("eval_metrics", "host_call"):  # dicts not matching the fn: fail now
+        if getattr(compiled.traced.spec, name, None):
+            spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
     engine.store.reset_local_variables()
     scalars, batches, rows = _run_loops(compiled, iterator, steps or _UNTIL_THE_END,
                                         steps_per_loop, hook_run)
@@ -43,19 +47,22 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     traced = compiled.traced
     results = {}
     if traced.metric_fn is not None:
-        results.update(_metric_fn_results(traced.metric_fn, steps_run))
+        results.update(_metric_fn_results(traced.metric_fn, steps_run, batches))
     if "metric_updates" in scalars:
         last_real = np.flatnonzero(loss_steps)
-        if last_real.size:
-            results.update({name: values[last_real[-1]]
+        if last_real.size or not steps_run:  # no example at all: zero-row stop batches only
+            at = last_real[-1] if last_real.size else -1
+            results.update({name: values[at]
                             for name, values in scalars["metric_updates"].items()})
     spec_lib.validate_metric_names(results)
     is_chief = engine.runtime.is_chief  # with several workers, only the chief writes
     if traced.host_call_fn is not None and is_chief:
         _run_host_call(traced.host_call_fn, steps_run, global_step)
-    results["loss"] = (float(np.mean(scalars["loss"][loss_steps])) if loss_steps.any()
-                       else float("nan"))
-    results["global_step"] = global_step
+    if loss_steps.any():
+        results["loss"] = np.float32(np.mean(scalars["loss"][loss_steps]))
+    else:  # TF1's mean loss over no example is 0; NaN when only replica 0 had none
+        results["loss"] = np.float32("nan" if steps_run else 0.0)
+    results["global_step"] = np.int64(global_step)  # numpy scalars, as TF1's session gave
     _report(results, global_step, eval_dir if is_chief else None, checkpoint_path)
     return results
 
@@ -129,9 +136,13 @@ def _real_rows(values, mask):
         "use an input whose size is a multiple of the batch size.")
 
 
-def _metric_fn_results(metric_fn, steps):
+def _metric_fn_results(metric_fn, steps, batches):
+    """The metrics over every step's real rows; over zero rows when there was no example
+    (as TF1, e.g. accuracy 0.0)."""
     if not steps:
-        return {}
+        empty = tf.nest.map_structure(lambda v: np.asarray(v)[:0], batches.get("metrics", {}))
+        with host_calls.MetricFnRunner(metric_fn, empty) as runner:
+            return runner.result()
     with host_calls.MetricFnRunner(metric_fn, steps[0]["metrics"]) as runner:
         for step in steps:
             runner.update(step["metrics"])

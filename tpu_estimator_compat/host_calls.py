@@ -14,6 +14,7 @@ outside `tf.function`, once per step, in step order.
 """
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
 from tpu_estimator_compat import contrib_summary
 
@@ -44,6 +45,7 @@ class _HostInputs:
         self._specs = [self._spec(key, example_tensors[key]) for key in self._keys]
         self._np_dtypes = [spec.dtype.as_numpy_dtype for spec in self._specs]
         self.placeholders = None
+        _note_first_dimensions(kind, {key: example_tensors[key] for key in self._keys})
 
     def _spec(self, key, value):
         if isinstance(value, tf.TensorSpec) or tf.is_tensor(value):
@@ -87,6 +89,21 @@ class _HostInputs:
             raise ValueError(f"{self._kind} expects {len(self._keys)} tensors per step, got "
                              f"{len(step_tensors)}.")
         return [np.asarray(v, dtype=d) for v, d in zip(values, self._np_dtypes)]
+
+
+def _note_first_dimensions(kind, tensors):
+    """Logs (once per runner) tensors whose first dimensions differ: legal, as in TF1 (each
+    is concatenated across replicas on its own), but often a forgotten reshape."""
+    shapes = {key: tf.TensorShape(value.shape if hasattr(value, "shape") else np.shape(value))
+              for key, value in tensors.items()}
+    rows = {key: shape[0] for key, shape in shapes.items()
+            if shape.rank and shape[0] is not None}
+    if len(set(rows.values())) > 1:
+        logging.info(
+            "The %s tensors have different first dimensions (%s, concatenated across "
+            "replicas): each reaches the function with its own rows, as in TF1. Reshape them "
+            "to one batch dimension if they should line up row by row.", kind,
+            ", ".join(f"{key!r}: {count}" for key, count in rows.items()))
 
 
 class MetricFnRunner:

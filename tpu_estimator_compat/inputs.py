@@ -27,6 +27,7 @@ import contextlib
 import tensorflow as tf
 from tensorflow.python.data.ops import multi_device_iterator_ops
 
+from tpu_estimator_compat import input_checks
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
 from tpu_estimator_compat import padding
@@ -38,12 +39,15 @@ from tpu_estimator_compat.spec import ModeKeys
 
 
 def as_dataset(input_fn_result):
-    """input_fn may return a Dataset, a (features, labels) pair of tensors or features alone."""
-    if isinstance(input_fn_result, tf.data.Dataset):
-        return input_fn_result
+    """input_fn may return a Dataset, a (features, labels) pair of tensors or features alone
+    (anything else: an error from `input_checks`)."""
     if isinstance(input_fn_result, tf.compat.v1.data.Dataset):
-        return input_fn_result._dataset  # pylint: disable=protected-access
-    return tf.data.Dataset.from_tensors(input_fn_result).repeat()
+        input_fn_result = input_fn_result._dataset  # pylint: disable=protected-access
+    if isinstance(input_fn_result, tf.data.Dataset):
+        input_checks.check_element_spec(input_fn_result.element_spec)
+        return input_fn_result
+    input_checks.check_result(input_fn_result)
+    return input_checks.to_tensors(input_fn_result).repeat()
 
 
 def split_element(element):

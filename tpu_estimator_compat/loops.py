@@ -6,7 +6,8 @@ engine traces it once, TF1-style (`step_graph.StepGraph`), which creates the mod
 variables and tells the structure of the outputs; the loops then copy the pruned step into
 the body of a `tf.while_loop` (`step(element)` below is `StepGraph.instantiate`):
 
-    train_loop(iterator, n):      n x step(next(iterator))                 -> last loss, host_call tensors per step
+    train_loop(iterator, n):      n x step(next(iterator))                 -> last loss, host_call tensors per step,
+                                                                              whether every local replica's loss was finite at every step
     inference_loop(iterator, n):  step(next(iterator)) until n or all stop -> outputs per step
 
 Both also return the hooks' fetches (`hook_fetches`, see `hooks.py`): replica 0's values from
@@ -67,6 +68,8 @@ def _host_view(strategy, per_replica):
         elif key in _BATCH_OUTPUTS:
             view[key] = tf.nest.map_structure(
                 lambda v, key=key: _gather(strategy, v, key), value)
+    if not inference:  # no collective: this worker's replicas, AND-ed over the loop
+        view["loss_finite"] = _all_local_finite(strategy, per_replica["loss"])
     if inference:  # whether replica 0 had data
         if first is _local_first_replica:
             local_mask = _local_first_replica(strategy, per_replica["mask"])
@@ -82,6 +85,11 @@ def _host_view(strategy, per_replica):
 
 def _local_first_replica(strategy, value):
     return strategy.experimental_local_results(value)[0]
+
+
+def _all_local_finite(strategy, value):
+    return tf.reduce_all(tf.stack([tf.reduce_all(tf.math.is_finite(v))
+                                   for v in strategy.experimental_local_results(value)]))
 
 
 def _global_first_replica(strategy, value):
@@ -102,7 +110,7 @@ def _gather(strategy, value, key):
 
 def make_train_loop(step_fn, step_outputs):
     """`train_loop(iterator, num_steps) -> (last loss, {'host_call': stacked per step},
-    last step's hook fetches)`."""
+    last step's hook fetches, whether every local replica's loss was finite at every step)`."""
     host_call_spec = step_outputs.get("host_call", {})
     hook_spec = step_outputs.get("hook_fetches", {})
 
@@ -110,17 +118,18 @@ def make_train_loop(step_fn, step_outputs):
     def train_loop(iterator, num_steps):
         arrays = _tensor_arrays(host_call_spec)
 
-        def body(i, loss, arrays, hook_values):
+        def body(i, loss, finite, arrays, hook_values):
             outputs = step_fn(next(iterator))
             arrays = _write(arrays, i, outputs.get("host_call", {}))
-            return i + 1, outputs["loss"], arrays, outputs.get("hook_fetches", {})
+            finite = tf.logical_and(finite, outputs["loss_finite"])
+            return i + 1, outputs["loss"], finite, arrays, outputs.get("hook_fetches", {})
 
-        loop_vars = (tf.constant(0), tf.zeros([], step_outputs["loss"].dtype), arrays,
-                     _initial_values(hook_spec))
-        _, loss, arrays, hook_values = tf.while_loop(
+        loop_vars = (tf.constant(0), tf.zeros([], step_outputs["loss"].dtype), tf.constant(True),
+                     arrays, _initial_values(hook_spec))
+        _, loss, finite, arrays, hook_values = tf.while_loop(
             lambda i, *_: i < num_steps, body, loop_vars,
             shape_invariants=_shape_invariants(loop_vars, hook_spec))
-        return loss, _stack(arrays), hook_values
+        return loss, _stack(arrays), hook_values, finite
 
     return train_loop
 

@@ -13,7 +13,11 @@ import dataclasses
 import functools
 import importlib
 import inspect
+import os
 import random
+import traceback
+
+import tensorflow as tf
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
 
@@ -64,11 +68,48 @@ def params_for(user_params, **added):
     return params
 
 
-def call_model_fn(model_fn, features, labels, mode, params, config):
+def call_model_fn(model_fn, features, labels, mode, params, config, source="input_fn"):
     """Calls `model_fn` with the subset of (features, labels, mode, params, config) it takes.
 
     `params` should be a fresh dict per call (see `params_for`); it is passed as given.
+    A TypeError/ValueError raised by TensorFlow while model_fn builds on the inputs (labels
+    of another dtype or shape than the model's...) is re-raised naming the features and
+    labels `source` gave.
     """
+    try:
+        return _call_model_fn(model_fn, features, labels, mode, params, config)
+    except (TypeError, ValueError) as error:
+        if type(error) not in (TypeError, ValueError) or not _raised_by_tensorflow(error):
+            raise
+        raise type(error)(
+            f"model_fn failed on the features and labels from {source}: {error}\n"
+            f"  features given: {_describe_tensors(features)}\n"
+            f"  labels given: {_describe_tensors(labels)}\n"
+            f"Make {source} return the dtypes and shapes model_fn expects (e.g. "
+            "tf.cast(labels, tf.float32) for a float loss, labels of shape [batch_size, 1] "
+            "vs [batch_size] to match the predictions).") from error
+
+
+def _raised_by_tensorflow(error):
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and any(f"{os.sep}{package}{os.sep}" in frames[-1].filename
+                                for package in ("tensorflow", "tf_keras", "keras"))
+
+
+def _describe_tensors(structure):
+    if structure is None:
+        return "None"
+    return str(tf.nest.map_structure(
+        lambda t: f"{t.dtype.name}{_shape(t)}" if hasattr(t, "dtype") else repr(t),
+        structure))
+
+
+def _shape(tensor):
+    shape = tf.TensorShape(tensor.shape)
+    return shape.as_list() if shape.rank is not None else "[unknown rank]"
+
+
+def _call_model_fn(model_fn, features, labels, mode, params, config):
     args = fn_args(model_fn)
     kwargs = {}
     if "labels" in args:

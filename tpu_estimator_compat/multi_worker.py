@@ -68,13 +68,14 @@ class WorkerGroup:
             return list(values)
         return [float(v) for v in self._all_rows(values)[0]]
 
-    def loop_end(self, loss, preempted):
-        """`(the chief's loss, whether any worker was preempted)` on every worker, so all of
-        them log and check the same loss and stop after the same loop; one collective."""
+    def loop_end(self, loss, finite, preempted):
+        """`(the chief's loss, whether every worker's losses were finite, whether any worker
+        was preempted)` on every worker, so all of them log and check the same loss and stop
+        after the same loop; one collective."""
         if not self.multi_worker:
-            return loss, preempted
-        rows = self._all_rows([loss, float(bool(preempted))])
-        return float(rows[0][0]), bool(rows[:, 1].max() > 0)
+            return loss, finite, preempted
+        rows = self._all_rows([loss, float(bool(finite)), float(bool(preempted))])
+        return float(rows[0][0]), bool(rows[:, 1].min() > 0), bool(rows[:, 2].max() > 0)
 
     def barrier(self):
         """Returns once every worker has reached this call."""

@@ -8,7 +8,7 @@ finite run suffices in one process, and lets the input pipeline go idle and shut
 With TPU semantics shapes must be static: batches are padded with zero rows to the batch size
 (mask False) and stop batches are all padding; the host drops padded rows. Otherwise batches
 keep their size and stop batches are a single zero row (not zero rows: oneDNN's Conv2D
-mis-shapes empty batches). Metrics computed inside model_fn (EstimatorSpec.eval_metric_ops)
+mis-shapes empty batches), or zero rows for an input with no example at all. Metrics computed inside model_fn (EstimatorSpec.eval_metric_ops)
 are read at the last step with real rows, so the stop batches never count.
 """
 import tensorflow as tf
@@ -25,7 +25,7 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
         real = dataset.map(lambda *element: _pad(_pack(element), batch_size, stop=False))
         return real.concatenate(_stop_batches(dataset, batch_size).repeat(count))
     real = dataset.map(lambda *element: _unpadded(_pack(element), stop=False))
-    return real.concatenate(dataset.take(1).map(
+    return real.concatenate(_first_or_empty_batch(dataset).map(
         lambda *element: _unpadded(
             tf.nest.map_structure(lambda t: tf.zeros_like(t[:1]), _pack(element)),
             stop=True)).repeat(count))
@@ -67,10 +67,22 @@ def _pad_tensor(tensor, batch_size, rows):
     return tf.ensure_shape(padded, [batch_size] + tensor.shape[1:].as_list())
 
 
+def _first_or_empty_batch(dataset):
+    """The dataset's first batch or, for an input with no example, a batch of zero rows
+    shaped by its element spec: the model of the stop batches, which must exist even then."""
+    specs = tf.nest.flatten(dataset.element_spec)
+    if not all(isinstance(spec, tf.TensorSpec) and spec.shape.rank for spec in specs):
+        return dataset.take(1)  # no empty stand-in for ragged, sparse or scalar elements
+    empty = tf.nest.pack_sequence_as(dataset.element_spec, [
+        tf.zeros([0] + [d or 0 for d in spec.shape.as_list()[1:]], spec.dtype)
+        for spec in specs])
+    return dataset.take(1).concatenate(tf.data.Dataset.from_tensors(empty)).take(1)
+
+
 def _stop_batches(dataset, batch_size):
     """One all-padding batch with `stop` set, shaped like the data."""
     def zero_batch(*element):
         padded, _ = _pad(_pack(element), batch_size, stop=True)
         zeros = tf.nest.map_structure(tf.zeros_like, padded)
         return zeros, {MASK: tf.zeros([batch_size], tf.bool), STOP: tf.ones([batch_size], tf.bool)}
-    return dataset.take(1).map(zero_batch)
+    return _first_or_empty_batch(dataset).map(zero_batch)

@@ -50,6 +50,11 @@ def wrap_and_check_input_tensors(tensors, field_name, allow_int_keys=False):
     """
     if tensors is None:
         raise ValueError(f"{field_name}s must be defined.")
+    if field_name == "feature" and isinstance(tensors, dict) and not tensors:
+        raise ValueError(
+            "The receiver's features are an empty dict; expected a tensor or a dict of at "
+            "least one tensor, from which model_fn builds the served model. Return e.g. "
+            "ServingInputReceiver(features={'x': x}, receiver_tensors={'x': x}).")
     if not isinstance(tensors, dict):
         tensors = {_SINGLE_TENSOR_DEFAULT_NAMES[field_name]: tensors}
     for name, tensor in tensors.items():
@@ -128,6 +133,18 @@ class SupervisedInputReceiver(collections.namedtuple(
         wrap_and_check_input_tensors(labels, "label", allow_int_keys=True)
         receiver_tensors = wrap_and_check_input_tensors(receiver_tensors, "receiver_tensor")
         return super().__new__(cls, features, labels, receiver_tensors)
+
+
+def check_receiver(receiver, receiver_fn):
+    """Raises TypeError unless a receiver fn returned a receiver (an object with `features`
+    and `receiver_tensors`)."""
+    if not (hasattr(receiver, "features") and hasattr(receiver, "receiver_tensors")):
+        raise TypeError(
+            f"serving_input_receiver_fn ({receiver_fn}) returned {type(receiver).__name__}: "
+            f"{receiver!r}; expected a ServingInputReceiver (or TensorServingInputReceiver, "
+            "SupervisedInputReceiver). End the function with `return tf.estimator.export."
+            "ServingInputReceiver(features, receiver_tensors)`, or use "
+            "build_parsing_serving_input_receiver_fn / build_raw_serving_input_receiver_fn.")
 
 
 def build_parsing_serving_input_receiver_fn(feature_spec, default_batch_size=None):

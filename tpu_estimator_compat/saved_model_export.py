@@ -19,10 +19,13 @@ import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
 
+from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import export_output as export_output_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import model_bridge
+from tpu_estimator_compat import receivers
 from tpu_estimator_compat import spec as spec_lib
+from tpu_estimator_compat import warm_start as warm_start_lib
 
 ModeKeys = spec_lib.ModeKeys
 
@@ -42,11 +45,12 @@ _V1_VARIABLE_ARGS = frozenset((
 
 
 def resolve_checkpoint_path(model_dir, checkpoint_path=None, warm_start_from=None):
-    """The checkpoint an export restores, chosen as the original Estimator did.
+    """The checkpoint an export restores, chosen as the original Estimator did, by the
+    package's one checkpoint-resolution path (`checkpoint_paths.py`).
 
     Args:
       model_dir: the estimator's model directory.
-      checkpoint_path: an explicit checkpoint prefix; returned as is when set.
+      checkpoint_path: an explicit checkpoint prefix (or directory); used when set.
       warm_start_from: None, a checkpoint file/dir path, or an object with a
         `ckpt_to_initialize_from` attribute (`WarmStartSettings`); used when `model_dir`
         has no checkpoint.
@@ -56,17 +60,17 @@ def resolve_checkpoint_path(model_dir, checkpoint_path=None, warm_start_from=Non
 
     Raises:
       ValueError: no checkpoint in `model_dir` and nothing to warm-start from.
+      checkpoints.CheckpointNotFoundError: `checkpoint_path` or the warm-start path names
+        nothing that exists.
     """
     if checkpoint_path:
-        return checkpoint_path
-    checkpoint_path = tf.train.latest_checkpoint(model_dir) if model_dir else None
-    if checkpoint_path:
-        return checkpoint_path
+        return checkpoints.resolve_checkpoint_path(checkpoint_path)
+    latest = checkpoints.latest_checkpoint(model_dir) if model_dir else None
+    if latest:
+        return latest
     if warm_start_from is not None:
-        path = getattr(warm_start_from, "ckpt_to_initialize_from", warm_start_from)
-        if tf.io.gfile.isdir(path):
-            return tf.train.latest_checkpoint(path)
-        return path
+        return warm_start_lib.checkpoint_prefix(
+            getattr(warm_start_from, "ckpt_to_initialize_from", warm_start_from))
     raise ValueError(f"Couldn't find trained model at {model_dir}.")
 
 
@@ -244,9 +248,12 @@ def _state_graph(graph, saver):
 
 
 def _restore(saver, session, checkpoint_path, mode):
+    checkpoints.open_reader(checkpoint_path)  # a missing or damaged index: named error
     try:
         saver.restore(session, checkpoint_path)
-    except tf.errors.NotFoundError as e:
+    except tf.errors.OpError as e:
+        if not (isinstance(e, tf.errors.NotFoundError) and "not found in checkpoint" in str(e)):
+            raise checkpoints.corrupt_error(checkpoint_path, e) from e
         raise ValueError(
             "Could not load all requested variables from checkpoint. Please make sure your "
             "model_fn does not expect variables that were not saved in the checkpoint.\n\n"
@@ -257,12 +264,13 @@ def _restore(saver, session, checkpoint_path, mode):
 def _build_graph(request, model_fn, user_params, config, serving_input_receiver_fn):
     """Calls the receiver fn and model_fn in the default graph; returns the signatures."""
     receiver = serving_input_receiver_fn()
+    receivers.check_receiver(receiver, serving_input_receiver_fn)
     labels = getattr(receiver, "labels", None)
     params = model_bridge.params_for(user_params, use_tpu=request.use_tpu_param)
 
     def call():
         return model_bridge.call_model_fn(model_fn, receiver.features, labels, request.mode,
-                                          params, config)
+                                          params, config, source="serving_input_receiver_fn")
 
     tpu_function_name = None
     if request.rewrite_for_tpu:

@@ -213,6 +213,32 @@ def _validate_host_call(name, host_call):
                 f"method args of the function, which takes {num_args}.")
 
 
+def check_keyword_args(name, host_call):
+    """Raises TypeError when `host_call`'s tensors are a dict whose keys are not the
+    function's arguments (all it requires). As in TF1 the spec does not check this; the
+    engine does before the first step, instead of failing when the function is called."""
+    fn, tensors = host_call
+    if not isinstance(tensors, dict):
+        return
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # No introspectable signature: do not check.
+        return
+    named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    required = {p.name for p in named if p.default is p.empty}
+    unexpected = ([] if any(p.kind == p.VAR_KEYWORD for p in params)
+                  else sorted(set(tensors) - {p.name for p in named}, key=str))
+    missing = sorted(required - set(tensors))
+    if unexpected or missing:
+        problems = ([f"{unexpected} are not arguments"] if unexpected else []) + (
+            [f"{missing} are missing"] if missing else [])
+        raise TypeError(
+            f"In TPUEstimatorSpec.{name}, the keys of the tensors dict "
+            f"{sorted(tensors, key=str)} do not match the arguments of the function, which "
+            f"takes {[p.name for p in named]}: {' and '.join(problems)}. The dict is passed as "
+            "keyword arguments: name each key after an argument of the function.")
+
+
 def _call_host_fn(name, host_call):
     """`fn(*tensors)` for a list or tuple, `fn(**tensors)` for a dict."""
     fn, tensors = host_call

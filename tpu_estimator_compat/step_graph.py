@@ -35,6 +35,7 @@ import tensorflow as tf
 from tensorflow.python.distribute import distribute_lib
 from tensorflow.python.framework import auto_control_deps_utils
 from tensorflow.python.framework import func_graph as func_graph_lib
+from tensorflow.python.framework import ops as ops_lib
 
 # tf_keras (and TensorFlow's own Keras code) treat a graph of this name as a TF1 graph
 # (`tf.compat.v1.wrap_function`'s): legacy layers then file their updates in UPDATE_OPS (for
@@ -114,7 +115,9 @@ def _copy(graph, ops, inputs, outputs):
         if op.outputs and all(t.ref() in copies for t in op.outputs):
             continue  # an input or a capture
         op_copies[op] = _copy_op(op, destination, copies, op_copies)
-    return tf.nest.map_structure(lambda t: copies[t.ref()], outputs, expand_composites=True)
+    return tf.nest.map_structure(
+        lambda t: destination.capture(t) if isinstance(t, ops_lib.EagerTensor) else copies[t.ref()],
+        outputs, expand_composites=True)
 
 
 class _ReplicaCollectionsGraph(func_graph_lib.FuncGraph):
@@ -187,7 +190,8 @@ def _copy_op(op, destination, copies, op_copies):
 def _ops_in_copy_order(fetches):
     """The ops `fetches` need, inputs first; ops that need no variable update come first."""
     needed = set()
-    stack = [t.op if isinstance(t, tf.Tensor) else t for t in fetches]
+    stack = [t.op if isinstance(t, tf.Tensor) else t for t in fetches
+             if not isinstance(t, ops_lib.EagerTensor)]  # eager values need no op
     while stack:
         op = stack.pop()
         if op in needed:

@@ -3,8 +3,10 @@
     while global_step < last_step:
         n = min(iterations_per_loop, last_step - global_step)
         hooks: before_run
-        loss, host_call_tensors, hook_values = train_loop(iterator, n)   # n steps on the device
+        loss, host_call_tensors, hook_values, finite = train_loop(iterator, n)   # n steps
+        stop if any replica's loss was not finite at any step (NanLossDuringTrainingError)
         hooks: after_run; run host_call per step; log; write summaries; checkpoint when due
+          (never from NaN/Inf weights: a NaN gradient stops training there instead)
         stop if a hook or a saving listener asked to
 
 Checkpoints are written at the start (the initial step), every `save_checkpoints_steps`
@@ -32,29 +34,50 @@ from tpu_estimator_compat import log as logging
 from tpu_estimator_compat import multi_worker
 from tpu_estimator_compat import preemption
 from tpu_estimator_compat import summaries
+from tpu_estimator_compat import spec as spec_lib
 from tpu_estimator_compat.config import parse_iterations_per_loop
 from tpu_estimator_compat.spec import ModeKeys
 
 
 class NanLossDuringTrainingError(tf.compat.v1.train.NanLossDuringTrainingError):
-    """The loss became NaN or infinite (as the original NanTensorHook reported).
+    """The loss or the weights became NaN or infinite (the original NanTensorHook's error).
 
     A subclass of `tf.compat.v1.train.NanLossDuringTrainingError`, which programs catch.
-    `loop_start` / `loop_end` are the global steps around the loop whose last loss was not
-    finite; the latest checkpoint is from before that loop.
+    Either some replica's loss was not finite during the loop of global steps
+    `loop_start..loop_end`, or (`variables` set) every loss was finite but the variables held
+    NaN/Inf when a checkpoint was due at `loop_end` (a NaN gradient, e.g. on a loop's last
+    step). No checkpoint is ever written from non-finite weights, so `latest_checkpoint`
+    (None: none yet) holds the newest finite weights.
     """
 
-    def __init__(self, loop_start=None, loop_end=None):
+    def __init__(self, loop_start=None, loop_end=None, latest_checkpoint=None, variables=None):
         super().__init__()
         self.loop_start, self.loop_end = loop_start, loop_end
+        self.latest_checkpoint = latest_checkpoint
+        self.variables = list(variables or [])
+
+    def __reduce__(self):
+        return type(self), (self.loop_start, self.loop_end, self.latest_checkpoint,
+                            self.variables)
 
     def __str__(self):
-        if self.loop_start is None:
+        if self.loop_end is None:
             return "NaN loss during training."
-        return (f"NaN loss during training. The loss was not finite after the loop of global "
-                f"steps {self.loop_start}..{self.loop_end}; no checkpoint was written from "
-                "those weights, so the latest checkpoint is the last good one. Lower the "
-                "learning rate, clip gradients or check the input for NaN/Inf.")
+        if self.variables:
+            shown = ", ".join(self.variables[:5]) + (", ..." if len(self.variables) > 5 else "")
+            what = (f"Every replica's loss was finite, but at global step {self.loop_end} "
+                    f"{len(self.variables)} variable(s) hold NaN/Inf ({shown}): a gradient was "
+                    f"not finite. The checkpoint for step {self.loop_end} was not written")
+        else:
+            what = (f"The loss of at least one replica was not finite during the loop of "
+                    f"global steps {self.loop_start}..{self.loop_end}")
+        if self.latest_checkpoint:
+            kept = (f"checkpoints are only written from finite weights, so the latest one, "
+                    f"{self.latest_checkpoint}, is the last good one")
+        else:
+            kept = "no checkpoint has been written from this model_dir's training yet"
+        return (f"NaN loss during training. {what}; {kept}. Lower the learning rate, clip "
+                "gradients or check the input for NaN/Inf.")
 
 
 class IterationSizer:
@@ -143,7 +166,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                 started = time.time()
                 hook_run.before_loop()
                 try:
-                    loss_tensor, host_call_tensors, hook_values = compiled.loop(
+                    loss_tensor, host_call_tensors, hook_values, finite = compiled.loop(
                         iterator, tf.constant(size))
                 except tf.errors.OutOfRangeError:
                     engine.mark_changed()
@@ -162,11 +185,14 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                         "global_step=tf.compat.v1.train.get_global_step() to minimize() or "
                         "apply_gradients().")
                 sizer.record(new_step - step, time.time() - started)
-                # The chief's replica 0's loss, and whether any worker got SIGTERM.
-                loss, preempted = workers.loop_end(float(loss_tensor), preemption_watch.requested)
+                # The chief's replica 0's loss, whether every replica's losses were finite
+                # and whether any worker got SIGTERM.
+                loss, finite, preempted = workers.loop_end(
+                    float(loss_tensor), bool(finite), preemption_watch.requested)
                 stop = hook_run.after_loop(hook_values)
-                if not math.isfinite(loss):
-                    raise NanLossDuringTrainingError(step, new_step)
+                if not (finite and math.isfinite(loss)):
+                    raise NanLossDuringTrainingError(step, new_step,
+                                                     checkpoints.latest_checkpoint(model_dir))
                 host_call.run(host_call_tensors, first_step=step)
                 progress.loop_done(new_step, loss)
                 step = new_step
@@ -275,6 +301,10 @@ class _Saves:
         return checkpoints.latest_checkpoint(self._directory) == _path(self._directory, step)
 
     def _save(self, step):
+        non_finite = checkpoints.non_finite_variables(self._engine.store.named_variables())
+        if non_finite:  # the same on every worker: the variables are mirrored
+            raise NanLossDuringTrainingError(
+                step, step, checkpoints.latest_checkpoint(self._directory), non_finite)
         for listener in self._listeners:
             listener.before_save(self._session, step)
         try:
@@ -359,6 +389,9 @@ class _HostCallDriver:
     """Runs the spec's host_call fn on the host for every recorded step of a loop."""
 
     def __init__(self, compiled, every_n_steps, enabled=True):
+        host_call = getattr(compiled.traced.spec, "host_call", None)
+        if host_call:  # a dict not matching the fn's arguments: fail before the first step
+            spec_lib.check_keyword_args("host_call", host_call)
         self._fn = compiled.traced.host_call_fn if enabled else None  # the chief's job
         self._every_n = max(1, int(every_n_steps or 1))
         self._runner = None

@@ -67,7 +67,7 @@ def warm_start(named_variables: dict, trainable_names, settings_or_path) -> list
     settings = _as_settings(settings_or_path)
     if settings is None:
         return []
-    ckpt = _checkpoint_prefix(settings.ckpt_to_initialize_from)
+    ckpt = checkpoint_prefix(settings.ckpt_to_initialize_from)
     _log.info("Warm-starting with WarmStartSettings: %s", settings)
     _log.info("Warm-starting from: %s", ckpt)
     selected = _select(named_variables, trainable_names, settings.vars_to_warm_start)
@@ -113,7 +113,7 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map: dict, named_variables
       ValueError: with TF1's messages, for a name missing from the checkpoint, a value that is
         neither a model variable nor a scope, or a shape mismatch. Nothing is assigned then.
     """
-    ckpt = _checkpoint_prefix(ckpt_dir_or_file)
+    ckpt = checkpoint_prefix(ckpt_dir_or_file)
     reader = checkpoints.open_reader(ckpt)
     by_id = {id(v): name for name, v in named_variables.items()}
     targets = {}  # model name -> checkpoint name; a later entry wins, as in TF1
@@ -140,8 +140,13 @@ def _as_settings(settings_or_path):
                      f"{type(settings_or_path)}")
 
 
-def _checkpoint_prefix(path):
-    """The prefix to read: a SavedModel's `variables/variables`, a dir's latest, or `path`."""
+def checkpoint_prefix(path):
+    """The prefix to read: a SavedModel's `variables/variables`, a dir's latest, or `path`.
+
+    Raises:
+      checkpoints.CheckpointNotFoundError: nothing at `path`, or a directory without
+        checkpoints that is not a SavedModel either.
+    """
     path = os.fspath(path)
     if isinstance(path, bytes):
         path = path.decode()
@@ -149,7 +154,8 @@ def _checkpoint_prefix(path):
         _log.info("Warm-starting from a SavedModel")
         return os.path.join(path, "variables", "variables")
     if tf.io.gfile.isdir(path) and checkpoints.latest_checkpoint(path) is None:
-        raise ValueError(
+        raise checkpoints.CheckpointNotFoundError(
+            path,
             f"Could not find a checkpoint in {path}: it has no `checkpoint` state file and is not "
             "a SavedModel directory (no variables/variables.index). Pass a checkpoint prefix "
             "such as model_dir/model.ckpt-100, a model_dir, or a SavedModel directory.")
