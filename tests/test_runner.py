@@ -147,7 +147,7 @@ print("REPORT", {"argv0": sys.argv[0], "argv": sys.argv[1:], "path0": sys.path[0
                  "name": __name__, "estimator": tf_estimator.estimator.Estimator.__name__,
                  "tf": tf.__name__, "kept": kept.tf.__name__, "hparams": hparams.values(),
                  "program_eager": tf.executing_eagerly(),
-                 "global_step": estimator.evaluate(input_fn, steps=1)["global_step"],
+                 "global_step": int(estimator.evaluate(input_fn, steps=1)["global_step"]),
                  "predictions": len(predictions)})
 raise ValueError("boom from the program")
 """
