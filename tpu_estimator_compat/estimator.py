@@ -16,6 +16,7 @@ import numpy as np
 from tpu_estimator_compat import batching
 from tpu_estimator_compat import checkpoints
 from tpu_estimator_compat import config as config_lib
+from tpu_estimator_compat import eager_calls
 from tpu_estimator_compat import engine as engine_lib
 from tpu_estimator_compat import evaluation
 from tpu_estimator_compat import saved_model_export as export_lib
@@ -100,6 +101,7 @@ class Estimator:
         return self._program.model_fn
 
     # -- train ------------------------------------------------------------------------------
+    @eager_calls.eager
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains for `steps` more steps or up to `max_steps`; returns self.
 
@@ -134,6 +136,7 @@ class Estimator:
         return self
 
     # -- evaluate ---------------------------------------------------------------------------
+    @eager_calls.eager
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates the latest checkpoint (or `checkpoint_path`) on `steps` batches, or on
         the whole input when `steps` is None (every path, multi-replica included).
@@ -152,6 +155,7 @@ class Estimator:
             steps_per_loop=1 if self._hooks_every_step(engine.runtime, hook_run) else None)
 
     # -- predict ----------------------------------------------------------------------------
+    @eager_calls.eager_generator
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):
         """Yields predictions for every input example, in input order.
@@ -183,6 +187,7 @@ class Estimator:
         return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
                             checkpoint_path, ModeKeys.PREDICT, strip_default_attrs)
 
+    @eager_calls.eager
     def _export(self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
                 checkpoint_path, mode, strip_default_attrs):
         if not serving_input_receiver_fn:
