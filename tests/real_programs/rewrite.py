@@ -1,8 +1,10 @@
 """Mechanical import rewriting: `tensorflow` -> `tpu_estimator_compat.v1` in a program's copy.
 
-Only import statements change. `tensorflow.compat.v2` and `tensorflow.core` (protos) keep real
-TensorFlow, as the zero-edit runner does; `tensorflow_estimator...` maps onto the v1 namespace's
-`python.estimator...` paths (TF 1.x served `tensorflow.python.estimator` from it).
+Only import statements change. TensorFlow's own implementation modules keep real TensorFlow, as
+under the zero-edit runner: `tensorflow.compat.v2`, `tensorflow.core` (protos) and
+`tensorflow.python.*` (ops, framework...) except `tensorflow.python.estimator`.
+`tensorflow_estimator...` maps onto the v1 namespace's `python.estimator...` paths (TF 1.x
+served `tensorflow.python.estimator` from it).
 """
 import os
 import re
@@ -23,7 +25,8 @@ def map_module(name):
     if name != "tensorflow" and not name.startswith("tensorflow."):
         return name
     rest = name[len("tensorflow"):]
-    if rest.startswith(_KEEP):
+    if rest.startswith(_KEEP) or (rest.startswith(".python") and not rest.startswith(
+            (".python.estimator", ".python.estimator.")) and rest != ".python"):
         return name
     if rest == ".compat.v1" or rest.startswith(".compat.v1."):
         rest = rest[len(".compat.v1"):]

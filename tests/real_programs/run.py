@@ -25,6 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import recipes  # noqa: E402
 import rewrite  # noqa: E402
@@ -73,9 +74,15 @@ def run_one(program, mode, snapshots, python, logs, timeout):
     script = os.path.join(src, program.script)
     command = [python, script] if mode.startswith("rewrite") else [
         python, "-m", "tpu_estimator_compat", "run", script]
+    # Only the package itself goes on the path: the repository root's other top-level
+    # packages (`models`...) would shadow programs' own namespace packages.
+    package_dir = os.path.join(work, "package")
+    os.makedirs(package_dir)
+    os.symlink(os.path.join(PACKAGE_ROOT, "tpu_estimator_compat"),
+               os.path.join(package_dir, "tpu_estimator_compat"))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="",
                PYTHONPATH=os.pathsep.join(
-                   [PACKAGE_ROOT] + [os.path.join(src, p) for p in program.pythonpath]))
+                   [os.path.join(src, p) for p in program.pythonpath] + [package_dir]))
     env.pop(SIMULATED_TPU_ENV, None)
     if use_tpu:
         env[SIMULATED_TPU_ENV] = "8"

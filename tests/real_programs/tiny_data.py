@@ -102,3 +102,33 @@ def mnist_records(rng, count):
         images[i, 2 + 2 * label, :] = 255
     return [{"image_raw": [img.tobytes()], "label": [int(lab)]}
             for img, lab in zip(images, labels)]
+
+
+def tfds_cifar10(data_dir, rng, train=16, test=8):
+    """Prepares TFDS's real `cifar10` builder in `data_dir` from fake CIFAR binary batches.
+
+    The builder's download is redirected to a directory of generated `*.bin` files in the CIFAR
+    layout (1 label byte + 3072 pixel bytes per record), so a program calling
+    `tfds.builder('cifar10', data_dir=...).download_and_prepare()` finds it prepared, offline.
+    """
+    from unittest import mock
+
+    import tensorflow_datasets as tfds
+
+    source = os.path.join(data_dir, "fake_source")
+    batches = os.path.join(source, "cifar-10-batches-bin")
+    os.makedirs(batches, exist_ok=True)
+    with open(os.path.join(batches, "batches.meta.txt"), "w") as f:
+        f.write("\n".join("class%d" % i for i in range(10)) + "\n")
+    names = ["data_batch_%d.bin" % i for i in range(1, 6)] + ["test_batch.bin"]
+    for name in names:
+        count = test if name.startswith("test") else max(1, train // 5)
+        labels = rng.randint(10, size=(count, 1)).astype(np.uint8)
+        pixels = rng.randint(256, size=(count, 3072)).astype(np.uint8)
+        with open(os.path.join(batches, name), "wb") as f:
+            f.write(np.concatenate([labels, pixels], axis=1).tobytes())
+    builder = tfds.builder("cifar10", data_dir=data_dir)
+    with mock.patch.object(tfds.download.DownloadManager, "download_and_extract",
+                           lambda self, url: source):
+        builder.download_and_prepare()
+    return builder.info.splits["train"].num_examples
