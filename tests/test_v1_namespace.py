@@ -46,7 +46,8 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
         "print(json.dumps({'loaded': loaded, 'dense': dense.__module__,\n"
         "                  'tf_keras_dense': tensorflow.keras.layers.Dense.__module__}))\n"))
     assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.tf1_shapes",
-                               "tpu_estimator_compat.v1", "tpu_estimator_compat.v1._lazy"]
+                               "tpu_estimator_compat.v1", "tpu_estimator_compat.v1._finder",
+                               "tpu_estimator_compat.v1._lazy", "tpu_estimator_compat.v1._paths"]
     assert facts["dense"].startswith("tf_keras.")
     assert facts["tf_keras_dense"].startswith("keras.")  # tf.keras is still Keras 3.
 
@@ -95,7 +96,7 @@ def test_unknown_names_raise_attribute_error_with_hints():
     with pytest.raises(AttributeError, match="has no attribute 'no_such_op'"):
         v1.no_such_op  # pylint: disable=pointless-statement
     with pytest.raises(AttributeError, match="tf.contrib was removed in TensorFlow 2"):
-        v1.contrib.slim  # pylint: disable=pointless-statement
+        v1.contrib.rnn  # pylint: disable=pointless-statement
     with pytest.raises(AttributeError, match="canned estimators and exporters are not"):
         v1.estimator.DNNClassifier  # pylint: disable=pointless-statement
     assert {"contrib", "estimator", "placeholder", "layers"} <= set(dir(v1))

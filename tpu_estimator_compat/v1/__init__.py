@@ -12,6 +12,7 @@ Every name of `tf.compat.v1` is served as it is at the moment it is read, so tem
 | `tpu` | `tf.compat.v1.tpu`; `CrossShardOptimizer`, `cross_replica_sum` work off-TPU |
 | `distribute` | `tf.compat.v1.distribute`; `cluster_resolver.TPUClusterResolver` needs no TPU |
 | `compat` | `tf.compat` with `v1` = this namespace (for `tf.compat.v1.estimator...`) |
+| `python` | `tensorflow.python`, with TF1's estimator and TPU modules (`_paths`) |
 
 `flags` and `app` (absl-backed), `logging`, `gfile`, `python_io`, `data` (datasets keep
 `make_one_shot_iterator()`), `train`, `metrics`, `losses` and `summary` are TensorFlow's own
@@ -41,11 +42,17 @@ Nothing else: eager execution, resource variables, control flow v2, tensor equal
 TensorFlow 2 has them. Reading `layers` or `keras` for the first time imports tf_keras
 (Keras 2), as any `import tf_keras` would; `tf.keras` and Keras 3 are unaffected. Other
 modules of this package load when first read.
+
+Every module path of the namespace is importable (`import tpu_estimator_compat.v1.compat.v1`,
+`from tpu_estimator_compat.v1.python.estimator import estimator`): `_finder` serves them,
+`_paths` lists the TF1 module paths that are not attributes.
 """
+from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat import tf1_shapes as _shapes
 
 _shapes.install()
+_finder.install()
 
 _lazy.install(
     globals(),
@@ -57,6 +64,7 @@ _lazy.install(
         "tpu": "tpu_estimator_compat.v1.tpu",
         "distribute": "tpu_estimator_compat.v1.distribute",
         "compat": "tpu_estimator_compat.v1.compat",
+        "python": "tpu_estimator_compat.v1.python",
     },
     fallback="tensorflow:compat.v1",
 )

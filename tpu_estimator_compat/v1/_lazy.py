@@ -3,6 +3,8 @@
 Nothing is cached: `tf.compat.v1.train.init_from_checkpoint` (and anything else) patched
 while the engine traces a model_fn is what `tpu_estimator_compat.v1.train...` returns then,
 and a package module written after this one was imported is found when first used.
+Every module set up here is a package, so its served modules are importable by their
+dotted path too (`_finder`).
 """
 import importlib
 
@@ -57,3 +59,6 @@ def install(module_globals, names=None, fallback=None, missing_hint=""):
 
     module_globals["__getattr__"] = __getattr__
     module_globals["__dir__"] = __dir__
+    # A package (with nothing on disk beyond its own files), so that `import a.b.c` reaches
+    # names served here: `tpu_estimator_compat.v1.compat.v1` is found by `_finder`.
+    module_globals.setdefault("__path__", [])

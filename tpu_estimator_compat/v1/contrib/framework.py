@@ -1,5 +1,11 @@
-"""`tf.contrib.framework`: the global-step helpers and `nest`."""
+"""`tf.contrib.framework`: the global-step helpers and `nest` (TensorFlow's), `arg_scope`
+and the variable helpers (`assign_from_checkpoint_fn`, `get_variables_to_restore`,
+`get_model_variables`...) from tf-slim, where contrib's framework code lives on."""
 from tpu_estimator_compat.v1 import _lazy
+
+_SLIM = "tpu_estimator_compat.v1.contrib._tf_slim"
+_ARG_SCOPE = ("arg_scope", "add_arg_scope", "arg_scoped_arguments", "current_arg_scope",
+              "has_arg_scope")
 
 _lazy.install(
     globals(),
@@ -7,6 +13,7 @@ _lazy.install(
         "get_or_create_global_step": "tensorflow:compat.v1.train.get_or_create_global_step",
         "get_global_step": "tensorflow:compat.v1.train.get_global_step",
         "nest": "tensorflow:nest",
+        **{name: f"{_SLIM}:slim_arg_scope.{name}" for name in _ARG_SCOPE},
     },
-    missing_hint=". Only get_or_create_global_step, get_global_step and nest are provided.",
+    fallback=f"{_SLIM}:slim_variables",
 )

@@ -4,11 +4,16 @@ Layers create their variables with `tf.compat.v1.variable_scope` / `get_variable
 variable names equal TF1's (`LayerNorm/beta`, `fully_connected/weights`, `Conv/biases`,
 `BatchNorm/moving_mean`) and TF1 checkpoints restore into them. They run wherever v1
 variable scopes do: in a `tf.Graph`, or in a `tf.function` trace (the engine's model_fn).
+They accept `arg_scope` (tf-slim's, which `tf.contrib.framework` and `tf.contrib.slim` serve).
+Every other name of contrib's layers (`softmax`, `max_pool2d`, `separable_conv2d`, `l2_normalize`,
+`optimize_loss`, `summarize_*`...) is tf-slim's `tf_slim.layers`.
 """
 import tensorflow as tf
 
+from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1.contrib import _variables
 from tpu_estimator_compat.v1.contrib._batch_norm import batch_norm
+from tpu_estimator_compat.v1.contrib._tf_slim import tf_slim as _tf_slim
 from tpu_estimator_compat.v1.contrib._initializers import (
     variance_scaling_initializer, xavier_initializer, xavier_initializer_conv2d)
 from tpu_estimator_compat.v1.contrib._regularizers import l1_regularizer, l2_regularizer
@@ -20,10 +25,13 @@ __all__ = [
 ]
 
 _v1 = tf.compat.v1
+_add_arg_scope = _tf_slim.add_arg_scope
+batch_norm = _add_arg_scope(batch_norm)
 _smart_cond = tf.__internal__.smart_cond.smart_cond
 _LAYER_NORM_EPSILON = 1e-12  # TF1's variance_epsilon, not configurable there either.
 
 
+@_add_arg_scope
 def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None,
                variables_collections=None, outputs_collections=None, trainable=True,
                begin_norm_axis=1, begin_params_axis=-1, scope=None):
@@ -75,6 +83,7 @@ def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None,
         return _variables.collect_named_outputs(outputs_collections, sc.name, outputs)
 
 
+@_add_arg_scope
 def fully_connected(inputs, num_outputs, activation_fn=tf.nn.relu, normalizer_fn=None,
                     normalizer_params=None, weights_initializer=xavier_initializer(),
                     weights_regularizer=None, biases_initializer=_v1.zeros_initializer(),
@@ -117,6 +126,7 @@ def linear(inputs, num_outputs, **kwargs):
     return fully_connected(inputs, num_outputs, activation_fn=None, **kwargs)
 
 
+@_add_arg_scope
 def conv2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME", data_format=None,
            rate=1, activation_fn=tf.nn.relu, normalizer_fn=None, normalizer_params=None,
            weights_initializer=xavier_initializer(), weights_regularizer=None,
@@ -161,6 +171,7 @@ def conv2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME", data_form
 convolution2d = conv2d
 
 
+@_add_arg_scope
 def flatten(inputs, outputs_collections=None, scope=None):
     """Reshapes `[batch, d1, d2, ...]` to `[batch, d1 * d2 * ...]` (rank 1: `[batch, 1]`)."""
     with _v1.name_scope(scope, "Flatten", [inputs]) as sc:
@@ -175,6 +186,7 @@ def flatten(inputs, outputs_collections=None, scope=None):
         return _variables.collect_named_outputs(outputs_collections, sc, outputs)
 
 
+@_add_arg_scope
 def dropout(inputs, keep_prob=0.5, noise_shape=None, is_training=True,
             outputs_collections=None, scope=None, seed=None):
     """Keeps each element with probability `keep_prob`, scaled by `1 / keep_prob`.
@@ -216,3 +228,6 @@ def _pair(value, name):
     if len(value) != 2 or not all(isinstance(v, int) for v in value):
         raise ValueError(f"`{name}` must be an int or a pair of ints. Received: {name}={value}")
     return value
+
+
+_lazy.install(globals(), fallback="tpu_estimator_compat.v1.contrib._tf_slim:slim_layers")

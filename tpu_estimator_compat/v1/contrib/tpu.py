@@ -1,11 +1,11 @@
 """`tf.contrib.tpu` (also `tf.estimator.tpu`): TPUEstimator and its helpers from this
 package, the rest of `tf.compat.v1.tpu` (`bfloat16_scope`, `outside_compilation`,
-`rewrite`, `shard`, ...) from TensorFlow."""
+`rewrite`, `shard`, ...) from TensorFlow. `AsyncCheckpointSaverHook` is contrib's only."""
 from tpu_estimator_compat.v1 import _lazy
+from tpu_estimator_compat.v1 import _paths
 
 NAMES = {
     "TPUEstimator": "tpu_estimator_compat.estimator:TPUEstimator",
-    "export_estimator_savedmodel": "tpu_estimator_compat.estimator:export_estimator_savedmodel",
     "TPUEstimatorSpec": "tpu_estimator_compat.spec:TPUEstimatorSpec",
     "RunConfig": "tpu_estimator_compat.config:RunConfig",
     "TPUConfig": "tpu_estimator_compat.config:TPUConfig",
@@ -17,4 +17,5 @@ FALLBACK = "tensorflow:compat.v1.tpu"
 MISSING_HINT = (". Keras-on-TPU (TPUDistributionStrategy, keras_to_tpu_model) is not provided: "
                 "use tf.distribute.TPUStrategy.")
 
-_lazy.install(globals(), names=NAMES, fallback=FALLBACK, missing_hint=MISSING_HINT)
+_lazy.install(globals(), names={**NAMES, **_paths.ASYNC_CHECKPOINT_NAMES}, fallback=FALLBACK,
+              missing_hint=MISSING_HINT)

@@ -1,8 +1,11 @@
-"""`tf.contrib.training`: checkpoint polling (`checkpoints_iterator`)."""
+"""`tf.contrib.training`: `HParams` (`_hparam`) and checkpoint polling
+(`checkpoints_iterator`, `wait_for_new_checkpoint`, TensorFlow's)."""
 from tpu_estimator_compat.v1 import _lazy
+from tpu_estimator_compat.v1 import _paths
 
 _lazy.install(
     globals(),
-    names={"checkpoints_iterator": "tensorflow:compat.v1.train.checkpoints_iterator"},
-    missing_hint=". Only checkpoints_iterator is provided (HParams is not).",
+    names={"HParams": "tpu_estimator_compat.v1.contrib._hparam:HParams",
+           **_paths.EVALUATION_NAMES},
+    missing_hint=". Only HParams, checkpoints_iterator and wait_for_new_checkpoint are provided.",
 )

@@ -1,0 +1,168 @@
+"""`python -m tpu_estimator_compat check`: static report of the TF1 APIs a codebase uses."""
+import importlib
+import io
+import os
+import re
+import sys
+
+import pytest
+
+from tpu_estimator_compat import __main__ as cli
+from tpu_estimator_compat import compat_check
+from tpu_estimator_compat.v1 import _lazy
+from tpu_estimator_compat.v1 import _paths
+from tpu_estimator_compat.v1 import contrib as v1_contrib
+from tpu_estimator_compat.v1 import estimator as v1_estimator
+from tpu_estimator_compat.v1.contrib import tpu as v1_contrib_tpu
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TRAIN = '''\
+import tensorflow as tf
+from tensorflow.contrib import slim
+from tensorflow.python.estimator import estimator as est
+import tensorflow_estimator as tfe
+
+layers = tf.contrib.layers
+FLAGS = tf.flags.FLAGS
+
+
+def model(x):
+    y = slim.conv2d(x, 3, 3)
+    z = layers.softmax(y)
+    cell = tf.contrib.rnn.LSTMCell(3)
+    hook = tf.train.LoggingTensorHook({}, every_n_iter=1)
+    return tfe.estimator.tpu.TPUEstimator(None), est.Estimator, FLAGS.model_dir, cell
+'''
+
+DATA = '''\
+import numpy as np
+import tensorflow.compat.v1 as tf1
+from tensorflow.contrib.training import HParams
+from tensorflow.contrib.tpu import *
+
+tf1.data.TFRecordDataset
+x = np.zeros(3)
+'''
+
+
+def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "train.py").write_text(TRAIN)
+    (tmp_path / "pkg" / "data.py").write_text(DATA)
+    (tmp_path / "pkg" / "py2_tool.py").write_text('print "hello"\n')
+    (tmp_path / "pkg" / "no_tf.py").write_text("import os\n")
+    (tmp_path / "pkg" / "notes.txt").write_text("import tensorflow.contrib.rnn\n")
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path / "pkg")], out=out)
+    known = "see README.md#known-differences-from-the-original"
+    root = str(tmp_path / "pkg")
+    assert out.getvalue().splitlines() == [
+        f"{root}/data.py",
+        "  supported    tensorflow.compat.v1  (line 2)",
+        "  difference   tensorflow.contrib.training.HParams  (line 3)  "
+        "see README.md#tf1-module-paths-and-contrib-modules",
+        "  supported    tensorflow.contrib.tpu  (line 4)",
+        "  supported    tensorflow.compat.v1.data.TFRecordDataset  (line 6)",
+        f"{root}/py2_tool.py",
+        "  cannot parse (Missing parentheses in call to 'print'. Did you mean print(...)?, "
+        "line 1): not checked",
+        f"{root}/train.py",
+        "  supported    tensorflow.contrib.slim  (line 2)",
+        "  supported    tensorflow.python.estimator.estimator  (line 3)",
+        "  supported    tensorflow.contrib.layers  (line 6)",
+        "  supported    tensorflow.flags.FLAGS  (line 7)",
+        "  supported    tensorflow.contrib.slim.conv2d  (line 11)",
+        "  supported    tensorflow.contrib.layers.softmax  (line 12)",
+        "  UNSUPPORTED  tensorflow.contrib.rnn  (line 13): module "
+        "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
+        "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
+        "framework, layers, metrics, slim, summary, tpu, training} only.",
+        f"  difference   tensorflow.train.LoggingTensorHook  (line 14)  {known}",
+        f"  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15)  {known}",
+        f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",
+        "14 TensorFlow APIs used: 9 supported, 4 supported with documented differences, "
+        "1 unsupported; 1 file could not be parsed.",
+    ]
+    assert totals["unsupported"] == {"tensorflow.contrib.rnn"}
+    assert cli.main(["check", str(tmp_path / "pkg")]) == 1
+    assert cli.main(["check", str(tmp_path / "pkg" / "data.py")]) == 0
+    assert cli.main(["check", str(tmp_path / "missing")]) == 2
+
+
+def test_uses_follow_aliases_from_imports_and_assignments():
+    source = (
+        "import tensorflow.compat.v1 as tf\n"
+        "import tensorflow.contrib.tpu\n"
+        "from tensorflow.contrib import tpu as contrib_tpu\n"
+        "from tensorflow.contrib.tpu.python.tpu import tpu_config as cfg\n"
+        "opt = contrib_tpu.CrossShardOptimizer\n"
+        "opt(tf.train.AdamOptimizer(0.1)).minimize\n"
+        "cfg.TPUConfig(iterations_per_loop=3)\n"
+        "tensorflow.contrib.tpu.TPUEstimator\n"
+        "x = tf.contrib\n"
+        "x = 3\n"
+        "x.slim\n"
+        "other.tf.train.Saver\n")
+    assert compat_check.uses_in_source(source) == {
+        "tensorflow.compat.v1": 1, "tensorflow.contrib.tpu": 2,
+        "tensorflow.contrib.tpu.python.tpu.tpu_config": 4,
+        "tensorflow.contrib.tpu.CrossShardOptimizer": 5,
+        "tensorflow.compat.v1.train.AdamOptimizer": 6,
+        "tensorflow.contrib.tpu.python.tpu.tpu_config.TPUConfig": 7,
+        "tensorflow.contrib.tpu.TPUEstimator": 8, "tensorflow.compat.v1.contrib": 9}
+
+
+def _served_paths():
+    """Every name and module path the namespace lists: the `_paths` table, its entries'
+    names, and the name tables of `contrib`, `contrib.tpu` and `estimator`."""
+    paths = {path: f"tpu_estimator_compat.v1.{path}" for path in _paths.MODULES}
+    for path, entry in _paths.MODULES.items():
+        if isinstance(entry, _paths.Virtual):
+            paths.update({f"{path}.{name}": spec for name, spec in entry.names.items()})
+    paths.update({f"contrib.tpu.{name}": spec for name, spec in v1_contrib_tpu.NAMES.items()})
+    paths.update({f"estimator.{name}": spec for name, spec in v1_estimator.NAMES.items()})
+    paths.update({f"contrib.{name}": None for name in v1_contrib.SUBMODULES})
+    return paths
+
+
+def test_support_table_agrees_with_what_the_namespace_serves():
+    resolver = compat_check.Resolver()
+    for path, spec in _served_paths().items():
+        assert resolver.verdict(f"tensorflow.{path}").status != "unsupported", path
+        if spec is not None:
+            assert compat_check.lookup(path) is _lazy.resolve(spec), path
+
+
+@pytest.mark.parametrize("statement", [
+    "from tensorflow.contrib.tpu import TPUEstimator",
+    "from tensorflow.contrib.tpu import keras_to_tpu_model",
+    "from tensorflow.contrib import rnn",
+    "from tensorflow.contrib.slim.nets import resnet_v2",
+    "from tensorflow.contrib.slim.nets import nasnet",
+    "from tensorflow.estimator import DNNClassifier",
+    "from tensorflow.python.estimator.canned import head",
+    "from tensorflow.python.ops import array_ops",
+    "from tensorflow.contrib.training import bucket_by_sequence_length",
+    "from tensorflow_estimator.python.estimator.tpu import tpu_config",
+])
+def test_verdict_is_unsupported_exactly_when_the_rewritten_import_fails(statement):
+    module, _, name = statement[len("from "):].partition(" import ")
+    verdict = compat_check.Resolver().verdict(f"{module}.{name}")
+    rewritten = statement.replace("tensorflow_estimator", "tensorflow").replace(
+        "tensorflow", "tpu_estimator_compat.v1")
+    try:
+        exec(rewritten, {})  # noqa: S102
+        imported = True
+    except ImportError:
+        imported = False
+    assert (verdict.status != "unsupported") == imported
+
+
+def test_documented_differences_are_served_and_link_existing_readme_sections():
+    with open(os.path.join(REPO, "README.md")) as f:
+        headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
+    anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+    for key, anchor in compat_check.DIFFERENCES.items():
+        compat_check.lookup(key)  # raises if not served
+        assert anchor in anchors, anchor

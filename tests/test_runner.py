@@ -1,0 +1,228 @@
+"""`python -m tpu_estimator_compat run`: unmodified TF1 programs, with the program's own imports
+of tensorflow / tensorflow_estimator served by `tpu_estimator_compat.v1` and libraries' imports
+by TensorFlow 2. Two subprocesses (a script, a `-m` package), each checking many facts."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tpu_estimator_compat import __main__ as cli
+from tpu_estimator_compat import runner
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A third-party library (in a site-packages directory): must get TensorFlow 2.
+THIRD_PARTY = """
+import tensorflow as tf
+import tensorflow.compat.v1 as tf_compat_v1
+"""
+
+HELPER = """
+import tensorflow.contrib.slim as slim
+from tensorflow.contrib import layers
+
+
+def net(images, is_training):
+    with slim.arg_scope([slim.conv2d, layers.fully_connected],
+                        weights_regularizer=slim.l2_regularizer(1e-4)):
+        out = slim.conv2d(images, 4, [3, 3], normalizer_fn=slim.batch_norm,
+                          normalizer_params={"is_training": is_training})
+        return layers.fully_connected(slim.flatten(out), 2, activation_fn=None)
+"""
+
+SCRIPT = """
+import json
+import os
+import sys
+
+import numpy as np
+import tensorflow as tf
+import tensorflow.compat.v1 as tf_v1
+from tensorflow.contrib import tpu as contrib_tpu
+from tensorflow.contrib.tpu.python.tpu import tpu_config
+from tensorflow.python.estimator import estimator as estimator_lib
+from tensorflow_estimator.python.estimator.tpu import tpu_estimator
+
+import helper
+import thirdparty
+
+flags = tf.flags
+flags.DEFINE_integer("train_steps", 2, "steps")
+flags.DEFINE_bool("use_tpu", False, "TPU semantics")
+flags.DEFINE_string("model_dir", None, "where")
+flags.DEFINE_integer("exit_status", 0, "returned by main")
+FLAGS = flags.FLAGS
+
+IMAGES = np.random.RandomState(0).rand(64, 6, 6, 1).astype(np.float32)
+LABELS = (IMAGES.mean(axis=(1, 2, 3)) > 0.5).astype(np.int32)
+
+
+def input_fn(params):
+    data = tf.data.Dataset.from_tensor_slices((IMAGES, LABELS))
+    return data.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+SHARD_BATCH_SIZES = []
+
+
+def model_fn(features, labels, mode, params):
+    SHARD_BATCH_SIZES.append(params["batch_size"])
+    logits = helper.net(features, mode == tf.estimator.ModeKeys.TRAIN)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    optimizer = contrib_tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+    return tpu_estimator.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def main(argv):
+    config = tpu_config.RunConfig(
+        model_dir=FLAGS.model_dir, tpu_config=tpu_config.TPUConfig(iterations_per_loop=2))
+    estimator = contrib_tpu.TPUEstimator(model_fn=model_fn, config=config, use_tpu=FLAGS.use_tpu,
+                                         train_batch_size=16)
+    estimator.train(input_fn, max_steps=FLAGS.train_steps)
+    report = {
+        "argv": sys.argv, "absl_argv": argv, "path0": sys.path[0],
+        "main_file": sys.modules["__main__"].__file__,
+        "tf": tf.__name__, "tf_v1_is_tf": tf_v1 is tf,
+        "estimator": estimator_lib.Estimator.__module__,
+        "tpu_estimator": tpu_estimator.__name__,
+        "slim": helper.slim.arg_scope.__module__,
+        "third_party_tf": thirdparty.tf.__name__,
+        "third_party_tf_v1": thirdparty.tf_compat_v1.__name__,
+        "sys_modules_tensorflow": sys.modules["tensorflow"].__name__,
+        "shard_batch_sizes": sorted(set(SHARD_BATCH_SIZES)),
+        "variables": sorted(name for name, _ in tf.train.list_variables(FLAGS.model_dir)),
+        "global_step": int(tf.train.load_variable(FLAGS.model_dir, "global_step")),
+        "moving_mean_moved": bool(np.abs(tf.train.load_variable(
+            FLAGS.model_dir, "Conv/BatchNorm/moving_mean")).sum() > 0),
+    }
+    print("REPORT " + json.dumps(report))
+    return FLAGS.exit_status
+
+
+if __name__ == "__main__":
+    tf.app.run()
+"""
+
+MODULE = """
+import sys
+
+import tensorflow_estimator as tf_estimator
+from tensorflow.contrib.training import HParams
+import tensorflow.compat.v1 as tf
+
+import kept
+
+hparams = HParams(learning_rate=0.1, layers=[4, 2]).parse(sys.argv[1])
+print("REPORT", {"argv0": sys.argv[0], "argv": sys.argv[1:], "path0": sys.path[0],
+                 "name": __name__, "estimator": tf_estimator.estimator.Estimator.__name__,
+                 "tf": tf.__name__, "kept": kept.tf.__name__, "hparams": hparams.values()})
+raise ValueError("boom from the program")
+"""
+
+
+def _report(stdout):
+    lines = [line for line in stdout.splitlines() if line.startswith("REPORT ")]
+    assert len(lines) == 1, stdout
+    return lines[0][len("REPORT "):]
+
+
+def _run(args, cwd, env_extra):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(env_extra["pythonpath"]),
+               TF_CPP_MIN_LOG_LEVEL="2")
+    env.update(env_extra.get("env", {}))
+    return subprocess.run([sys.executable, "-m", "tpu_estimator_compat", "run", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(text))
+
+
+def test_script_runs_unmodified_on_the_simulated_tpu_with_flags_and_exit_status(tmp_path):
+    program, libs = tmp_path / "program", tmp_path / "venv" / "lib" / "site-packages"
+    _write(str(program / "train.py"), SCRIPT)
+    _write(str(program / "helper.py"), HELPER)
+    _write(str(libs / "thirdparty.py"), THIRD_PARTY)
+    model_dir = tmp_path / "model"
+    result = _run([str(program / "train.py"), "--use_tpu", "--train_steps=4",
+                   f"--model_dir={model_dir}", "--exit_status=3"], cwd=str(tmp_path),
+                  env_extra={"pythonpath": [REPO, str(libs)],
+                             "env": {"TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES": "8"}})
+    assert result.returncode == 3, result.stderr[-3000:]
+    report = json.loads(_report(result.stdout))
+    argv = [str(program / "train.py"), "--use_tpu", "--train_steps=4",
+            f"--model_dir={model_dir}", "--exit_status=3"]
+    assert report["argv"] == argv
+    assert report["absl_argv"] == argv[:1]  # absl removed the flags it parsed
+    assert report["path0"] == str(program)
+    assert report["main_file"] == str(program / "train.py")
+    assert report["tf"] == "tpu_estimator_compat.v1" and report["tf_v1_is_tf"]
+    assert report["estimator"] == "tpu_estimator_compat.estimator"
+    assert report["tpu_estimator"] == "tpu_estimator_compat.v1.python.estimator.tpu.tpu_estimator"
+    assert report["slim"] == "tf_slim.ops.arg_scope"
+    assert report["third_party_tf"] == "tensorflow"
+    assert report["third_party_tf_v1"].startswith("tensorflow.")  # TF's own compat.v1
+    assert report["sys_modules_tensorflow"] == "tensorflow"
+    assert report["global_step"] == 4
+    assert report["variables"] == [
+        "Conv/BatchNorm/beta", "Conv/BatchNorm/moving_mean", "Conv/BatchNorm/moving_variance",
+        "Conv/weights", "fully_connected/biases", "fully_connected/weights", "global_step"]
+    assert report["moving_mean_moved"]
+    assert report["shard_batch_sizes"] == [2]  # TPU semantics: 16 over 8 simulated cores
+
+
+def test_module_runs_with_dash_m_keeps_libraries_on_tf2_and_fails_like_python(tmp_path):
+    _write(str(tmp_path / "pkg" / "__init__.py"), "")
+    _write(str(tmp_path / "pkg" / "main.py"), MODULE)
+    _write(str(tmp_path / "lib" / "kept.py"), THIRD_PARTY)
+    result = _run(["--keep-tf2", str(tmp_path / "lib"), "-m", "pkg.main",
+                   "learning_rate=0.5,layers=[8,8,2]", "extra"],
+                  cwd=str(tmp_path), env_extra={"pythonpath": [REPO, str(tmp_path / "lib")]})
+    assert result.returncode == 1
+    assert result.stderr.rstrip().endswith("ValueError: boom from the program")
+    report = eval(_report(result.stdout))  # a dict literal printed by the program
+    assert report == {
+        "argv0": str(tmp_path / "pkg" / "main.py"),
+        "argv": ["learning_rate=0.5,layers=[8,8,2]", "extra"], "path0": str(tmp_path),
+        "name": "__main__", "estimator": "Estimator", "tf": "tpu_estimator_compat.v1",
+        "kept": "tensorflow", "hparams": {"learning_rate": 0.5, "layers": [8, 8, 2]}}
+
+
+def test_import_redirect_decides_by_the_importing_file(tmp_path):
+    redirect = runner.ImportRedirect([str(tmp_path / "kept")])
+    assert redirect.is_program_file(str(tmp_path / "prog" / "a.py"))
+    assert not redirect.is_program_file(str(tmp_path / "kept" / "b.py"))
+    assert not redirect.is_program_file(str(tmp_path / "x" / "dist-packages" / "c.py"))
+    assert not redirect.is_program_file(runner.__file__)  # this package imports real TF
+    assert not redirect.is_program_file(os.__file__)  # the standard library
+    assert runner.redirected_name("tensorflow") == "tpu_estimator_compat.v1"
+    assert (runner.redirected_name("tensorflow_estimator.python.estimator.tpu.tpu_estimator")
+            == "tpu_estimator_compat.v1.python.estimator.tpu.tpu_estimator")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run"], "run needs SCRIPT.py or -m MODULE."),
+    (["run", "-m"], "run needs SCRIPT.py or -m MODULE."),
+    (["run", "--keep-tf2"], "--keep-tf2 needs a DIR."),
+    (["check"], "check needs at least one PATH."),
+    (["frobnicate"], "unknown command 'frobnicate'."),
+])
+def test_command_line_usage_errors(argv, message, capsys):
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.startswith(f"tpu_estimator_compat: {message}\nusage:")
+
+
+def test_console_script_is_declared():
+    import configparser  # noqa: PLC0415
+    config = configparser.ConfigParser()
+    config.read(os.path.join(REPO, "setup.cfg"))
+    scripts = config["options.entry_points"]["console_scripts"].split("=")
+    assert [part.strip() for part in scripts] == ["tpu-estimator-compat",
+                                                  "tpu_estimator_compat.__main__:main"]

@@ -1,0 +1,307 @@
+"""TF1 module paths under `tpu_estimator_compat.v1` (`_paths`, `_finder`), tf-slim as
+`contrib.slim` / `metrics` / `framework` / more `layers`, `HParams`, AsyncCheckpointSaverHook."""
+import importlib
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_slim
+
+import tpu_estimator_compat as tec
+import tpu_estimator_compat.v1 as v1
+from tpu_estimator_compat.v1 import _lazy
+from tpu_estimator_compat.v1 import _paths
+from tpu_estimator_compat.v1.contrib._hparam import HParams
+
+
+def _exec(statement):
+    """Runs an import statement of a TF1 program, rewritten mechanically; returns its names."""
+    names = {}
+    exec(statement.replace("tensorflow", "tpu_estimator_compat.v1"), names)  # noqa: S102
+    names.pop("__builtins__")
+    return names
+
+
+# Module paths -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("statement, name, expected", [
+    ("from tensorflow.python.estimator import estimator", "estimator.Estimator", tec.Estimator),
+    ("from tensorflow.python.estimator import model_fn as m", "m.EstimatorSpec", tec.EstimatorSpec),
+    ("from tensorflow.python.estimator import run_config", "run_config.RunConfig", tec.RunConfig),
+    ("from tensorflow.python.estimator import training", "training.TrainSpec", tec.TrainSpec),
+    ("from tensorflow.python.estimator.export import export",
+     "export.ServingInputReceiver", "tpu_estimator_compat.receivers:ServingInputReceiver"),
+    ("from tensorflow.contrib.tpu.python.tpu import tpu_estimator",
+     "tpu_estimator.TPUEstimator", tec.TPUEstimator),
+    ("from tensorflow.contrib.tpu.python.tpu import tpu_config", "tpu_config.TPUConfig",
+     tec.TPUConfig),
+    ("from tensorflow.contrib.tpu.python.tpu import tpu_optimizer",
+     "tpu_optimizer.CrossShardOptimizer", tec.CrossShardOptimizer),
+    ("from tensorflow.contrib.tpu.python.tpu import tpu_function",
+     "tpu_function.get_tpu_context", "tensorflow.python.tpu.tpu_function:get_tpu_context"),
+    ("from tensorflow.contrib.tpu.python.tpu import bfloat16", "bfloat16.bfloat16_scope",
+     "tensorflow:compat.v1.tpu.bfloat16_scope"),
+    ("from tensorflow.contrib.tpu.python.tpu import async_checkpoint",
+     "async_checkpoint.AsyncCheckpointSaverHook", "tensorflow:compat.v1.train.CheckpointSaverHook"),
+    ("from tensorflow.contrib.training.python.training import evaluation",
+     "evaluation.checkpoints_iterator", "tensorflow:compat.v1.train.checkpoints_iterator"),
+    ("from tensorflow.contrib import slim", "slim.arg_scope", tf_slim.arg_scope),
+    ("import tensorflow.contrib.slim as slim", "slim.conv2d", tf_slim.conv2d),
+    ("from tensorflow.contrib.slim.nets import resnet_v1", "resnet_v1.resnet_v1_50",
+     "tf_slim.nets.resnet_v1:resnet_v1_50"),
+    ("from tensorflow.contrib.slim import parallel_reader", "parallel_reader.parallel_read",
+     "tf_slim.data.parallel_reader:parallel_read"),
+    ("from tensorflow.contrib.framework import arg_scope, add_arg_scope", "add_arg_scope",
+     tf_slim.add_arg_scope),
+    ("from tensorflow.contrib.framework import assign_from_checkpoint_fn",
+     "assign_from_checkpoint_fn", tf_slim.assign_from_checkpoint_fn),
+    ("from tensorflow.contrib.metrics import streaming_mean", "streaming_mean",
+     "tf_slim.metrics:streaming_mean"),
+    ("from tensorflow.contrib.training import HParams, wait_for_new_checkpoint",
+     "wait_for_new_checkpoint", "tensorflow.python.training.checkpoint_utils:wait_for_new_checkpoint"),
+    ("from tensorflow.contrib.layers import softmax", "softmax", "tf_slim.layers:softmax"),
+    ("from tensorflow.compat.v1 import estimator as tf_estimator", "tf_estimator.tpu.TPUEstimator",
+     tec.TPUEstimator),
+    ("import tensorflow.compat.v1 as tf", "tf.estimator.tpu.RunConfig", tec.RunConfig),
+    ("from tensorflow.python.estimator.tpu import tpu_estimator", "tpu_estimator.TPUEstimatorSpec",
+     "tpu_estimator_compat.spec:TPUEstimatorSpec"),
+    ("from tensorflow.python.ops import array_ops", "array_ops.concat",
+     "tensorflow.python.ops.array_ops:concat"),
+])
+def test_tf1_import_statements_rewritten_mechanically(statement, name, expected):
+    names = _exec(statement)
+    first, *rest = name.split(".")
+    value = names[first]
+    for part in rest:
+        value = getattr(value, part)
+    if isinstance(expected, str):
+        expected = _lazy.resolve(expected)
+    if name == "async_checkpoint.AsyncCheckpointSaverHook":
+        assert issubclass(value, expected)  # a CheckpointSaverHook: the engine's saver drives it
+    else:
+        assert value is expected
+
+
+def test_every_listed_path_serves_its_names():
+    for path, entry in _paths.MODULES.items():
+        module = importlib.import_module(f"tpu_estimator_compat.v1.{path}")
+        assert sys.modules[f"tpu_estimator_compat.v1.{path}"] is module
+        if isinstance(entry, _paths.Virtual):
+            assert module.__name__ == f"tpu_estimator_compat.v1.{path}"
+            for name, spec in entry.names.items():
+                assert getattr(module, name) is _lazy.resolve(spec), (path, name)
+            for name, child in _paths.children(path).items():  # entries win over the fallback
+                assert getattr(module, name) is sys.modules[f"tpu_estimator_compat.v1.{child}"]
+        else:
+            assert module is _lazy.resolve(entry)
+            assert not _paths.children(path), f"alias {path} must not have entries below it"
+    import tpu_estimator_compat.v1.contrib.slim.python.slim.nets.vgg as vgg  # noqa: PLC0415
+    assert vgg is tf_slim.nets.vgg and not hasattr(tf_slim, "python")
+
+
+def test_tensorflow_modules_are_served_not_copied():
+    from tpu_estimator_compat.v1.python.ops import array_ops  # noqa: PLC0415
+    from tpu_estimator_compat.v1.python.framework import ops  # noqa: PLC0415
+    import tensorflow.python.framework.ops as real_ops  # noqa: PLC0415
+    import tensorflow.python.ops.array_ops as real_array_ops  # noqa: PLC0415
+
+    assert array_ops is real_array_ops and ops is real_ops
+    assert array_ops.__spec__.name == "tensorflow.python.ops.array_ops"  # kept its own spec
+    assert not [m for m in sys.modules.values()
+                if getattr(m, "__file__", None) == real_array_ops.__file__ and m is not array_ops]
+    import tpu_estimator_compat.v1.compat.v1 as compat_v1  # noqa: PLC0415
+    import tpu_estimator_compat.v1.train as train  # noqa: PLC0415
+    assert compat_v1 is v1 and train is tf.compat.v1.train
+
+
+@pytest.mark.parametrize("path", ["contrib.rnn", "python.estimator.canned",
+                                  "contrib.tpu.python.tpu.keras_support", "train.no_such_module"])
+def test_paths_not_served_raise_module_not_found(path):
+    with pytest.raises(ModuleNotFoundError, match=f"tpu_estimator_compat.v1.{path}"):
+        importlib.import_module(f"tpu_estimator_compat.v1.{path}")
+
+
+# tf-slim ------------------------------------------------------------------------------------
+
+X = np.random.RandomState(3).rand(64, 5).astype(np.float32)
+Y = (X @ np.array([[1.0], [-2.0], [0.5], [0.0], [1.5]], np.float32)).astype(np.float32)
+W1 = np.random.RandomState(4).randn(5, 4).astype(np.float32) * 0.5
+W2 = np.random.RandomState(5).randn(4, 1).astype(np.float32) * 0.5
+BATCH, STEPS = 16, 6
+
+
+def slim_net(features, is_training):
+    slim = v1.contrib.slim
+    with slim.arg_scope([slim.fully_connected], weights_regularizer=slim.l2_regularizer(0.01)):
+        net = slim.fully_connected(features, 4, weights_initializer=v1.constant_initializer(W1),
+                                   normalizer_fn=slim.batch_norm,
+                                   normalizer_params={"is_training": is_training, "decay": 0.9})
+        return slim.fully_connected(net, 1, activation_fn=None,
+                                    weights_initializer=v1.constant_initializer(W2))
+
+
+def slim_loss(features, labels, is_training):
+    predictions = slim_net(features, is_training)
+    return predictions, v1.losses.mean_squared_error(labels, predictions) + \
+        v1.losses.get_regularization_loss()
+
+
+def slim_model_fn(features, labels, mode, params):
+    predictions, loss = slim_loss(features, labels, mode == v1.estimator.ModeKeys.TRAIN)
+    with v1.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=v1.train.get_global_step())
+
+    def metric_fn(labels, predictions):
+        return {"mean_prediction": v1.contrib.metrics.streaming_mean(predictions),
+                "mae": v1.contrib.metrics.streaming_mean_absolute_error(predictions, labels)}
+    return v1.contrib.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                           eval_metrics=(metric_fn, [labels, predictions]))
+
+
+def slim_input_fn(params):
+    dataset = v1.data.Dataset.from_tensor_slices((X, Y))
+    return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+def graph_reference():
+    """The same slim model trained STEPS steps in a TF1 graph with a Session."""
+    with tf.Graph().as_default():
+        features = v1.placeholder(tf.float32, [BATCH, 5])
+        labels = v1.placeholder(tf.float32, [BATCH, 1])
+        global_step = v1.train.get_or_create_global_step()
+        _, loss = slim_loss(features, labels, True)
+        with v1.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step)
+        names = [v.op.name for v in v1.global_variables()]
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            for step in range(STEPS):
+                rows = slice(step * BATCH % 64, step * BATCH % 64 + BATCH)
+                session.run(train_op, {features: X[rows], labels: Y[rows]})
+            return dict(zip(names, session.run(v1.global_variables())))
+
+
+def test_slim_model_in_tpu_estimator_equals_the_tf1_graph(tmp_path):
+    estimator = v1.contrib.tpu.TPUEstimator(
+        model_fn=slim_model_fn, use_tpu=False, train_batch_size=BATCH, eval_batch_size=BATCH,
+        config=v1.contrib.tpu.RunConfig(
+            model_dir=str(tmp_path), tpu_config=v1.contrib.tpu.TPUConfig(iterations_per_loop=2)))
+    estimator.train(slim_input_fn, max_steps=STEPS)
+    expected = graph_reference()
+    assert sorted(expected) == sorted(estimator.get_variable_names())
+    assert sorted(expected) == [
+        "fully_connected/BatchNorm/beta", "fully_connected/BatchNorm/moving_mean",
+        "fully_connected/BatchNorm/moving_variance", "fully_connected/weights",
+        "fully_connected_1/biases", "fully_connected_1/weights", "global_step"]
+    for name, value in expected.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    assert np.abs(expected["fully_connected/BatchNorm/moving_mean"]).sum() > 0
+    metrics = estimator.evaluate(slim_input_fn, steps=4)
+    assert metrics["global_step"] == STEPS
+    assert metrics["mae"] > 0 and np.isfinite(metrics["mean_prediction"])
+
+
+def test_contrib_layers_take_arg_scope_and_fall_back_to_tf_slim():
+    layers = v1.contrib.layers
+    with tf.Graph().as_default():
+        with v1.contrib.framework.arg_scope([layers.fully_connected], activation_fn=None,
+                                            biases_initializer=None):
+            out = layers.fully_connected(v1.ones([2, 3]), 4)
+        assert [v.op.name for v in v1.global_variables()] == ["fully_connected/weights"]
+        assert out.op.type == "MatMul"  # no bias, no activation: the scope's defaults applied
+    assert layers.softmax is tf_slim.layers.softmax
+    assert layers.fully_connected.__module__ == "tpu_estimator_compat.v1.contrib.layers"
+
+
+# HParams ------------------------------------------------------------------------------------
+
+def test_hparams_parse_types_and_serialisation():
+    hparams = HParams(learning_rate=0.1, num_layers=2, activation="relu", use_bias=True,
+                      sizes=[4, 8])
+    assert hparams.parse("learning_rate=1,num_layers=3, activation=tanh,use_bias=false,"
+                         "sizes=[1,2,3]") is hparams
+    assert hparams.values() == {"learning_rate": 1.0, "num_layers": 3, "activation": "tanh",
+                                "use_bias": False, "sizes": [1, 2, 3]}
+    assert isinstance(hparams.learning_rate, float)
+    assert json.loads(hparams.to_json()) == hparams.values()
+    assert hparams.to_json(sort_keys=True).startswith('{"activation": "tanh"')
+    hparams.parse_json('{"num_layers": 5}')
+    hparams.override_from_dict({"sizes": [7]})
+    assert (hparams.num_layers, hparams.sizes) == (5, [7])
+    hparams.add_hparam("dropout", 0.5)
+    assert "dropout" in hparams and "nothing" not in hparams
+    assert hparams.get("dropout") == 0.5 and hparams.get("nothing", 3) == 3
+    hparams.del_hparam("dropout")
+    assert "dropout" not in hparams and not hasattr(hparams, "dropout")
+    assert str(HParams(b=1, a="x")) == "[('a', 'x'), ('b', 1)]"
+    assert repr(HParams(a=1)) == "HParams([('a', 1)])"
+    assert HParams(model_structure="net").get_model_structure() == "net"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda h: h.parse("num_layers=2.5"),
+     "Could not parse hparam 'num_layers' of type 'int' with value '2.5' in num_layers=2.5"),
+    (lambda h: h.parse("unknown=1"), "Unknown hyperparameter type for unknown"),
+    (lambda h: h.parse("num_layers=1,num_layers=2"),
+     "Multiple assignments to variable 'num_layers' in num_layers=1,num_layers=2"),
+    (lambda h: h.parse("num_layers"), "Malformed hyperparameter value: num_layers"),
+    (lambda h: h.parse("sizes=3"), "Must pass a list for multi-valued parameter: sizes."),
+    (lambda h: h.parse("num_layers=[1]"),
+     "Must not pass a list for single-valued parameter: num_layers"),
+    (lambda h: h.set_hparam("num_layers", 1.5),
+     "Could not cast hparam 'num_layers' of type '<class 'int'>' from value 1.5"),
+    (lambda h: h.set_hparam("activation", 3),
+     "Could not cast hparam 'activation' of type '<class 'str'>' from value 3"),
+    (lambda h: h.add_hparam("parse", 1), "Hyperparameter name is reserved: parse"),
+    (lambda h: h.add_hparam("empty", []), "Multi-valued hyperparameters cannot be empty: empty"),
+    (lambda h: h.get("num_layers", "x"),
+     "Hparam 'num_layers' of type '<class 'int'>' is incompatible with default=x"),
+])
+def test_hparams_errors_name_the_cause(call, message):
+    hparams = HParams(num_layers=2, activation="relu", sizes=[4, 8])
+    with pytest.raises(ValueError) as error:
+        call(hparams)
+    assert str(error.value).startswith(message)
+
+
+def test_hparams_reject_the_proto_form():
+    with pytest.raises(NotImplementedError, match="HParamDef protocol buffer is not supported"):
+        HParams(hparam_def=object())
+
+
+# AsyncCheckpointSaverHook -------------------------------------------------------------------
+
+def _ckpt_steps(directory):
+    state = tf.train.get_checkpoint_state(str(directory))
+    return sorted(int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths)
+
+
+class _Listener(v1.train.CheckpointSaverListener):
+    def __init__(self):
+        self.saved = []
+
+    def after_save(self, session, global_step_value):
+        self.saved.append(global_step_value)
+
+
+def test_async_checkpoint_saver_hook_saves_on_the_estimators_schedule(tmp_path):
+    hook_types = {"async": v1.contrib.tpu.AsyncCheckpointSaverHook,
+                  "sync": v1.train.CheckpointSaverHook}
+    saved = {}
+    for kind, hook_type in hook_types.items():
+        model_dir, hook_dir = tmp_path / kind, tmp_path / f"{kind}_hook"
+        listener = _Listener()
+        estimator = v1.contrib.tpu.TPUEstimator(
+            model_fn=slim_model_fn, use_tpu=False, train_batch_size=BATCH,
+            config=v1.contrib.tpu.RunConfig(
+                model_dir=str(model_dir), save_checkpoints_steps=1,
+                tpu_config=v1.contrib.tpu.TPUConfig(iterations_per_loop=2)))
+        estimator.train(slim_input_fn, max_steps=10, hooks=[hook_type(
+            str(hook_dir), save_steps=4, listeners=[listener])])
+        saved[kind] = (_ckpt_steps(hook_dir), listener.saved)
+    assert saved["async"] == saved["sync"] == ([0, 4, 8, 10], [0, 4, 8, 10])

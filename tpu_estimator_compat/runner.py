@@ -1,0 +1,107 @@
+"""`python -m tpu_estimator_compat run SCRIPT.py ARGS` / `run -m MODULE ARGS`: a legacy TF1
+program, unmodified, on this package.
+
+The program runs as `python SCRIPT.py ARGS` / `python -m MODULE ARGS` would run it (`runpy`:
+same `sys.argv`, `__main__`, `sys.path[0]`, exit status, so absl / `tf.app.run` flags parse
+as usual), with one difference: `import` statements of the PROGRAM's own code that name
+`tensorflow` or `tensorflow_estimator` (and any module below them) get this package's v1
+namespace instead: `import tensorflow as tf` binds `tpu_estimator_compat.v1`,
+`from tensorflow.contrib import tpu` binds `tpu_estimator_compat.v1.contrib.tpu`,
+`from tensorflow_estimator.python.estimator.tpu import tpu_estimator` binds
+`tpu_estimator_compat.v1.python.estimator.tpu.tpu_estimator`.
+
+How: `builtins.__import__` (which every `import` statement calls) is wrapped. The caller's
+module globals, which Python passes to it, say which file imports: program code is any file
+outside the installed-library directories (site-packages, dist-packages, the standard
+library) and outside this package (and outside any `--keep-tf2` directory). Everything else
+(TensorFlow itself, tf_keras, tensorflow_hub, numpy...) imports the real TensorFlow 2, whose
+module stays `sys.modules['tensorflow']`.
+
+Limits: `importlib.import_module('tensorflow')` and `__import__` called by hand are not
+redirected (they give real TensorFlow 2); a library installed outside site-packages (on
+PYTHONPATH) counts as program code unless listed with `--keep-tf2`; objects a library hands
+the program are TF2 objects.
+"""
+import builtins
+import functools
+import os
+import runpy
+import site
+import sys
+import sysconfig
+
+_REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
+NAMESPACE = "tpu_estimator_compat.v1"
+_LIBRARY_PARTS = ("site-packages", "dist-packages")
+
+
+def _library_dirs(keep_tf2_dirs):
+    dirs = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    dirs.add(site.getusersitepackages())
+    dirs.add(os.path.dirname(os.path.abspath(__file__)))  # this package
+    dirs.update(keep_tf2_dirs)
+    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs if d)
+
+
+class ImportRedirect:
+    """The `builtins.__import__` wrapper described in the module docstring."""
+
+    def __init__(self, keep_tf2_dirs=()):
+        self._library_dirs = _library_dirs(keep_tf2_dirs)
+        self._original = None
+        self.is_program_file = functools.lru_cache(maxsize=None)(self._is_program_file)
+
+    def _is_program_file(self, path):
+        path = os.path.realpath(path)
+        parts = path.split(os.sep)
+        return not (any(part in _LIBRARY_PARTS for part in parts)
+                    or path.startswith(self._library_dirs))
+
+    def _from_program(self, module_globals):
+        path = (module_globals or {}).get("__file__")
+        return bool(path) and self.is_program_file(path)
+
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+        if (level == 0 and name.partition(".")[0] in _REDIRECTED_ROOTS
+                and self._from_program(globals)):
+            target = redirected_name(name)
+            module = self._original(target, globals, locals, fromlist, level)
+            if not fromlist:  # `import tensorflow[.x.y]` binds the namespace itself
+                return sys.modules[NAMESPACE]
+            return module
+        return self._original(name, globals, locals, fromlist, level)
+
+    def install(self):
+        self._original = builtins.__import__
+        builtins.__import__ = self
+
+    def uninstall(self):
+        builtins.__import__ = self._original
+
+
+def redirected_name(name):
+    """`tensorflow[.x]` / `tensorflow_estimator[.x]` -> `tpu_estimator_compat.v1[.x]`."""
+    _, dot, rest = name.partition(".")
+    return NAMESPACE + dot + rest
+
+
+def run(argv, keep_tf2_dirs=()):
+    """Runs `argv` = `[SCRIPT, ARGS...]` or `['-m', MODULE, ARGS...]` with the redirect.
+
+    Returns only if the program returns; its `SystemExit` and exceptions propagate (so the
+    process exits with the program's status).
+    """
+    redirect = ImportRedirect([os.path.abspath(d) for d in keep_tf2_dirs])
+    redirect.install()
+    try:
+        if argv[0] == "-m":
+            sys.argv = [argv[1]] + list(argv[2:])  # runpy puts the module's path in argv[0]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+            runpy.run_path(argv[0], run_name="__main__")
+    finally:
+        redirect.uninstall()

@@ -1,0 +1,124 @@
+"""The deep TF1 module paths served under `tpu_estimator_compat.v1` (`_finder` imports them).
+
+TF 1.x programs import modules, not only names: `from tensorflow.python.estimator import
+estimator`, `from tensorflow.contrib.tpu.python.tpu import tpu_config`,
+`from tensorflow_estimator.python.estimator.tpu import tpu_estimator`. Each such path,
+relative to `tensorflow` (and `tensorflow_estimator`, whose layout under `python.estimator`
+is the same), is a key of `MODULES`:
+
+- a `Virtual` entry is a module made here, serving its entries below it, `names` (`_lazy`
+  specs) and, for any other name or submodule, those of its `fallback` module;
+- a string entry is a `_lazy.resolve` spec: that very module is served (an alias).
+
+No entry lies below a path that is an alias (importing it would add an attribute to the
+aliased module). Paths not listed are served generically by `_finder`: a submodule of an alias is the aliased
+module's submodule (`python.ops.array_ops` is TensorFlow's `tensorflow.python.ops.array_ops`,
+below the `python` entry), and any dotted path whose attributes lead to a module is that
+module (`compat.v1.train`).
+"""
+import dataclasses
+
+_PKG = "tpu_estimator_compat"
+_SLIM = f"{_PKG}.v1.contrib._tf_slim"
+
+
+@dataclasses.dataclass(frozen=True)
+class Virtual:
+    """A module made by `_finder`: `names` first, then the attributes and submodules of the
+    `fallback` module (a `_lazy.resolve` spec of a module, or None)."""
+    names: dict = dataclasses.field(default_factory=dict)
+    fallback: str | None = None
+
+
+def _from(module, *names):
+    return {name: f"{_PKG}.{module}:{name}" for name in names}
+
+
+_TPU_ESTIMATOR = _from("estimator", "TPUEstimator") | _from(
+    "spec", "TPUEstimatorSpec")
+_TPU_CONFIG = _from("config", "RunConfig", "TPUConfig", "InputPipelineConfig")
+_TPU_CONTEXT = _from("tpu_context", "TPUContext")
+_TPU_OPTIMIZER = _from("optimizers", "CrossShardOptimizer")
+_ESTIMATOR = _from("estimator", "Estimator") | _from("warm_start", "WarmStartSettings") | {
+    "VocabInfo": "tensorflow:compat.v1.train.VocabInfo"}
+_EVALUATION = {"checkpoints_iterator": "tensorflow:compat.v1.train.checkpoints_iterator",
+               "wait_for_new_checkpoint":
+                   "tensorflow.python.training.checkpoint_utils:wait_for_new_checkpoint"}
+_ASYNC_CHECKPOINT = _from("v1.contrib._async_checkpoint", "AsyncCheckpointSaverHook")
+_EXPORT = f"{_PKG}.v1.estimator.export"
+
+MODULES = {
+    # tensorflow.python: TensorFlow's own modules, but for the estimator and TPU ones.
+    "python": Virtual(fallback="tensorflow.python"),
+    "python.estimator": Virtual(fallback=f"{_PKG}.v1.estimator"),
+    "python.estimator.estimator": Virtual(_ESTIMATOR),
+    "python.estimator.estimator_lib": f"{_PKG}.v1.estimator",
+    "python.estimator.model_fn": Virtual(_from("spec", "EstimatorSpec", "ModeKeys")),
+    "python.estimator.mode_keys": Virtual(_from("spec", "ModeKeys")),
+    "python.estimator.run_config": Virtual(_from("config", "RunConfig")),
+    "python.estimator.training": Virtual(
+        _from("train_and_evaluate", "TrainSpec", "EvalSpec", "train_and_evaluate")),
+    "python.estimator.warm_starting_util": Virtual(_from("warm_start", "WarmStartSettings") | {
+        "VocabInfo": "tensorflow:compat.v1.train.VocabInfo"}),
+    "python.estimator.export": Virtual(fallback=_EXPORT),
+    "python.estimator.export.export": Virtual(fallback=_EXPORT),
+    "python.estimator.export.export_lib": Virtual(fallback=_EXPORT),
+    "python.estimator.export.export_output": Virtual(_from(
+        "export_output", "ExportOutput", "PredictOutput", "ClassificationOutput",
+        "RegressionOutput")),
+    "python.estimator.tpu": Virtual(fallback=f"{_PKG}.v1.estimator.tpu"),
+    "python.estimator.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
+    "python.estimator.tpu.tpu_config": Virtual(_TPU_CONFIG),
+    "python.estimator.tpu.tpu_context": Virtual(_TPU_CONTEXT),
+    "python.tpu": Virtual(fallback="tensorflow.python.tpu"),
+    "python.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
+    "python.tpu.tpu_config": Virtual(_TPU_CONFIG),
+    "python.tpu.tpu_context": Virtual(_TPU_CONTEXT),
+    "python.tpu.tpu_optimizer": Virtual(_TPU_OPTIMIZER,
+                                        fallback="tensorflow.python.tpu.tpu_optimizer"),
+    "python.tpu.async_checkpoint": Virtual(_ASYNC_CHECKPOINT),
+    # tensorflow.contrib.tpu.python.{tpu,ops}
+    "contrib.tpu.python": Virtual(),
+    "contrib.tpu.python.tpu": Virtual(fallback="tensorflow.python.tpu"),
+    "contrib.tpu.python.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
+    "contrib.tpu.python.tpu.tpu_config": Virtual(_TPU_CONFIG),
+    "contrib.tpu.python.tpu.tpu_context": Virtual(_TPU_CONTEXT),
+    "contrib.tpu.python.tpu.tpu_optimizer": Virtual(
+        _TPU_OPTIMIZER, fallback="tensorflow.python.tpu.tpu_optimizer"),
+    "contrib.tpu.python.tpu.async_checkpoint": Virtual(_ASYNC_CHECKPOINT),
+    "contrib.tpu.python.tpu.tpu_function": "tensorflow.python.tpu.tpu_function",
+    "contrib.tpu.python.tpu.bfloat16": "tensorflow.python.tpu.bfloat16",
+    "contrib.tpu.python.tpu.tpu": "tensorflow.python.tpu.tpu",
+    "contrib.tpu.python.tpu.tpu_feed": "tensorflow.python.tpu.tpu_feed",
+    "contrib.tpu.python.tpu.training_loop": "tensorflow.python.tpu.training_loop",
+    "contrib.tpu.python.ops": Virtual(),
+    "contrib.tpu.python.ops.tpu_ops": Virtual(
+        _from("optimizers", "cross_replica_sum"), fallback="tensorflow.python.tpu.ops.tpu_ops"),
+    # tensorflow.contrib.training.python.training.{evaluation,hparam}
+    "contrib.training.python": Virtual(),
+    "contrib.training.python.training": Virtual(),
+    "contrib.training.python.training.evaluation": Virtual(_EVALUATION),
+    "contrib.training.python.training.hparam": Virtual(
+        _from("v1.contrib._hparam", "HParams")),
+    # tensorflow.contrib.slim and contrib.{slim,framework,layers}.python...: tf-slim's modules.
+    # (`contrib.slim` is made here, not an alias of tf_slim, so that nothing is added to
+    # tf_slim when `contrib.slim.python` is imported: no entry may lie below an alias.)
+    "contrib.slim": Virtual(fallback=f"{_SLIM}:tf_slim"),
+    "contrib.slim.python": Virtual(),
+    "contrib.slim.python.slim": f"{_SLIM}:tf_slim",
+    "contrib.framework.python": Virtual(),
+    "contrib.framework.python.ops": Virtual(fallback=f"{_PKG}.v1.contrib.framework"),
+    "contrib.framework.python.ops.arg_scope": f"{_SLIM}:slim_arg_scope",
+    "contrib.framework.python.ops.variables": f"{_SLIM}:slim_variables",
+    "contrib.layers.python": Virtual(),
+    "contrib.layers.python.layers": f"{_SLIM}:slim_layers",
+}
+
+EVALUATION_NAMES = _EVALUATION
+
+
+def children(path):
+    """`{name: relative path}` of the entries directly below `path` ('' for the root)."""
+    return {key.rpartition(".")[2]: key for key in MODULES if key.rpartition(".")[0] == path}
+
+ASYNC_CHECKPOINT_NAMES = _ASYNC_CHECKPOINT
