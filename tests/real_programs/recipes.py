@@ -28,6 +28,7 @@ class Program:
     copy_from: str = "."
     copy_to: str = "."
     pythonpath: Sequence[str] = (".",)
+    check_paths: Sequence[str] = (".",)  # what `check` reads, relative to work/src
     has_use_tpu: bool = True
 
 
@@ -280,7 +281,8 @@ PROGRAMS = [
             "tensorflow+tpu", "models/official/resnet/resnet_main.py",
             "ResNet-18 on null input, train_and_eval, host_call summaries, batch norm, "
             "tf2 summary in host_call", resnet_main, copy_from="models", copy_to="models",
-            pythonpath=("models",)),
+            pythonpath=("models",), check_paths=("models/official/resnet", "models/common",
+                                                 "models/hyperparameters")),
     Program("grover_lm", "rowanz/grover", "f59a206a8722357c351eae9e937b9f7a53bfda61",
             "rowanz+grover", "lm/train.py", "GPT-2-style LM (Grover) pre-training, Adafactor-"
             "style custom optimizer, tf.contrib.tpu", grover_lm),

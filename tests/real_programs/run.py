@@ -10,9 +10,13 @@ copy, on tiny data generated for it, in up to four modes:
   rewrite-tpu   same, use_tpu=True on the simulated 8-core TPU
   runner-cpu    unmodified, `python -m tpu_estimator_compat run SCRIPT ARGS`, use_tpu=False
   runner-tpu    same, use_tpu=True on the simulated 8-core TPU
+  check         `python -m tpu_estimator_compat check` on the program's files: ok when it
+                reports no unsupported API
 
 A mode is `ok` when the program exits 0 and wrote what its recipe expects (checkpoints,
-results). Logs go to --logs. Not a pytest module: it needs the snapshots and minutes of CPU.
+results). Logs and results.json go to --logs; the table printed at the end covers every
+program recorded there, so runs of subsets into one --logs build one table. Not a pytest
+module: it needs the snapshots and minutes of CPU.
 """
 import argparse
 import json
@@ -31,7 +35,7 @@ import recipes  # noqa: E402
 import rewrite  # noqa: E402
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(HERE))
-MODES = ("rewrite-cpu", "rewrite-tpu", "runner-cpu", "runner-tpu")
+MODES = ("rewrite-cpu", "rewrite-tpu", "runner-cpu", "runner-tpu", "check")
 SIMULATED_TPU_ENV = "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"
 
 
@@ -60,20 +64,40 @@ def prepare_copy(program, snapshots, work, mode):
         rewrite.rewrite_tree(os.path.join(work, "src"))
 
 
+def check_status(output, rc):
+    """The check mode's status from the checker's output and exit status."""
+    unsupported = sorted({line.split()[1] for line in output.splitlines()
+                          if line.strip().startswith("UNSUPPORTED")})
+    if rc == 0 and not unsupported:
+        return "ok"
+    if not unsupported:
+        return "FAIL: " + failure_reason(output)
+    return "FAIL: %d unsupported: %s" % (len(unsupported), ", ".join(unsupported))
+
+
 def run_one(program, mode, snapshots, python, logs, timeout):
     """Runs `program` in `mode`; returns (status, seconds)."""
     use_tpu = mode.endswith("tpu")
     if use_tpu and not program.has_use_tpu:
         return "n/a", 0.0
-    if mode.startswith("runner") and not runner_available():
+    if not mode.startswith("rewrite") and not runner_available():
         return "not run (no runner yet)", 0.0
     work = tempfile.mkdtemp(prefix="%s-%s-" % (program.name, mode))
-    prepare_copy(program, snapshots, work, mode)
-    argv, expected = program.prepare(work, use_tpu)
+    try:
+        prepare_copy(program, snapshots, work, mode)
+        argv, expected = ([], []) if mode == "check" else program.prepare(work, use_tpu)
+    except Exception as e:  # a recipe's own failure: report it, go on with the others
+        shutil.rmtree(work, ignore_errors=True)
+        return "FAIL (recipe): %s: %s" % (type(e).__name__, e), 0.0
     src = os.path.join(work, "src")
     script = os.path.join(src, program.script)
-    command = [python, script] if mode.startswith("rewrite") else [
-        python, "-m", "tpu_estimator_compat", "run", script]
+    if mode == "check":
+        command = [python, "-m", "tpu_estimator_compat", "check"] + [
+            os.path.join(src, p) for p in program.check_paths]
+    elif mode.startswith("rewrite"):
+        command = [python, script]
+    else:
+        command = [python, "-m", "tpu_estimator_compat", "run", script]
     # Only the package itself goes on the path: the repository root's other top-level
     # packages (`models`...) would shadow programs' own namespace packages.
     package_dir = os.path.join(work, "package")
@@ -102,6 +126,8 @@ def run_one(program, mode, snapshots, python, logs, timeout):
         text = log.read()
     if rc is None:
         status = "FAIL: timeout after %ds" % timeout
+    elif mode == "check":
+        status = check_status(text, rc)
     elif rc != 0:
         status = "FAIL: " + failure_reason(text)
     else:
@@ -143,20 +169,26 @@ def main(argv=None):
             parser.error("unknown program(s) %s" % sorted(missing))
         programs = [p for p in programs if p.name in names]
     os.makedirs(args.logs, exist_ok=True)
-    results = []
+    results_path = os.path.join(args.logs, "results.json")
+    recorded = {}
+    if os.path.exists(results_path):  # earlier runs into the same --logs: one table for all
+        with open(results_path) as f:
+            recorded = json.load(f)
+    failed = False
     for program in programs:
-        statuses = {}
+        statuses = recorded.setdefault(program.name, {})
         for mode in modes:
             status, seconds = run_one(program, mode, args.snapshots, args.python, args.logs,
                                       args.timeout)
             statuses[mode] = status
+            failed = failed or status not in ("ok", "n/a")
             print("%-20s %-12s %6.0fs  %s" % (program.name, mode, seconds, status), flush=True)
-        results.append((program, statuses))
-    with open(os.path.join(args.logs, "results.json"), "w") as f:
-        json.dump({p.name: s for p, s in results}, f, indent=1)
+            with open(results_path, "w") as f:
+                json.dump(recorded, f, indent=1)
     print()
-    print(table(results, modes))
-    return 0 if all(s in ("ok", "n/a") for _, st in results for s in st.values()) else 1
+    print(table([(p, recorded[p.name]) for p in recipes.PROGRAMS if p.name in recorded],
+                MODES))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
