@@ -179,8 +179,9 @@ def gpt2_connorjl(work, use_tpu):
         "n_embd": 16, "input": "openwebtext", "model": "GPT2", "model_path": model_dir,
         "n_ctx": 16, "predict_path": "logs/predictions.txt", "n_layer": 1,
         "scale_by_depth": True, "scale_by_in": True}
-    config = write_json(os.path.join(work, "tiny.json"), params)
-    argv = ["--model", config] + (["--tpu", "simulated"] if use_tpu else [])
+    write_json(os.path.join(work, "tiny.json"), params)
+    # Relative: main.py logs to logs/<--model>.log.
+    argv = ["--model", "tiny.json"] + (["--tpu", "simulated"] if use_tpu else [])
     return argv, [_ckpt(model_dir, 2)]
 
 
@@ -235,7 +236,7 @@ def albert_zh_classifier(work, use_tpu):
             "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
             "--learning_rate=1e-4", "--num_train_epochs=1", "--output_dir=" + out,
             "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(out, 2), os.path.join(out, "eval_results.txt")]
+    return argv, [_ckpt(out, 2), os.path.join(data, "eval_results_albert_zh.txt")]
 
 
 def disentanglement_vae(work, use_tpu):

@@ -1,8 +1,9 @@
 """Mechanical import rewriting: `tensorflow` -> `tpu_estimator_compat.v1` in a program's copy.
 
-Only import statements change. TensorFlow's own implementation modules keep real TensorFlow, as
-under the zero-edit runner: `tensorflow.compat.v2`, `tensorflow.core` (protos) and
-`tensorflow.python.*` (ops, framework...) except `tensorflow.python.estimator`.
+Only import statements change. TensorFlow's own implementation modules keep real TensorFlow,
+as under the zero-edit runner: `tensorflow.compat.v2`, `tensorflow.core` (protos),
+`tensorflow.compiler` (XLA) and `tensorflow.python.*` (ops, framework...) except
+`tensorflow.python.estimator`.
 `tensorflow_estimator...` maps onto the v1 namespace's `python.estimator...` paths (TF 1.x
 served `tensorflow.python.estimator` from it).
 """
@@ -10,7 +11,7 @@ import os
 import re
 
 TARGET = "tpu_estimator_compat.v1"
-_KEEP = (".compat.v2", ".core")
+_KEEP = (".compat.v2", ".core", ".compiler")
 
 _FROM = re.compile(r"^(\s*from\s+)([\w.]+)(\s+import\b)", re.M)
 _IMPORT = re.compile(r"^(\s*import\s+)([\w.]+)(\s+as\s+\w+)?[ \t]*$", re.M)

@@ -115,6 +115,7 @@ def tfds_cifar10(data_dir, rng, train=16, test=8):
 
     import tensorflow_datasets as tfds
 
+    tfds.disable_progress_bar()
     source = os.path.join(data_dir, "fake_source")
     batches = os.path.join(source, "cifar-10-batches-bin")
     os.makedirs(batches, exist_ok=True)
