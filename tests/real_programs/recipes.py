@@ -168,10 +168,11 @@ def gpt2_connorjl(work, use_tpu):
     for number in range(93):  # the file numbers inputs.openwebtext lists
         write_tfrecord(os.path.join(data, "openwebtext-newspaper_%d.tfrecords" % number),
                        [{"hash": [b"h%d" % i], "text": rng.randint(64, size=rng.randint(4, 9))}
-                        for i in range(3)])
+                        for i in range(26)])  # eval: 13 files >= 42 (stitch) x 8 texts
     model_dir = os.path.join(work, "model")
     params = {
-        "n_head": 2, "encoder_path": "unused", "n_vocab": 64, "embed_dropout": 0.1,
+        "n_head": 2, "encoder_path": "unused", "n_vocab": 50257,  # 50256: its end-of-text id
+        "embed_dropout": 0.1,
         "lr": 0.00025, "warmup_steps": 1, "beta1": 0.9, "beta2": 0.98, "epsilon": 1e-9,
         "opt_name": "adam", "weight_decay": 0.01, "train_batch_size": 8, "attn_dropout": 0.1,
         "train_steps": 2, "eval_steps": 1, "max_steps": 1, "data_path": data,
@@ -202,7 +203,7 @@ def uda_image(work, use_tpu):
             "--aug_copy=1", "--unsup_ratio=1", "--train_batch_size=8", "--eval_batch_size=8",
             "--data_dir=" + data, "--model_dir=" + model_dir, "--train_steps=2",
             "--iterations=1", "--save_steps=2", "--wrn_size=4", "--uda_confidence_thresh=0.8",
-            "--uda_softmax_temp=0.4", "--tsa=linear_schedule", "--dev_size=16"] + _tpu_flag(use_tpu)
+            "--uda_softmax_temp=0.4", "--tsa=linear_schedule"] + _tpu_flag(use_tpu)
     return argv, [_ckpt(model_dir, 2)]
 
 
@@ -298,7 +299,8 @@ PROGRAMS = [
     Program("simclr", "google-research/simclr", "383d4143fd8cf7879ae10f1046a9baeb753ff438",
             "google-research+simclr", "run.py", "SimCLR contrastive pre-training (TF1 code) on "
             "a TFDS builder, LARS, cross-replica batch norm, train_then_eval + hub export",
-            simclr),
+            simclr, check_paths=("data.py", "data_util.py", "lars_optimizer.py", "model.py",
+                                 "model_util.py", "objective.py", "resnet.py", "run.py")),
     Program("albert_zh_classifier", "brightmart/albert_zh",
             "52149e82faf3eddd02f31dc2942a4d06bc78c247", "brightmart+albert_zh",
             "run_classifier.py", "albert_zh sentence-pair fine-tuning (LCQMC format), "

@@ -43,7 +43,7 @@ def runner_available():
     return os.path.exists(os.path.join(PACKAGE_ROOT, "tpu_estimator_compat", "__main__.py"))
 
 
-def failure_reason(log_text, limit=160):
+def failure_reason(log_text, limit=100):
     """The exception line of the last traceback in a log (or its last line)."""
     lines = log_text.rstrip().splitlines()
     start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=None)
@@ -156,6 +156,8 @@ def main(argv=None):
     parser.add_argument("--logs", default=os.path.join(tempfile.gettempdir(), "real_programs"))
     parser.add_argument("--timeout", type=int, default=900, help="seconds per run")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--table", action="store_true",
+                        help="only print the table recorded in --logs")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
@@ -174,6 +176,8 @@ def main(argv=None):
     if os.path.exists(results_path):  # earlier runs into the same --logs: one table for all
         with open(results_path) as f:
             recorded = json.load(f)
+    if args.table:
+        programs = []
     failed = False
     for program in programs:
         statuses = recorded.setdefault(program.name, {})
