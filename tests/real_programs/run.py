@@ -21,6 +21,7 @@ module: it needs the snapshots and minutes of CPU.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,14 +44,19 @@ def runner_available():
     return os.path.exists(os.path.join(PACKAGE_ROOT, "tpu_estimator_compat", "__main__.py"))
 
 
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
+
+
 def failure_reason(log_text, limit=100):
     """The exception line of the last traceback in a log (or its last line)."""
     lines = log_text.rstrip().splitlines()
     start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=None)
     if start is not None:
         tail = [line for line in lines[start + 1:] if line and not line[0].isspace()]
-        if tail:
-            return tail[-1][:limit]
+        # The exception's first line (its message may span several lines).
+        named = [line for line in tail if _EXCEPTION_LINE.match(line)]
+        if named or tail:
+            return (named or tail)[-1][:limit]
     return (lines[-1] if lines else "no output")[:limit]
 
 
