@@ -1,0 +1,318 @@
+"""One recipe per real program: where it lives, its tiny data, and its tiny flags.
+
+A recipe's `prepare(work, use_tpu)` writes the program's inputs under `work` (a fresh
+directory) and returns `(argv, expected)`: the program's arguments, and the files whose
+existence shows it finished its job (checkpoints, results). Programs are run from a copy of
+`<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and `pythonpath`
+are relative to `work/src`.
+"""
+import dataclasses
+import os
+from typing import Callable, Sequence
+
+import numpy as np
+
+from tiny_data import (bert_config, masked_lm_examples, mnist_records, sentence,
+                       tfds_cifar10, write_json, write_tfrecord, write_vocab)
+
+
+@dataclasses.dataclass
+class Program:
+    name: str
+    repo: str
+    commit: str
+    snapshot: str  # directory name under the snapshots root
+    script: str
+    exercises: str
+    prepare: Callable
+    copy_from: str = "."
+    copy_to: str = "."
+    pythonpath: Sequence[str] = (".",)
+    check_paths: Sequence[str] = (".",)  # what `check` reads, relative to work/src
+    has_use_tpu: bool = True
+
+
+def _rng():
+    return np.random.RandomState(0)
+
+
+def _ckpt(model_dir, step):
+    return os.path.join(model_dir, "model.ckpt-%d.index" % step)
+
+
+def _tpu_flag(use_tpu):
+    return ["--use_tpu=%s" % use_tpu]
+
+
+# ------------------------------------------------------------------------------------------
+def bert_classifier(work, use_tpu):
+    rng = _rng()
+    data, out = os.path.join(work, "glue"), os.path.join(work, "out")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
+    os.makedirs(data, exist_ok=True)
+    for split, count in (("train", 16), ("dev", 12)):
+        with open(os.path.join(data, split + ".tsv"), "w") as f:
+            f.write("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
+            for i in range(count):
+                f.write("%d\t%d\t%d\t%s\t%s\n" % (rng.randint(2), i, i + 100,
+                                                 sentence(rng, 5), sentence(rng, 4)))
+    argv = ["--task_name=MRPC", "--do_train=true", "--do_eval=true", "--data_dir=" + data,
+            "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--learning_rate=2e-5", "--num_train_epochs=1", "--output_dir=" + out,
+            "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(out, 2), os.path.join(out, "eval_results.txt")]
+
+
+def bert_pretraining(work, use_tpu):
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
+    records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
+                             masked_lm_examples(_rng(), 32, 16, 3, vocab))
+    out = os.path.join(work, "out")
+    argv = ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
+            "--do_eval=true", "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--train_batch_size=8", "--eval_batch_size=8", "--max_seq_length=16",
+            "--max_predictions_per_seq=3", "--num_train_steps=3", "--num_warmup_steps=1",
+            "--learning_rate=1e-4", "--iterations_per_loop=2", "--max_eval_steps=2",
+            "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(out, 3), os.path.join(out, "eval_results.txt")]
+
+
+def albert_pretraining(work, use_tpu):
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    config = bert_config(vocab, embedding_size=8, num_hidden_groups=1, inner_group_num=1,
+                         down_scale_factor=1)
+    write_json(os.path.join(work, "albert_config.json"), config)
+    records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
+                             masked_lm_examples(_rng(), 32, 16, 3, vocab))
+    out = os.path.join(work, "out")
+    argv = ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
+            "--do_eval=true", "--albert_config_file=" + os.path.join(work, "albert_config.json"),
+            "--train_batch_size=8", "--eval_batch_size=8", "--max_seq_length=16",
+            "--max_predictions_per_seq=3", "--num_train_steps=3", "--num_warmup_steps=1",
+            "--learning_rate=1e-4", "--iterations_per_loop=2", "--max_eval_steps=2",
+            "--save_checkpoints_steps=1000", "--optimizer=lamb"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(out, 3), os.path.join(out, "eval_results.txt")]
+
+
+def electra_pretraining(work, use_tpu):
+    import json
+
+    vocab = write_vocab(os.path.join(work, "data", "vocab.txt"))
+    examples = masked_lm_examples(_rng(), 32, 16, 3, vocab)
+    write_tfrecord(os.path.join(work, "data", "pretrain_tfrecords", "pretrain_data.tfrecord-0"),
+                   [{k: e[k] for k in ("input_ids", "input_mask", "segment_ids")}
+                    for e in examples])
+    hparams = {
+        "debug": True, "do_train": True, "do_eval": False, "num_train_steps": 3,
+        "num_eval_steps": 2, "iterations_per_loop": 2, "train_batch_size": 8,
+        "eval_batch_size": 8, "max_seq_length": 16, "vocab_size": vocab,
+        "embedding_size": 8, "num_warmup_steps": 1, "save_checkpoints_steps": 1000,
+        "model_hparam_overrides": {"hidden_size": 16, "num_hidden_layers": 1,
+                                   "num_attention_heads": 2, "intermediate_size": 32},
+        "use_tpu": use_tpu, "num_tpu_cores": 8 if use_tpu else 1}
+    argv = ["--data-dir", os.path.join(work, "data"), "--model-name", "tiny",
+            "--hparams", json.dumps(hparams)]
+    model_dir = os.path.join(work, "data", "models", "tiny")
+    return argv, [_ckpt(model_dir, 3)]
+
+
+def mnist_tpu(work, use_tpu):
+    rng = _rng()
+    data, model_dir = os.path.join(work, "mnist"), os.path.join(work, "model")
+    for split, count in (("train", 64), ("validation", 32), ("test", 16)):
+        write_tfrecord(os.path.join(data, split + ".tfrecords"), mnist_records(rng, count))
+    argv = ["--data_dir=" + data, "--model_dir=" + model_dir, "--batch_size=16",
+            "--train_steps=4", "--eval_steps=2", "--iterations=2", "--num_shards=8",
+            "--enable_predict=true"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(model_dir, 4)]
+
+
+def resnet_main(work, use_tpu):
+    model_dir = os.path.join(work, "model")
+    argv = ["--data_dir=", "--model_dir=" + model_dir, "--resnet_depth=18",
+            "--image_size=32", "--train_batch_size=8", "--eval_batch_size=8",
+            "--train_steps=2", "--iterations_per_loop=1", "--num_train_images=16",
+            "--num_eval_images=8", "--num_label_classes=10", "--mode=train_and_eval",
+            "--steps_per_eval=2", "--precision=float32", "--transpose_input=false",
+            "--num_parallel_calls=1", "--num_cores=%d" % (8 if use_tpu else 1),
+            "--use_cache=false"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(model_dir, 2)]
+
+
+def grover_lm(work, use_tpu):
+    rng = _rng()
+    vocab, seq = 64, 16
+    write_json(os.path.join(work, "grover.json"), {
+        "vocab_size": vocab, "hidden_size": 16, "attention_probs_dropout_prob": 0.1,
+        "hidden_dropout_prob": 0.1, "hidden_act": "gelu", "initializer_range": 0.02,
+        "intermediate_size": 32, "max_position_embeddings": 32, "num_attention_heads": 2,
+        "num_hidden_layers": 1})
+    records = write_tfrecord(os.path.join(work, "data", "train.tfrecord"),
+                             [{"input_ids": rng.randint(vocab, size=seq + 1)}
+                              for _ in range(32)])
+    out = os.path.join(work, "out")
+    argv = ["--config_file=" + os.path.join(work, "grover.json"), "--input_file=" + records,
+            "--output_dir=" + out, "--max_seq_length=%d" % seq, "--train_batch_size=8",
+            "--learning_rate=1e-4", "--num_train_steps=3", "--num_warmup_steps=1",
+            "--iterations_per_loop=2", "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(out, 3)]
+
+
+def gpt2_connorjl(work, use_tpu):
+    rng = _rng()
+    data = os.path.join(work, "owt")
+    for number in range(93):  # the file numbers inputs.openwebtext lists
+        write_tfrecord(os.path.join(data, "openwebtext-newspaper_%d.tfrecords" % number),
+                       [{"hash": [b"h%d" % i], "text": rng.randint(64, size=rng.randint(4, 9))}
+                        for i in range(26)])  # eval: 13 files >= 42 (stitch) x 8 texts
+    model_dir = os.path.join(work, "model")
+    params = {
+        "n_head": 2, "encoder_path": "unused", "n_vocab": 50257,  # 50256: its end-of-text id
+        "embed_dropout": 0.1,
+        "lr": 0.00025, "warmup_steps": 1, "beta1": 0.9, "beta2": 0.98, "epsilon": 1e-9,
+        "opt_name": "adam", "weight_decay": 0.01, "train_batch_size": 8, "attn_dropout": 0.1,
+        "train_steps": 2, "eval_steps": 1, "max_steps": 1, "data_path": data,
+        "res_dropout": 0.1, "predict_batch_size": 1, "eval_batch_size": 8, "iterations": 1,
+        "n_embd": 16, "input": "openwebtext", "model": "GPT2", "model_path": model_dir,
+        "n_ctx": 16, "predict_path": "logs/predictions.txt", "n_layer": 1,
+        "scale_by_depth": True, "scale_by_in": True}
+    write_json(os.path.join(work, "tiny.json"), params)
+    # Relative: main.py logs to logs/<--model>.log.
+    argv = ["--model", "tiny.json"] + (["--tpu", "simulated"] if use_tpu else [])
+    return argv, [_ckpt(model_dir, 2)]
+
+
+def uda_image(work, use_tpu):
+    rng = _rng()
+    data, model_dir = os.path.join(work, "cifar10"), os.path.join(work, "model")
+
+    def image():
+        return rng.rand(32 * 32 * 3).astype(np.float32)
+
+    write_tfrecord(os.path.join(data, "train-size_16.tfrecord"),
+                   [{"image": image(), "label": [int(rng.randint(10))]} for _ in range(16)])
+    write_tfrecord(os.path.join(data, "test.tfrecord"),
+                   [{"image": image(), "label": [int(rng.randint(10))]} for _ in range(16)])
+    write_tfrecord(os.path.join(data, "unsup-0.tfrecord"),
+                   [{"ori_image": image(), "aug_image": image()} for _ in range(16)])
+    argv = ["--do_train=true", "--do_eval=true", "--task_name=cifar10", "--sup_size=16",
+            "--aug_copy=1", "--unsup_ratio=1", "--train_batch_size=8", "--eval_batch_size=8",
+            "--data_dir=" + data, "--model_dir=" + model_dir, "--train_steps=2",
+            "--iterations=1", "--save_steps=2", "--wrn_size=4", "--uda_confidence_thresh=0.8",
+            "--uda_softmax_temp=0.4", "--tsa=linear_schedule"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(model_dir, 2)]
+
+
+def simclr(work, use_tpu):
+    data, model_dir = os.path.join(work, "tfds"), os.path.join(work, "model")
+    tfds_cifar10(data, _rng())
+    argv = ["--dataset=cifar10", "--data_dir=" + data, "--model_dir=" + model_dir,
+            "--train_mode=pretrain", "--mode=train_then_eval", "--eval_split=test",
+            "--train_batch_size=8", "--eval_batch_size=8", "--train_steps=2",
+            "--checkpoint_steps=2", "--image_size=32", "--resnet_depth=18",
+            "--width_multiplier=1", "--proj_out_dim=8", "--use_blur=false",
+            "--learning_rate=0.1", "--weight_decay=0", "--temperature=0.5"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(model_dir, 2)]
+
+
+def albert_zh_classifier(work, use_tpu):
+    rng = _rng()
+    data, out = os.path.join(work, "lcqmc"), os.path.join(work, "out")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    config = bert_config(vocab, embedding_size=8, ln_type="postln")
+    write_json(os.path.join(work, "albert_config_tiny.json"), config)
+    os.makedirs(data, exist_ok=True)
+    for split, count in (("train", 16), ("dev", 12)):
+        with open(os.path.join(data, split + ".txt"), "w") as f:
+            f.write("text_a\ttext_b\tlabel\n")
+            for _ in range(count):
+                f.write("%s\t%s\t%d\n" % (sentence(rng, 5), sentence(rng, 4), rng.randint(2)))
+    argv = ["--task_name=lcqmc", "--do_train=true", "--do_eval=true", "--data_dir=" + data,
+            "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "albert_config_tiny.json"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--learning_rate=1e-4", "--num_train_epochs=1", "--output_dir=" + out,
+            "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
+    return argv, [_ckpt(out, 2), os.path.join(data, "eval_results_albert_zh.txt")]
+
+
+def disentanglement_vae(work, use_tpu):
+    out = os.path.join(work, "out")
+    gin = os.path.join(work, "train.gin")
+    with open(gin, "w") as f:
+        f.write("\n".join([
+            'dataset.name = "dummy_data"', "model.batch_size = 8", "model.model = @vae()",
+            "vae.beta = 4.", "vae_optimizer.optimizer_fn = @AdamOptimizer",
+            "model.training_steps = 3", "model.eval_steps = 2", "model.random_seed = 0",
+            "AdamOptimizer.learning_rate = 0.001", "encoder.num_latent = 4",
+            "encoder.encoder_fn = @conv_encoder", "decoder.decoder_fn = @deconv_decoder",
+            "reconstruction_loss.loss_fn = @bernoulli_loss", ""]))
+    argv = ["--model_dir=" + out, "--gin_config=" + gin]
+    return argv, [_ckpt(os.path.join(out, "tf_checkpoint"), 3),
+                  os.path.join(out, "tfhub", "saved_model.pb"),
+                  os.path.join(out, "results", "json", "train_results.json")]
+
+
+PROGRAMS = [
+    Program("bert_classifier", "google-research/bert",
+            "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
+            "run_classifier.py", "BERT fine-tuning (MRPC TSV), tf.contrib layer_norm, "
+            "AdamWeightDecay, eval_metrics, TPU eval padding", bert_classifier),
+    Program("bert_pretraining", "google-research/bert",
+            "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
+            "run_pretraining.py", "BERT masked-LM + NSP pre-training, gather over masked "
+            "positions, scaffold_fn init, eval_metrics", bert_pretraining),
+    Program("albert_pretraining", "google-research/albert",
+            "b772393d3dae115b493258ce8e37c17b2cc62100", "google-research+albert",
+            "albert/run_pretraining.py", "ALBERT pre-training (SOP), LAMB optimizer, "
+            "shared layers, tf.compat.v1 + contrib imports", albert_pretraining,
+            copy_to="albert"),
+    Program("electra_pretraining", "google-research/electra",
+            "8a46635f32083ada044d7e9ad09604742600ee7b", "google-research+electra",
+            "run_pretraining.py", "ELECTRA generator/discriminator pre-training, "
+            "sampling, argparse + JSON hparams", electra_pretraining),
+    Program("mnist_tpu", "tensorflow/tpu", "7dc921f846c9e4071f3884b768a7ddf521272a49",
+            "tensorflow+tpu", "mnist_tpu.py", "Cloud TPU MNIST: train, evaluate, predict, "
+            "tf.compat.v1 + tf_estimator imports", mnist_tpu,
+            copy_from="models/official/mnist"),
+    Program("resnet_main", "tensorflow/tpu", "7dc921f846c9e4071f3884b768a7ddf521272a49",
+            "tensorflow+tpu", "models/official/resnet/resnet_main.py",
+            "ResNet-18 on null input, train_and_eval, host_call summaries, batch norm, "
+            "tf2 summary in host_call", resnet_main, copy_from="models", copy_to="models",
+            pythonpath=("models",), check_paths=("models/official/resnet", "models/common",
+                                                 "models/hyperparameters")),
+    Program("grover_lm", "rowanz/grover", "f59a206a8722357c351eae9e937b9f7a53bfda61",
+            "rowanz+grover", "lm/train.py", "GPT-2-style LM (Grover) pre-training, Adafactor-"
+            "style custom optimizer, tf.contrib.tpu", grover_lm),
+    Program("gpt2_connorjl", "ConnorJL/GPT2", "936fe2a21fad221cb07d0157c00fbb0780c7d114",
+            "ConnorJL+GPT2", "main.py", "GPT-2 LM training loop (train/evaluate/"
+            "get_variable_value), plain Estimator on CPU, TPUEstimator with --tpu",
+            gpt2_connorjl, has_use_tpu=True),
+    Program("uda_image", "google-research/uda", "960684e363251772a5938451d4d2bc0f1da9e24b",
+            "google-research+uda", "main.py", "UDA semi-supervised WRN on CIFAR-format "
+            "records: EMA (moving averages), two inputs per step, TSA", uda_image,
+            copy_from="image"),
+    Program("simclr", "google-research/simclr", "383d4143fd8cf7879ae10f1046a9baeb753ff438",
+            "google-research+simclr", "run.py", "SimCLR contrastive pre-training (TF1 code) on "
+            "a TFDS builder, LARS, cross-replica batch norm, train_then_eval + hub export",
+            simclr, check_paths=("data.py", "data_util.py", "lars_optimizer.py", "model.py",
+                                 "model_util.py", "objective.py", "resnet.py", "run.py")),
+    Program("albert_zh_classifier", "brightmart/albert_zh",
+            "52149e82faf3eddd02f31dc2942a4d06bc78c247", "brightmart+albert_zh",
+            "run_classifier.py", "albert_zh sentence-pair fine-tuning (LCQMC format), "
+            "factorized embeddings, `import tensorflow as tf` 1.x style",
+            albert_zh_classifier),
+    Program("disentanglement_vae", "google-research/disentanglement_lib",
+            "86a644d4ed35c771560dc3360756363d35477357", "google-research+disentanglement_lib",
+            "bin/dlib_train", "beta-VAE (conv encoder/decoder) configured with gin, TF-Hub "
+            "module export from the checkpoint, evaluate; use_tpu=False in the program",
+            disentanglement_vae, has_use_tpu=False),
+]
+
+
+def by_name():
+    return {p.name: p for p in PROGRAMS}

@@ -1,0 +1,37 @@
+"""The corpus script's mechanical import rewriting (tests/real_programs/rewrite.py)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "real_programs"))
+
+import rewrite  # noqa: E402
+
+
+def test_tf1_and_contrib_imports_point_at_the_v1_namespace():
+    source = ("import tensorflow as tf\n"
+              "import tensorflow.compat.v1 as tf\n"
+              "from tensorflow.compat.v1 import estimator as tf_estimator\n"
+              "from tensorflow.contrib import tpu as contrib_tpu\n"
+              "from tensorflow.contrib.tpu.python.tpu import tpu_estimator\n"
+              "from tensorflow.python.estimator import estimator\n"
+              "from tensorflow_estimator.python.estimator.tpu import tpu_config\n"
+              "import tensorflow\n")
+    assert rewrite.rewrite_source(source) == (
+        "import tpu_estimator_compat.v1 as tf\n"
+        "import tpu_estimator_compat.v1 as tf\n"
+        "from tpu_estimator_compat.v1 import estimator as tf_estimator\n"
+        "from tpu_estimator_compat.v1.contrib import tpu as contrib_tpu\n"
+        "from tpu_estimator_compat.v1.contrib.tpu.python.tpu import tpu_estimator\n"
+        "from tpu_estimator_compat.v1.python.estimator import estimator\n"
+        "from tpu_estimator_compat.v1.python.estimator.tpu import tpu_config\n"
+        "import tpu_estimator_compat.v1 as tensorflow\n")
+
+
+def test_tensorflow_internals_v2_and_other_libraries_are_left_alone():
+    source = ("import tensorflow.compat.v2 as tf2\n"
+              "from tensorflow.core.protobuf import rewriter_config_pb2\n"
+              "from tensorflow.python.ops import math_ops\n"
+              "import tensorflow_datasets as tfds\n"
+              "import tensorflow_hub as hub\n"
+              "x = 'import tensorflow as tf'\n")
+    assert rewrite.rewrite_source(source) == source
