@@ -310,3 +310,33 @@ def test_tf1_idioms_in_model_fn_behave_as_in_a_tf1_graph(tmp_path):
     del estimator  # the writer lives as long as the compiled step, and flushes when released
     gc.collect()
     assert [step for step, _ in read_scalars(str(summary_dir))["my_loss"]] == [0, 1, 2]
+
+
+def test_evaluate_an_input_whose_batch_is_not_the_first_dimension(tmp_path, eight_devices):
+    """resnet_main's --transpose_input: static batches laid out [features, batch]."""
+    def model_fn(features, labels, mode, params):
+        predictions = legacy_layers.dense(tf.transpose(features), 1, name="dense")
+        loss = v1.losses.mean_squared_error(labels, predictions)
+        train_op = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.05)).minimize(
+            loss, global_step=v1.train.get_global_step())
+
+        def metric_fn(labels, predictions):
+            return {"mse": v1.metrics.mean_squared_error(labels, predictions)}
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                    eval_metrics=(metric_fn, [labels, predictions]))
+
+    def transposed(input_fn):
+        return lambda params: input_fn(params).map(lambda x, y: (tf.transpose(x), y))
+
+    estimator = tec.TPUEstimator(  # PER_HOST_V2, as resnet_main: per-replica batches
+        model_fn, train_batch_size=8, eval_batch_size=8,
+        config=tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices,
+                             tpu_config=tec.TPUConfig(
+                                 per_host_input_for_training=(
+                                     tec.InputPipelineConfig.PER_HOST_V2))))
+    estimator.train(transposed(train_input_fn), steps=2)
+    results = estimator.evaluate(transposed(eval_input_fn))
+    kernel = estimator.get_variable_value("dense/kernel")
+    bias = estimator.get_variable_value("dense/bias")
+    expected = float(np.mean((X[:32] @ kernel + bias - Y[:32]) ** 2))
+    assert results["mse"] == pytest.approx(expected, rel=1e-5)

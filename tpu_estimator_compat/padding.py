@@ -6,7 +6,9 @@ replica (on every host) keeps receiving batches until all of them have seen the 
 finite run suffices in one process, and lets the input pipeline go idle and shut down fast).
 
 With TPU semantics shapes must be static: batches are padded with zero rows to the batch size
-(mask False) and stop batches are all padding; the host drops padded rows. Otherwise batches
+(mask False) and stop batches are all padding; the host drops padded rows. An input whose
+shapes are already fully static (batched with `drop_remainder=True`) has no partial batch:
+it is not padded, whichever dimension is the batch (resnet's `transpose_input` puts it last). Otherwise batches
 keep their size and stop batches are a single zero row (not zero rows: oneDNN's Conv2D
 mis-shapes empty batches), or zero rows for an input with no example at all. Metrics computed inside model_fn (EstimatorSpec.eval_metric_ops)
 are read at the last step with real rows, so the stop batches never count.
@@ -21,6 +23,15 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
     """The signalled dataset (padded to `batch_size` if `pad`), then `stop_batches` stop
     batches (None: endless)."""
     count = -1 if stop_batches is None else stop_batches
+    if pad and _fully_static(dataset.element_spec):
+        def full(*element):
+            return _pack(element), {MASK: tf.fill([batch_size], True),
+                                    STOP: tf.fill([batch_size], False)}
+        zeros = tf.nest.map_structure(lambda spec: tf.zeros(spec.shape, spec.dtype),
+                                      dataset.element_spec)
+        stop = tf.data.Dataset.from_tensors((zeros, {MASK: tf.fill([batch_size], False),
+                                                     STOP: tf.fill([batch_size], True)}))
+        return dataset.map(full).concatenate(stop.repeat(count))
     if pad:
         real = dataset.map(lambda *element: _pad(_pack(element), batch_size, stop=False))
         return real.concatenate(_stop_batches(dataset, batch_size).repeat(count))
@@ -29,6 +40,12 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
         lambda *element: _unpadded(
             tf.nest.map_structure(lambda t: tf.zeros_like(t[:1]), _pack(element)),
             stop=True)).repeat(count))
+
+
+def _fully_static(element_spec):
+    specs = tf.nest.flatten(element_spec)
+    return all(isinstance(spec, tf.TensorSpec) and spec.shape.is_fully_defined()
+               for spec in specs)
 
 
 def _unpadded(element, stop):
