@@ -48,3 +48,12 @@ def test_checkpoints_of_an_input_without_labels_have_meta_files_to_copy(tmp_path
         v1.train.import_meta_graph(str(tmp_path / "model.ckpt-3.meta"))
         names = sorted(v.op.name for v in v1.global_variables())
     assert names == ["dense/bias", "dense/kernel", "global_step"]
+
+
+def test_xla_module_of_tensorflow_compiler_is_served_as_tensorflows_own():
+    """simclr objective.py: `from tensorflow.compiler.tf2xla.python import xla` (repro
+    simclr_1.py), under the runner and with rewritten imports."""
+    from tpu_estimator_compat.v1.compiler.tf2xla.python import xla  # noqa: PLC0415
+    from tensorflow.compiler.tf2xla.python import xla as real_xla  # noqa: PLC0415
+
+    assert xla is real_xla and callable(xla.replica_id)

@@ -50,9 +50,11 @@ _ASYNC_CHECKPOINT = _from("v1.contrib._async_checkpoint", "AsyncCheckpointSaverH
 _EXPORT = f"{_PKG}.v1.estimator.export"
 
 MODULES = {
-    # tensorflow.core (protocol buffers) and tensorflow.python: TensorFlow's own modules, but
-    # for the estimator and TPU ones, and TF1 names that TensorFlow moved to other modules.
+    # tensorflow.core (protocol buffers), tensorflow.compiler (XLA) and tensorflow.python:
+    # TensorFlow's own modules, but for the estimator and TPU ones, and TF1 names that
+    # TensorFlow moved to other modules.
     "core": "tensorflow.core",
+    "compiler": "tensorflow.compiler",
     "python": Virtual(fallback="tensorflow.python"),
     "python.framework": Virtual(fallback="tensorflow.python.framework"),
     "python.framework.ops": Virtual(
