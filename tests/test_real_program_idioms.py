@@ -57,3 +57,28 @@ def test_xla_module_of_tensorflow_compiler_is_served_as_tensorflows_own():
     from tensorflow.compiler.tf2xla.python import xla as real_xla  # noqa: PLC0415
 
     assert xla is real_xla and callable(xla.replica_id)
+
+
+def test_host_call_after_disable_v2_behavior_shapes(tmp_path, monkeypatch):
+    """resnet_main.py calls tf.disable_v2_behavior() and passes a host_call: with TF1 shapes
+    a first dimension is a `Dimension` (repro resnet_main_3.py)."""
+    from tensorflow.python.framework import tensor_shape  # noqa: PLC0415
+
+    monkeypatch.setattr(tensor_shape, "_TENSORSHAPE_V2_OVERRIDE",
+                        tensor_shape._TENSORSHAPE_V2_OVERRIDE)  # restored after the test
+    v1.disable_v2_tensorshape()
+    steps = []
+
+    def model_fn(features, labels, mode, params):
+        spec = classifier_model_fn(features, labels, mode, params)
+
+        def host_call(step, loss):
+            return tf.numpy_function(lambda s: steps.append(int(s[0])) or np.int64(0),
+                                     [step], tf.int64)
+        step = tf.reshape(v1.train.get_global_step(), [1])
+        return spec._replace(host_call=(host_call, [step, tf.reshape(spec.loss, [1])]))
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=8,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(features_only_input_fn, max_steps=2)
+    assert steps == [0, 1]

@@ -96,8 +96,9 @@ def _note_first_dimensions(kind, tensors):
     is concatenated across replicas on its own), but often a forgotten reshape."""
     shapes = {key: tf.TensorShape(value.shape if hasattr(value, "shape") else np.shape(value))
               for key, value in tensors.items()}
-    rows = {key: shape[0] for key, shape in shapes.items()
-            if shape.rank and shape[0] is not None}
+    rows = {key: tf.compat.dimension_value(shape[0])  # a v1 Dimension after
+            for key, shape in shapes.items() if shape.rank}  # disable_v2_behavior()
+    rows = {key: count for key, count in rows.items() if count is not None}
     if len(set(rows.values())) > 1:
         logging.info(
             "The %s tensors have different first dimensions (%s, concatenated across "
