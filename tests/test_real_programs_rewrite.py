@@ -35,3 +35,16 @@ def test_tensorflow_internals_v2_and_other_libraries_are_left_alone():
               "import tensorflow_hub as hub\n"
               "x = 'import tensorflow as tf'\n")
     assert rewrite.rewrite_source(source) == source
+
+
+def test_run_reports_the_exception_line_or_a_native_crash():
+    import run  # noqa: PLC0415  (the corpus runner; its status column quotes these lines)
+
+    traceback = ("I0 some log\nTraceback (most recent call last):\n  File \"x.py\", line 1\n"
+                 "ValueError: first line\n  of a long message\n")
+    assert run.failure_reason(traceback) == "ValueError: first line"
+    crash = ("Saving checkpoints\ndouble free or corruption (!prev)\nFatal Python error: "
+             "Aborted\n\nThread 0x1 (most recent call first):\n  File \"y.py\"\n\n"
+             "Extension modules: numpy\n")
+    assert run.failure_reason(crash) == (
+        "double free or corruption (!prev): Fatal Python error: Aborted")

@@ -48,8 +48,13 @@ _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\
 
 
 def failure_reason(log_text, limit=100):
-    """The exception line of the last traceback in a log (or its last line)."""
+    """The exception line of the last traceback in a log, a native crash's message, or the
+    log's last line."""
     lines = log_text.rstrip().splitlines()
+    fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
+    if fatal:  # a crash in native code: its own message is the line before
+        i = fatal[-1]
+        return ((lines[i - 1] + ": " if i else "") + lines[i])[:limit]
     start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=None)
     if start is not None:
         tail = [line for line in lines[start + 1:] if line and not line[0].isspace()]
