@@ -48,3 +48,6 @@ def test_run_reports_the_exception_line_or_a_native_crash():
              "Extension modules: numpy\n")
     assert run.failure_reason(crash) == (
         "double free or corruption (!prev): Fatal Python error: Aborted")
+    segfault = ("I1124 01:05:29.53 1 training.py:316] Saving checkpoints\n"
+                "Fatal Python error: Segmentation fault\n")
+    assert run.failure_reason(segfault) == "Fatal Python error: Segmentation fault"

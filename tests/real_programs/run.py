@@ -44,6 +44,7 @@ def runner_available():
     return os.path.exists(os.path.join(PACKAGE_ROOT, "tpu_estimator_compat", "__main__.py"))
 
 
+_LOG_LINE = re.compile(r"^[IWEF]\d{4} ")  # absl / TensorFlow log lines
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
 
 
@@ -52,9 +53,10 @@ def failure_reason(log_text, limit=100):
     log's last line."""
     lines = log_text.rstrip().splitlines()
     fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
-    if fatal:  # a crash in native code: its own message is the line before
+    if fatal:  # a crash in native code: its own message, if any, is the line before
         i = fatal[-1]
-        return ((lines[i - 1] + ": " if i else "") + lines[i])[:limit]
+        native = i and not _LOG_LINE.match(lines[i - 1])
+        return ((lines[i - 1] + ": " if native else "") + lines[i])[:limit]
     start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=None)
     if start is not None:
         tail = [line for line in lines[start + 1:] if line and not line[0].isspace()]
