@@ -1,14 +1,14 @@
 """`tf.contrib`: the parts that TPUEstimator programs use, each loaded on first use.
 
-`tf.contrib` was removed in TensorFlow 2. `tpu`, `cluster_resolver`, `data`, `layers`,
-`stateless`, `summary`, `training` and `framework` are provided by this package (with
+`tf.contrib` was removed in TensorFlow 2. `tpu`, `cluster_resolver`, `data`, `layers`, `opt`
+(decoupled weight decay only), `stateless`, `summary`, `training` and `framework` are provided by this package (with
 tf-slim's help for the last three); `slim` and `metrics` are tf-slim's (`_tf_slim`). Other contrib modules are
 not provided.
 """
 from tpu_estimator_compat.v1 import _lazy
 
-_OWN = ("cluster_resolver", "data", "framework", "layers", "stateless", "summary", "tpu",
-        "training")
+_OWN = ("cluster_resolver", "data", "framework", "layers", "opt", "stateless", "summary",
+        "tpu", "training")
 SUBMODULES = tuple(sorted(_OWN + ("metrics", "slim")))
 
 _lazy.install(
