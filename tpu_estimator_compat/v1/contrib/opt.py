@@ -143,3 +143,10 @@ class MomentumWOptimizer(DecoupledWeightDecayExtension, _v1.train.MomentumOptimi
                  name="MomentumW", use_nesterov=False):
         super().__init__(weight_decay, learning_rate=learning_rate, momentum=momentum,
                          use_locking=use_locking, name=name, use_nesterov=use_nesterov)
+
+
+def __getattr__(name):  # pylint: disable=invalid-name
+    raise AttributeError(
+        f"module {__name__!r} has no attribute {name!r}. tpu_estimator_compat provides "
+        "tf.contrib.opt's decoupled weight decay only (AdamWOptimizer, MomentumWOptimizer, "
+        "extend_with_decoupled_weight_decay, DecoupledWeightDecayExtension).")
