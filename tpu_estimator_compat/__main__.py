@@ -20,7 +20,8 @@ run    runs a TensorFlow 1 program unmodified: its own imports of tensorflow,
        tpu_estimator_compat.v1 too (always: gin.tf).
 check  statically lists the TF1 / contrib / estimator APIs used under each PATH (files or
        directories of .py files), each supported, supported with a documented difference,
-       or unsupported; exits 1 if anything is unsupported."""
+       or unsupported (tensorflow.compat.v2 names: TF2); exits 1 if anything is
+       unsupported."""
 
 
 def _usage_error(message):
