@@ -4,6 +4,7 @@ import os
 import re
 
 import pytest
+import tensorflow as tf
 
 from tpu_estimator_compat import __main__ as cli
 from tpu_estimator_compat import compat_check
@@ -75,7 +76,7 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "  UNSUPPORTED  tensorflow.contrib.rnn  (line 13): module "
         "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
         "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
-        "framework, layers, metrics, slim, stateless, summary, tpu, training} only.",
+        "framework, layers, metrics, opt, slim, stateless, summary, tpu, training} only.",
         f"  difference   tensorflow.train.LoggingTensorHook  (line 14)  {known}",
         f"  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15)  {known}",
         f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",
@@ -164,3 +165,66 @@ def test_documented_differences_are_served_and_link_existing_readme_sections():
     for key, anchor in compat_check.DIFFERENCES.items():
         compat_check.lookup(key)  # raises if not served
         assert anchor in anchors, anchor
+
+
+TF2_CODE = """
+import tensorflow.compat.v2 as tf
+import tensorflow.compat.v1 as tf1
+tf.keras.layers.Dense
+tf.keras.layers.experimental.SyncBatchNormalization
+tf.logging.info
+tf1.compat.v2.summary.scalar
+"""
+
+
+def test_tensorflow_2_names_are_tf2_not_unsupported(tmp_path):
+    (tmp_path / "model.py").write_text(TF2_CODE)
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path / "model.py")], out=out)
+    version = tf.__version__
+    # (TensorFlow names its compat.v2 module either way, depending on how it was imported.)
+    lines = [re.sub(r"module 'tensorflow[._a-z0-9]*compat\.v2'", "module 'tensorflow.compat.v2'",
+                    line) for line in out.getvalue().splitlines()[1:]]
+    assert lines == [
+        "  TF2          tensorflow.compat.v2  (line 2)",
+        "  supported    tensorflow.compat.v1  (line 3)",
+        "  TF2          tensorflow.compat.v2.keras.layers.Dense  (line 4)",
+        f"  TF2          tensorflow.compat.v2.keras.layers.experimental  (line 5): not in "
+        f"TensorFlow {version} (module 'keras._tf_keras.keras.layers' has no attribute "
+        "'experimental'); tf.keras is Keras 3 there: Keras 2 names are tf_keras's, which "
+        "TF_USE_LEGACY_KERAS=1 makes tf.keras",
+        f"  TF2          tensorflow.compat.v2.logging  (line 6): not in TensorFlow {version} "
+        "(module 'tensorflow.compat.v2' has no attribute 'logging')",
+        "  TF2          tensorflow.compat.v1.compat.v2.summary.scalar  (line 7)",
+        "6 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
+        "0 unsupported, 5 TensorFlow 2 (tensorflow.compat.v2, TensorFlow's own).",
+    ]
+    assert totals["unsupported"] == set()
+    assert cli.main(["check", str(tmp_path / "model.py")]) == 0
+
+
+@pytest.mark.parametrize("path, instead", [
+    ("tensorflow.contrib.learn.RunConfig", "Instead of tf.contrib.learn, use tf.estimator "
+     "(Estimator, RunConfig, ModeKeys, export; served here) with tf.data input functions"),
+    ("tensorflow.compat.v1.contrib.cloud.BigQueryReader", "Instead of tf.contrib.cloud, use "
+     "tf.io.gfile and tf.data, which read gs:// paths directly"),
+])
+def test_unserved_contrib_modules_name_what_to_use_instead(path, instead):
+    verdict = compat_check.Resolver().verdict(path)
+    assert verdict.status == "unsupported"
+    assert verdict.api == ".".join(path.split(".")[:-1])
+    assert instead in verdict.detail
+    with pytest.raises(AttributeError, match=re.escape(instead)):
+        getattr(v1_contrib, path.split(".")[-2])
+
+
+def test_contrib_opt_serves_decoupled_weight_decay_only():
+    resolver = compat_check.Resolver()
+    assert resolver.verdict("tensorflow.contrib.opt.AdamWOptimizer").status == "supported"
+    verdict = resolver.verdict("tensorflow.contrib.opt.LazyAdamOptimizer")
+    assert verdict == compat_check.Verdict(
+        "tensorflow.contrib.opt.LazyAdamOptimizer", "unsupported",
+        "module 'tpu_estimator_compat.v1.contrib.opt' has no attribute 'LazyAdamOptimizer'. "
+        "tpu_estimator_compat provides tf.contrib.opt's decoupled weight decay only "
+        "(AdamWOptimizer, MomentumWOptimizer, extend_with_decoupled_weight_decay, "
+        "DecoupledWeightDecayExtension).")

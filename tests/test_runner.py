@@ -238,10 +238,65 @@ def test_import_redirect_decides_by_the_importing_file(tmp_path):
             == "tpu_estimator_compat.v1.python.estimator.tpu.tpu_estimator")
 
 
+# TF1-era libraries in site-packages (gin.tf's pattern): they subclass tf.estimator names at import.
+OLD_LIBRARY = """
+import tensorflow as tf
+from tensorflow.contrib import tpu
+
+
+class Hook(tf.estimator.SessionRunHook):
+    pass
+"""
+
+V1_FOR_PROGRAM = """
+import importlib.util
+import sys
+import oldlib.hooks
+import plainlib
+report = {"oldlib": oldlib.hooks.tf.__name__, "oldlib_tpu": oldlib.hooks.tpu.__name__,
+          "oldlib_hook_base": oldlib.hooks.Hook.__mro__[1].__name__,
+          "plainlib": plainlib.tf.__name__}
+if importlib.util.find_spec("gin"):
+    import gin.tf
+    report["gin_hook_base"] = gin.tf.GinConfigSaverHook.__mro__[1].__name__
+print("REPORT", report)
+"""
+
+
+def test_v1_for_serves_the_namespace_to_named_libraries_and_gin_tf(tmp_path):
+    libs = tmp_path / "lib" / "python3" / "site-packages"
+    _write(str(libs / "oldlib" / "__init__.py"), "")
+    _write(str(libs / "oldlib" / "hooks.py"), OLD_LIBRARY)
+    _write(str(libs / "plainlib.py"), THIRD_PARTY)
+    _write(str(tmp_path / "prog.py"), V1_FOR_PROGRAM)
+    result = _run(["--v1-for", "oldlib", str(tmp_path / "prog.py")], cwd=str(tmp_path),
+                  env_extra={"pythonpath": [REPO, str(libs)]})
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = eval(_report(result.stdout))  # a dict literal printed by the program
+    gin = {"gin_hook_base": "SessionRunHook"} if "gin_hook_base" in report else {}
+    assert report == {"oldlib": "tpu_estimator_compat.v1",
+                      "oldlib_tpu": "tpu_estimator_compat.v1.contrib.tpu",
+                      "oldlib_hook_base": "SessionRunHook", "plainlib": "tensorflow", **gin}
+    without = _run([str(tmp_path / "prog.py")], cwd=str(tmp_path),
+                   env_extra={"pythonpath": [REPO, str(libs)]})
+    assert without.returncode == 1
+    assert without.stderr.rstrip().endswith(
+        "ModuleNotFoundError: No module named 'tensorflow.contrib'")
+
+
+def test_v1_for_matches_the_module_and_its_submodules_only():
+    redirect = runner.ImportRedirect(v1_for=runner.V1_LIBRARIES + ("oldlib",))
+    assert redirect.serves_v1_to("gin.tf") and redirect.serves_v1_to("gin.tf.utils")
+    assert redirect.serves_v1_to("oldlib") and redirect.serves_v1_to("oldlib.hooks")
+    assert not redirect.serves_v1_to("gin") and not redirect.serves_v1_to("gin.torch")
+    assert not redirect.serves_v1_to("oldlibrary") and not redirect.serves_v1_to("")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["run"], "run needs SCRIPT.py or -m MODULE."),
     (["run", "-m"], "run needs SCRIPT.py or -m MODULE."),
     (["run", "--keep-tf2"], "--keep-tf2 needs a DIR."),
+    (["run", "--keep-tf2", "lib", "--v1-for"], "--v1-for needs a MODULE."),
     (["check"], "check needs at least one PATH."),
     (["frobnicate"], "unknown command 'frobnicate'."),
 ])

@@ -340,3 +340,22 @@ def test_evaluate_an_input_whose_batch_is_not_the_first_dimension(tmp_path, eigh
     bias = estimator.get_variable_value("dense/bias")
     expected = float(np.mean((X[:32] @ kernel + bias - Y[:32]) ** 2))
     assert results["mse"] == pytest.approx(expected, rel=1e-5)
+
+
+def test_meta_graph_of_a_model_whose_input_has_no_labels(tmp_path, one_device):
+    def model_fn(features, labels, mode, params):
+        assert labels is None
+        predictions = legacy_layers.dense(features["x"], 1, name="dense")
+        loss = v1.losses.mean_squared_error(features["y"], predictions)
+        train_op = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.05)).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def features_only(params):
+        return train_input_fn(params).map(lambda x, y: {"x": x, "y": y})
+
+    make_estimator(model_fn, tmp_path, one_device).train(features_only, steps=1)
+    with tf.Graph().as_default():
+        v1.train.import_meta_graph(str(tmp_path / "model.ckpt-1.meta"))
+        assert sorted(v.op.name for v in v1.trainable_variables()) == [
+            "dense/bias", "dense/kernel"]

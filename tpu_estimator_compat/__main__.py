@@ -1,23 +1,27 @@
 """Command line: `python -m tpu_estimator_compat` (also the `tpu-estimator-compat` script).
 
-    run [--keep-tf2 DIR]... SCRIPT.py [ARGS...]    run a legacy program unmodified (runner.py)
-    run [--keep-tf2 DIR]... -m MODULE [ARGS...]
-    check PATH...                                 list the TF1 APIs a codebase uses (compat_check.py)
+    run [OPTIONS] SCRIPT.py [ARGS...]   run a legacy program unmodified (runner.py); OPTIONS:
+    run [OPTIONS] -m MODULE [ARGS...]   --keep-tf2 DIR, --v1-for MODULE (each repeatable)
+    check PATH...                       list the TF1 APIs a codebase uses (compat_check.py)
 """
 import os
 import sys
 
-USAGE = """usage: python -m tpu_estimator_compat run [--keep-tf2 DIR]... SCRIPT.py [ARGS...]
-       python -m tpu_estimator_compat run [--keep-tf2 DIR]... -m MODULE [ARGS...]
+USAGE = """usage: python -m tpu_estimator_compat run [--keep-tf2 DIR]... [--v1-for MODULE]...
+                                          SCRIPT.py [ARGS...]
+       python -m tpu_estimator_compat run [--keep-tf2 DIR]... [--v1-for MODULE]...
+                                          -m MODULE [ARGS...]
        python -m tpu_estimator_compat check PATH...
 
 run    runs a TensorFlow 1 program unmodified: its own imports of tensorflow,
        tensorflow.compat.v1, tensorflow.contrib... and tensorflow_estimator get
        tpu_estimator_compat.v1; libraries keep TensorFlow 2. Files under a --keep-tf2
-       DIR count as libraries.
+       DIR count as libraries; a --v1-for MODULE library (and its submodules) gets
+       tpu_estimator_compat.v1 too (always: gin.tf).
 check  statically lists the TF1 / contrib / estimator APIs used under each PATH (files or
        directories of .py files), each supported, supported with a documented difference,
-       or unsupported; exits 1 if anything is unsupported."""
+       or unsupported (tensorflow.compat.v2 names: TF2); exits 1 if anything is
+       unsupported."""
 
 
 def _usage_error(message):
@@ -38,11 +42,12 @@ def main(argv=None):
         from tpu_estimator_compat import compat_check  # noqa: PLC0415  (imports TensorFlow)
         return compat_check.main(args)
     if command == "run":
-        keep_tf2 = []
-        while args[:1] == ["--keep-tf2"]:
+        options = {"--keep-tf2": ("DIR", []), "--v1-for": ("MODULE", [])}
+        while args[:1] and args[0] in options:
+            what, values = options[args[0]]
             if len(args) < 2:
-                return _usage_error("--keep-tf2 needs a DIR.")
-            keep_tf2.append(args[1])
+                return _usage_error(f"{args[0]} needs a {what}.")
+            values.append(args[1])
             args = args[2:]
         if not args or (args[0] == "-m" and len(args) < 2):
             return _usage_error("run needs SCRIPT.py or -m MODULE.")
@@ -51,7 +56,7 @@ def main(argv=None):
                   "no such file or directory", file=sys.stderr)
             return 2
         from tpu_estimator_compat import runner  # noqa: PLC0415
-        runner.run(args, keep_tf2)
+        runner.run(args, options["--keep-tf2"][1], options["--v1-for"][1])
         return 0
     return _usage_error(f"unknown command {command!r}.")
 

@@ -104,7 +104,8 @@ class TPUClusterResolver(_cluster_resolver_lib.ClusterResolver):
 
     @staticmethod
     def connect(tpu=None, zone=None, project=None):
-        """Resolves the TPU, connects to its cluster and initialises it (TF2 API).
+        """Resolves the TPU, connects to its cluster and initialises it (TF2 API); on the
+        simulated TPU, does nothing more than build the resolver.
 
         Returns:
           The `TPUClusterResolver`.
@@ -112,10 +113,11 @@ class TPUClusterResolver(_cluster_resolver_lib.ClusterResolver):
         Raises:
           NoTPUFoundError: if no TPU can be resolved.
         """
+        from tpu_estimator_compat.v1 import _tpu_system  # noqa: PLC0415  (imports this module)
         resolver = TPUClusterResolver(tpu, zone, project)
-        real = resolver.resolve()
-        tf.config.experimental_connect_to_cluster(real)
-        tf.tpu.experimental.initialize_tpu_system(real)
+        if not resolver.simulated_cores:
+            tf.config.experimental_connect_to_cluster(resolver.resolve())
+        _tpu_system.initialize_tpu_system(resolver)
         return resolver
 
     @property

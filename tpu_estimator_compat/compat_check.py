@@ -14,7 +14,10 @@ the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_d
 - unsupported if the namespace does not serve it (with the namespace's own hint);
 - supported with a documented difference if it is, or lies below, an entry of
   `DIFFERENCES` (matched by path and by identity of the object served);
-- supported otherwise.
+- supported otherwise;
+- `tf2` for `tensorflow.compat.v2` names: TensorFlow 2 code, which the namespace serves as
+  TensorFlow itself does (`compat.v2` is `tensorflow.compat.v2`), whether or not TensorFlow
+  2.21 still has the name (those it lacks say so, but do not fail the check).
 """
 import ast
 import dataclasses
@@ -29,6 +32,7 @@ ROOTS = ("tensorflow", "tensorflow_estimator")
 README = "README.md"
 _KNOWN = "known-differences-from-the-original"
 _CONTRIB = "tf1-module-paths-and-contrib-modules"
+_TF2 = "compat.v2"
 
 # v1-relative path -> README section (anchor) that documents how it differs.
 DIFFERENCES = {
@@ -52,8 +56,8 @@ _SKIPPED_DIRS = {".git", "__pycache__", ".venv", "venv", "site-packages", "node_
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
-    """How the namespace serves one API: `status` is 'supported', 'difference' or
-    'unsupported'; `detail` is the README anchor or the reason."""
+    """How the namespace serves one API: `status` is 'supported', 'difference',
+    'unsupported' or 'tf2'; `detail` is the README anchor or the reason."""
     api: str
     status: str
     detail: str = ""
@@ -81,6 +85,8 @@ class Resolver:
 
     def _verdict(self, path):
         parts = path.split(".")
+        relative = _v1_relative(parts)
+        tf2 = relative == _TF2 or relative.startswith(_TF2 + ".")
         value, walked = _finder.served_module(""), parts[:1]
         for part in parts[1:]:
             if not isinstance(value, types.ModuleType):
@@ -88,9 +94,14 @@ class Resolver:
             try:
                 value = _step(value, ".".join(walked[1:] + [part]))
             except (AttributeError, ImportError) as error:
-                return Verdict(".".join(walked + [part]), "unsupported", str(error))
+                api = ".".join(walked + [part])
+                if tf2:
+                    return Verdict(api, "tf2", _tf2_missing(api, error))
+                return Verdict(api, "unsupported", str(error))
             walked.append(part)
         api = ".".join(walked)
+        if tf2:
+            return Verdict(api, "tf2")
         relative = _v1_relative(walked)
         for key, anchor in DIFFERENCES.items():
             if relative == key or relative.startswith(key + "."):
@@ -105,6 +116,15 @@ class Resolver:
             self._difference_ids = {id(lookup(key)): anchor
                                     for key, anchor in DIFFERENCES.items()}
         return self._difference_ids
+
+
+def _tf2_missing(api, error):
+    import tensorflow as tf  # noqa: PLC0415  (imported already, by the namespace)
+    text = f"not in TensorFlow {tf.__version__} ({error})"
+    if ".keras." in api + ".":
+        text += ("; tf.keras is Keras 3 there: Keras 2 names are tf_keras's, which "
+                 "TF_USE_LEGACY_KERAS=1 makes tf.keras")
+    return text
 
 
 def _step(module, relative_path):
@@ -219,7 +239,8 @@ def python_files(paths):
 def check(paths, out=sys.stdout, resolver=None):
     """Prints the report for `paths`; returns `{status: set of APIs}` (with 'unparsable')."""
     resolver = resolver or Resolver()
-    totals = {"supported": set(), "difference": set(), "unsupported": set(), "unparsable": set()}
+    totals = {"supported": set(), "difference": set(), "unsupported": set(), "tf2": set(),
+              "unparsable": set()}
     for filename in python_files(paths):
         with open(filename, encoding="utf-8", errors="replace") as f:
             source = f.read()
@@ -245,20 +266,22 @@ def check(paths, out=sys.stdout, resolver=None):
 
 def _line(verdict, line):
     label = {"supported": "supported", "difference": "difference",
-             "unsupported": "UNSUPPORTED"}[verdict.status]
+             "unsupported": "UNSUPPORTED", "tf2": "TF2"}[verdict.status]
     text = f"{label:<12} {verdict.api}  (line {line})"
     if verdict.status == "difference":
         return f"{text}  see {README}#{verdict.detail}"
-    if verdict.status == "unsupported":
+    if verdict.detail:
         return f"{text}: {verdict.detail}"
     return text
 
 
 def _summary(totals):
-    count = sum(len(totals[s]) for s in ("supported", "difference", "unsupported"))
+    count = sum(len(totals[s]) for s in ("supported", "difference", "unsupported", "tf2"))
     text = (f"{count} TensorFlow APIs used: {len(totals['supported'])} supported, "
             f"{len(totals['difference'])} supported with documented differences, "
             f"{len(totals['unsupported'])} unsupported")
+    if totals["tf2"]:
+        text += f", {len(totals['tf2'])} TensorFlow 2 (tensorflow.compat.v2, TensorFlow's own)"
     unparsable = len(totals["unparsable"])
     if unparsable:
         text += f"; {unparsable} file{'s' if unparsable > 1 else ''} could not be parsed"

@@ -28,8 +28,8 @@ def build_train_meta_graph(model_fn, config, traced):
         with tf.Graph().as_default() as graph:
             tf.compat.v1.train.get_or_create_global_step()
             features, labels = tf.nest.map_structure(
-                lambda spec: tf.compat.v1.placeholder(spec.dtype, spec.shape, spec.name)
-                if spec is not None else None,  # labels of an input_fn without them
+                lambda spec: None if spec is None else tf.compat.v1.placeholder(
+                    spec.dtype, spec.shape),
                 traced.input_signature)
             spec = model_bridge.call_model_fn(model_fn, features, labels, ModeKeys.TRAIN,
                                               dict(traced.params or {}), config)

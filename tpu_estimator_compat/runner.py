@@ -13,9 +13,12 @@ namespace instead: `import tensorflow as tf` binds `tpu_estimator_compat.v1`,
 How: `builtins.__import__` (which every `import` statement calls) is wrapped. The caller's
 module globals, which Python passes to it, say which file imports: program code is any file
 outside the installed-library directories (site-packages, dist-packages, the standard
-library) and outside this package (and outside any `--keep-tf2` directory). Everything else
-(TensorFlow itself, tf_keras, tensorflow_hub, numpy...) imports the real TensorFlow 2, whose
-module stays `sys.modules['tensorflow']`.
+library) and outside this package (and outside any `--keep-tf2` directory). Library modules named by
+`--v1-for MODULE` or in `V1_LIBRARIES` (TF1-era libraries that cannot import on TensorFlow
+2.21, such as gin-config's `gin.tf`, which subclasses `tf.estimator.SessionRunHook`), and the
+modules below them, get the v1 namespace too. Everything else (TensorFlow itself, tf_keras,
+tensorflow_hub, numpy...) imports the real TensorFlow 2, whose module stays
+`sys.modules['tensorflow']`.
 
 Limits: `importlib.import_module('tensorflow')` and `__import__` called by hand are not
 redirected (they give real TensorFlow 2); a library installed outside site-packages (on
@@ -33,6 +36,8 @@ import sysconfig
 _REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
 NAMESPACE = "tpu_estimator_compat.v1"
 _LIBRARY_PARTS = ("site-packages", "dist-packages")
+# Libraries served the v1 namespace by default: they need TF1 names to import at all.
+V1_LIBRARIES = ("gin.tf",)
 
 
 def _library_dirs(keep_tf2_dirs):
@@ -47,8 +52,9 @@ def _library_dirs(keep_tf2_dirs):
 class ImportRedirect:
     """The `builtins.__import__` wrapper described in the module docstring."""
 
-    def __init__(self, keep_tf2_dirs=()):
+    def __init__(self, keep_tf2_dirs=(), v1_for=V1_LIBRARIES):
         self._library_dirs = _library_dirs(keep_tf2_dirs)
+        self._v1_for = tuple(v1_for)
         self._original = None
         self.is_program_file = functools.lru_cache(maxsize=None)(self._is_program_file)
 
@@ -58,8 +64,17 @@ class ImportRedirect:
         return not (any(part in _LIBRARY_PARTS for part in parts)
                     or path.startswith(self._library_dirs))
 
+    def serves_v1_to(self, module_name):
+        """Whether library module `module_name` is one `--v1-for` / `V1_LIBRARIES` names or
+        lies below one."""
+        return any(module_name == name or module_name.startswith(name + ".")
+                   for name in self._v1_for)
+
     def _from_program(self, module_globals):
-        path = (module_globals or {}).get("__file__")
+        module_globals = module_globals or {}
+        if self.serves_v1_to(module_globals.get("__name__") or ""):
+            return True
+        path = module_globals.get("__file__")
         return bool(path) and self.is_program_file(path)
 
     def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
@@ -86,13 +101,15 @@ def redirected_name(name):
     return NAMESPACE + dot + rest
 
 
-def run(argv, keep_tf2_dirs=()):
-    """Runs `argv` = `[SCRIPT, ARGS...]` or `['-m', MODULE, ARGS...]` with the redirect.
+def run(argv, keep_tf2_dirs=(), v1_for=()):
+    """Runs `argv` = `[SCRIPT, ARGS...]` or `['-m', MODULE, ARGS...]` with the redirect;
+    the modules in `v1_for` (and `V1_LIBRARIES`) get the v1 namespace too.
 
     Returns only if the program returns; its `SystemExit` and exceptions propagate (so the
     process exits with the program's status).
     """
-    redirect = ImportRedirect([os.path.abspath(d) for d in keep_tf2_dirs])
+    redirect = ImportRedirect([os.path.abspath(d) for d in keep_tf2_dirs],
+                              V1_LIBRARIES + tuple(v1_for))
     redirect.install()
     try:
         if argv[0] == "-m":

@@ -35,7 +35,8 @@ def install(module_globals, names=None, fallback=None, missing_hint=""):
       names: dict of public name to `resolve` spec, looked up first.
       fallback: optional `resolve` spec of a module whose attributes are served for any
         other (non-dunder) name, at access time.
-      missing_hint: text appended to the AttributeError for unknown names.
+      missing_hint: text appended to the AttributeError for unknown names, or a function
+        of the name returning it.
     """
     module_name = module_globals["__name__"]
     names = dict(names or {})
@@ -49,7 +50,8 @@ def install(module_globals, names=None, fallback=None, missing_hint=""):
                 return getattr(resolve(fallback), name)
             except AttributeError:
                 pass
-        raise AttributeError(f"module {module_name!r} has no attribute {name!r}{missing_hint}")
+        hint = missing_hint(name) if callable(missing_hint) else missing_hint
+        raise AttributeError(f"module {module_name!r} has no attribute {name!r}{hint}")
 
     def __dir__():  # pylint: disable=invalid-name
         listed = set(module_globals) | set(names)

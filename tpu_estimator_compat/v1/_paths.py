@@ -97,6 +97,10 @@ MODULES = {
     "python.tpu.tpu_optimizer": Virtual(_TPU_OPTIMIZER,
                                         fallback="tensorflow.python.tpu.tpu_optimizer"),
     "python.tpu.async_checkpoint": Virtual(_ASYNC_CHECKPOINT),
+    # tf.tpu.experimental: TensorFlow's, initialising the TPU system via our resolver too.
+    "tpu.experimental": Virtual(
+        _from("v1._tpu_system", "initialize_tpu_system", "shutdown_tpu_system"),
+        fallback="tensorflow:compat.v1.tpu.experimental"),
     # tensorflow.contrib.tpu.python.{tpu,ops}
     "contrib.tpu.python": Virtual(),
     "contrib.tpu.python.tpu": Virtual(fallback="tensorflow.python.tpu"),

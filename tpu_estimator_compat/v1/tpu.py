@@ -1,5 +1,6 @@
 """`tf.tpu`: `tf.compat.v1.tpu`, with a `CrossShardOptimizer` and `cross_replica_sum` that
-run on any tf.distribute strategy (TensorFlow's need a TPU kernel)."""
+run on any tf.distribute strategy (TensorFlow's need a TPU kernel), and an `experimental`
+whose `initialize_tpu_system` takes our `TPUClusterResolver` (`_tpu_system`)."""
 from tpu_estimator_compat.v1 import _lazy
 
 _lazy.install(
@@ -7,6 +8,7 @@ _lazy.install(
     names={
         "CrossShardOptimizer": "tpu_estimator_compat.optimizers:CrossShardOptimizer",
         "cross_replica_sum": "tpu_estimator_compat.optimizers:cross_replica_sum",
+        "experimental": "tpu_estimator_compat.v1.tpu.experimental",  # `_paths`
     },
     fallback="tensorflow:compat.v1.tpu",
 )
