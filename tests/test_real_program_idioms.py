@@ -4,8 +4,6 @@ Each test is the few lines of a program's model_fn or driver that broke, with th
 TPUEstimator's behaviour (TF 2.15 + tensorflow-estimator 2.15, `use_tpu=False`) as expected
 result. The repros these come from are named in each docstring.
 """
-import os
-
 import numpy as np
 import tensorflow as tf
 
@@ -31,23 +29,6 @@ def classifier_model_fn(features, labels, mode, params):
     train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
         loss, global_step=v1.train.get_global_step())
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
-
-
-def test_checkpoints_of_an_input_without_labels_have_meta_files_to_copy(tmp_path):
-    """albert run_pretraining.py copies model.ckpt-N.{meta,index,data...} of its best
-    checkpoint with tf.gfile.Copy (repro albert_pretraining_1.py)."""
-    estimator = tec.TPUEstimator(
-        classifier_model_fn, use_tpu=False, train_batch_size=8,
-        config=tec.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=1000,
-                             tpu_config=tec.TPUConfig(iterations_per_loop=2)))
-    estimator.train(features_only_input_fn, max_steps=3)
-    assert sorted(f for f in os.listdir(tmp_path) if f.startswith("model.ckpt")) == [
-        f"model.ckpt-{step}.{ext}" for step in (0, 3)
-        for ext in ("data-00000-of-00001", "index", "meta")]
-    with tf.Graph().as_default():
-        v1.train.import_meta_graph(str(tmp_path / "model.ckpt-3.meta"))
-        names = sorted(v.op.name for v in v1.global_variables())
-    assert names == ["dense/bias", "dense/kernel", "global_step"]
 
 
 def test_xla_module_of_tensorflow_compiler_is_served_as_tensorflows_own():

@@ -173,7 +173,8 @@ def gpt2_connorjl(work, use_tpu):
     params = {
         "n_head": 2, "encoder_path": "unused", "n_vocab": 50257,  # 50256: its end-of-text id
         "embed_dropout": 0.1,
-        "lr": 0.00025, "warmup_steps": 1, "beta1": 0.9, "beta2": 0.98, "epsilon": 1e-9,
+        # Its cosine schedule divides by max_steps - warmup_steps (0 gives a NaN rate).
+        "lr": 0.00025, "warmup_steps": 0, "beta1": 0.9, "beta2": 0.98, "epsilon": 1e-9,
         "opt_name": "adam", "weight_decay": 0.01, "train_batch_size": 8, "attn_dropout": 0.1,
         "train_steps": 2, "eval_steps": 1, "max_steps": 1, "data_path": data,
         "res_dropout": 0.1, "predict_batch_size": 1, "eval_batch_size": 8, "iterations": 1,
