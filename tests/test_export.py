@@ -20,10 +20,10 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import saved_model_export as export
-from tpu_estimator_compat import export_output as eo
-from tpu_estimator_compat import receivers
-from tpu_estimator_compat.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
+from tpu_estimator_compat.export import saved_model as export
+from tpu_estimator_compat.export import outputs as eo
+from tpu_estimator_compat.export import receivers
+from tpu_estimator_compat.api.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
 
 _layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
 _PYTHON = sys.executable

@@ -2,7 +2,7 @@
 import pytest
 import tensorflow as tf
 
-from tpu_estimator_compat import export_output as eo
+from tpu_estimator_compat.export import outputs as eo
 
 _sm = tf.compat.v1.saved_model
 

@@ -11,8 +11,8 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat.training import NanLossDuringTrainingError
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.host.training import NanLossDuringTrainingError
 
 import train_then_kill
 

@@ -4,9 +4,9 @@ import pytest
 import tensorflow as tf
 
 from event_reader import read_scalars, read_values
-from tpu_estimator_compat import contrib_summary as summary
-from tpu_estimator_compat import host_calls
-from tpu_estimator_compat import summaries
+from tpu_estimator_compat.host import contrib_summary as summary
+from tpu_estimator_compat.host import host_calls
+from tpu_estimator_compat.host import summaries
 
 REPLICAS = 8
 

@@ -27,16 +27,16 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat import hooks as hooks_lib
-from tpu_estimator_compat import host_calls
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.host import hooks as hooks_lib
+from tpu_estimator_compat.host import host_calls
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat import multi_worker
-from tpu_estimator_compat import preemption
-from tpu_estimator_compat import summaries
-from tpu_estimator_compat import spec as spec_lib
-from tpu_estimator_compat.config import parse_iterations_per_loop
-from tpu_estimator_compat.spec import ModeKeys
+from tpu_estimator_compat.host import multi_worker
+from tpu_estimator_compat.host import preemption
+from tpu_estimator_compat.host import summaries
+from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.config.tpu_config import parse_iterations_per_loop
+from tpu_estimator_compat.api.spec import ModeKeys
 
 
 class NanLossDuringTrainingError(tf.compat.v1.train.NanLossDuringTrainingError):

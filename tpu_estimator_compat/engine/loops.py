@@ -15,9 +15,9 @@ the last step (inference: the last step where replica 0 had real examples).
 """
 import tensorflow as tf
 
-from tpu_estimator_compat import legacy_patches
-from tpu_estimator_compat import runtime as runtime_lib
-from tpu_estimator_compat import step_graph
+from tpu_estimator_compat.tf1 import patches as legacy_patches
+from tpu_estimator_compat.engine import runtime as runtime_lib
+from tpu_estimator_compat.engine import step_graph
 
 _BATCH_OUTPUTS = ("host_call", "metrics", "predictions", "mask", "stop")
 _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates")

@@ -44,7 +44,7 @@ def _library_dirs(keep_tf2_dirs):
     dirs = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     dirs.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
     dirs.add(site.getusersitepackages())
-    dirs.add(os.path.dirname(os.path.abspath(__file__)))  # this package
+    dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this package
     dirs.update(keep_tf2_dirs)
     return tuple(os.path.join(os.path.realpath(d), "") for d in dirs if d)
 

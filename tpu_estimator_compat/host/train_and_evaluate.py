@@ -25,8 +25,8 @@ import types
 
 import tensorflow as tf
 
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat import hooks as hooks_lib
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.host import hooks as hooks_lib
 from tpu_estimator_compat import log as logging
 
 
@@ -279,9 +279,9 @@ class LatestExporter(_SavedModelExporter):
 class _CallableModule(types.ModuleType):
     """This module calls `train_and_evaluate` when called.
 
-    Importing `tpu_estimator_compat.train_and_evaluate` makes Python bind the package's
+    Importing `tpu_estimator_compat.host.train_and_evaluate` makes Python bind the package's
     `train_and_evaluate` attribute to this module, shadowing the function of the same name;
-    being callable, `tpu_estimator_compat.train_and_evaluate(...)` works either way.
+    being callable, `tpu_estimator_compat.host.train_and_evaluate(...)` works either way.
     """
 
     def __call__(self, estimator, train_spec, eval_spec):

@@ -24,7 +24,7 @@ import tempfile
 
 import tensorflow as tf
 
-from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat import log as logging
 
 _all_rows_fns = {}  # id(strategy): (strategy, traced function)

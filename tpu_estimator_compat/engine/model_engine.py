@@ -39,19 +39,19 @@ import dataclasses
 
 import tensorflow as tf
 
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat import legacy_patches
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.tf1 import patches as legacy_patches
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat import loops
-from tpu_estimator_compat import meta_graph as meta_graph_lib
-from tpu_estimator_compat import model_step
-from tpu_estimator_compat import optimizers
-from tpu_estimator_compat import step_graph
-from tpu_estimator_compat import tf1_shapes
-from tpu_estimator_compat import tf1_variables
-from tpu_estimator_compat import warm_start as warm_start_lib
-from tpu_estimator_compat.spec import ModeKeys
-from tpu_estimator_compat.variable_store import VariableStore
+from tpu_estimator_compat.engine import loops
+from tpu_estimator_compat.state import meta_graph as meta_graph_lib
+from tpu_estimator_compat.engine import model_step
+from tpu_estimator_compat.api import optimizers
+from tpu_estimator_compat.engine import step_graph
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.tf1 import variables as tf1_variables
+from tpu_estimator_compat.state import warm_start as warm_start_lib
+from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.engine.variable_store import VariableStore
 
 # The user's code run by the engine is TF1 code: TF1 shapes, hashable variables with `.op`.
 tf1_shapes.install()

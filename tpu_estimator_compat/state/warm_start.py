@@ -12,7 +12,7 @@ import re
 
 import tensorflow as tf
 
-from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat.state import checkpoints
 
 _log = tf.get_logger()
 

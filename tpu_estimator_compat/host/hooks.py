@@ -46,12 +46,12 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.training import basic_session_run_hooks
 
-from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat import tf1_shapes
-from tpu_estimator_compat import variable_store
-from tpu_estimator_compat.spec import ModeKeys
-from tpu_estimator_compat.spec import validate_hooks  # noqa: F401  (part of this module's API)
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.engine import variable_store
+from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.api.spec import validate_hooks  # noqa: F401  (part of this module's API)
 
 _v1 = tf.compat.v1
 # training_util.GLOBAL_STEP_READ_KEY: where _get_or_create_global_step_read() caches its tensor.

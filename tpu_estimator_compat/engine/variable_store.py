@@ -17,7 +17,7 @@ import threading
 import tensorflow as tf
 from tensorflow.python.distribute import distribute_lib
 
-from tpu_estimator_compat import step_graph
+from tpu_estimator_compat.engine import step_graph
 
 _v1 = tf.compat.v1
 GLOBAL_STEP_NAME = "global_step"

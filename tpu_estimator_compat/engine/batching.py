@@ -18,8 +18,8 @@ A pure function of the configuration, so the table of the original (behaviour re
 import dataclasses
 import enum
 
-from tpu_estimator_compat.config import InputPipelineConfig
-from tpu_estimator_compat.spec import ModeKeys
+from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
+from tpu_estimator_compat.api.spec import ModeKeys
 
 _BATCH_NAMES = {ModeKeys.TRAIN: "train", ModeKeys.EVAL: "eval", ModeKeys.PREDICT: "predict"}
 _METHOD_NAMES = {ModeKeys.TRAIN: "train", ModeKeys.EVAL: "evaluate", ModeKeys.PREDICT: "predict"}

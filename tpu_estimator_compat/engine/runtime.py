@@ -29,7 +29,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from tpu_estimator_compat import cluster_resolver as cluster_resolver_lib
+from tpu_estimator_compat.engine import cluster_resolver as cluster_resolver_lib
 from tpu_estimator_compat import log as logging
 
 SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV

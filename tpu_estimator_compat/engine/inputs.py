@@ -27,15 +27,15 @@ import contextlib
 import tensorflow as tf
 from tensorflow.python.data.ops import multi_device_iterator_ops
 
-from tpu_estimator_compat import input_checks
+from tpu_estimator_compat.engine import input_checks
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat import model_bridge
-from tpu_estimator_compat import padding
-from tpu_estimator_compat import tf1_shapes
-from tpu_estimator_compat import tpu_context
-from tpu_estimator_compat.batching import Distribution
-from tpu_estimator_compat.config import InputPipelineConfig
-from tpu_estimator_compat.spec import ModeKeys
+from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.engine import padding
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.api import tpu_context
+from tpu_estimator_compat.engine.batching import Distribution
+from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
+from tpu_estimator_compat.api.spec import ModeKeys
 
 
 def as_dataset(input_fn_result):

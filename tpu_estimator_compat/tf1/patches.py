@@ -27,8 +27,8 @@ import tensorflow as tf
 from tensorflow.python.distribute import distribute_lib
 from tensorflow.python.ops import summary_ops_v2
 
-from tpu_estimator_compat import optimizers
-from tpu_estimator_compat import variable_store
+from tpu_estimator_compat.api import optimizers
+from tpu_estimator_compat.engine import variable_store
 
 
 @dataclasses.dataclass(frozen=True)

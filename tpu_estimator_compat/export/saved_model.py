@@ -19,13 +19,13 @@ import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
 
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat import export_output as export_output_lib
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.export import outputs as export_output_lib
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat import model_bridge
-from tpu_estimator_compat import receivers
-from tpu_estimator_compat import spec as spec_lib
-from tpu_estimator_compat import warm_start as warm_start_lib
+from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.export import receivers
+from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.state import warm_start as warm_start_lib
 
 ModeKeys = spec_lib.ModeKeys
 

@@ -28,8 +28,8 @@ import uuid
 import tensorflow as tf
 from google.protobuf import text_format
 
-from tpu_estimator_compat import checkpoint_paths
-from tpu_estimator_compat.checkpoint_paths import (  # pylint: disable=unused-import
+from tpu_estimator_compat.state import checkpoint_paths
+from tpu_estimator_compat.state.checkpoint_paths import (  # pylint: disable=unused-import
     CHECKPOINT_BASENAME, STATE_FILENAME, CheckpointNotFoundError, CorruptCheckpointStateError,
     latest_checkpoint, previous_checkpoints, resolve_checkpoint_path)
 

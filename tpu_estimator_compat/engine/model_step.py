@@ -9,13 +9,13 @@ import dataclasses
 
 import tensorflow as tf
 
-from tpu_estimator_compat import inputs
-from tpu_estimator_compat import model_bridge
-from tpu_estimator_compat import padding
-from tpu_estimator_compat import spec as spec_lib
-from tpu_estimator_compat import tf1_shapes
-from tpu_estimator_compat import tpu_context
-from tpu_estimator_compat.spec import ModeKeys
+from tpu_estimator_compat.engine import inputs
+from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.engine import padding
+from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.api import tpu_context
+from tpu_estimator_compat.api.spec import ModeKeys
 
 
 @dataclasses.dataclass

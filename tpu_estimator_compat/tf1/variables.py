@@ -20,8 +20,8 @@ from tensorflow.python.framework import tensor as tensor_lib
 from tensorflow.python.ops import resource_variable_ops
 from tensorflow.python.training import optimizer as optimizer_lib
 
-from tpu_estimator_compat import tf1_shapes
-from tpu_estimator_compat import variable_store
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.engine import variable_store
 
 _variable_op = resource_variable_ops.BaseResourceVariable.op
 _distributed_variable_op = distribute_values.DistributedVariable.op

@@ -13,11 +13,11 @@ steps in one Session.run, so evaluation hooks see one before_run/after_run.
 import numpy as np
 import tensorflow as tf
 
-from tpu_estimator_compat import host_calls
+from tpu_estimator_compat.host import host_calls
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat import multi_worker
-from tpu_estimator_compat import spec as spec_lib
-from tpu_estimator_compat import summaries
+from tpu_estimator_compat.host import multi_worker
+from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.host import summaries
 
 _UNTIL_THE_END = np.iinfo(np.int32).max
 

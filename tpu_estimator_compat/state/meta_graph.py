@@ -12,8 +12,8 @@ SaverDef.
 import tensorflow as tf
 
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat import model_bridge
-from tpu_estimator_compat.spec import ModeKeys
+from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.api.spec import ModeKeys
 
 
 def build_train_meta_graph(model_fn, config, traced):
