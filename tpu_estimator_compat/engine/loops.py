@@ -126,7 +126,7 @@ def make_train_loop(step_fn, step_outputs):
 
     @tf.function(autograph=False)
     def train_loop(iterator, num_steps):
-        arrays = _tensor_arrays(host_call_spec or {})
+        arrays = _tensor_arrays({} if host_call_spec is None else host_call_spec)
 
         def body(i, loss, finite, arrays, hook_values):
             outputs = step_fn(next(iterator))
