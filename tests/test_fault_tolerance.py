@@ -12,7 +12,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.host.training import NanLossDuringTrainingError
+from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 
 import train_then_kill
 
