@@ -392,9 +392,7 @@ def _unflatten_inference_outputs(traced, outputs):
     spec = traced["spec"]
     scaffold = None
     if isinstance(spec, spec_lib.TPUEstimatorSpec) and spec.scaffold_fn:
-        scaffold = spec.scaffold_fn()
-        if scaffold is None:
-            raise ValueError("TPUEstimatorSpec.scaffold_fn returns None, which is not allowed")
+        scaffold = spec_lib.call_scaffold_fn(spec.scaffold_fn)
     return _InferenceSpec(predictions, export_outputs, scaffold)
 
 
