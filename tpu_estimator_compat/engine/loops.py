@@ -79,8 +79,8 @@ def _host_view(strategy, per_replica):
         predictions=gathered("predictions"),
         mask=gathered("mask"),
         # this worker's first replica: hooks run on every worker
-        hook_fetches=tf.nest.map_structure(lambda v: _local_first_replica(strategy, v),
-                                           per_replica.hook_fetches))
+        hook_fetches=map_present(lambda v: _local_first_replica(strategy, v),
+                                 per_replica.hook_fetches))
     if not inference:  # no collective: this worker's replicas, AND-ed over the loop
         return view._replace(loss_finite=_all_local_finite(strategy, per_replica.loss))
     if first is _local_first_replica:  # whether replica 0 had data
@@ -122,7 +122,7 @@ def make_train_loop(step_fn, step_outputs):
     """`train_loop(iterator, num_steps) -> TrainLoopResult`; `step_outputs` is the traced
     step's `StepOutputs` (for shapes and dtypes)."""
     host_call_spec = step_outputs.host_call
-    hook_spec = step_outputs.hook_fetches
+    hook_spec = _hook_fetches(step_outputs)
 
     @tf.function(autograph=False)
     def train_loop(iterator, num_steps):
@@ -132,7 +132,7 @@ def make_train_loop(step_fn, step_outputs):
             outputs = step_fn(next(iterator))
             arrays = _write(arrays, i, outputs.host_call)
             finite = tf.logical_and(finite, outputs.loss_finite)
-            return i + 1, outputs.loss, finite, arrays, outputs.hook_fetches
+            return i + 1, outputs.loss, finite, arrays, _hook_fetches(outputs)
 
         loop_vars = (tf.constant(0), tf.zeros([], step_outputs.loss.dtype), tf.constant(True),
                      arrays, _initial_values(hook_spec))
@@ -156,7 +156,7 @@ def make_inference_loop(step_fn, step_outputs):
     # The loop variables hold only the outputs the step has, by field name.
     scalar_spec = _present(step_outputs, _SCALAR_OUTPUTS)
     batch_spec = _present(step_outputs, BatchOutputs._fields)
-    hook_spec = step_outputs.hook_fetches
+    hook_spec = _hook_fetches(step_outputs)
 
     @tf.function(autograph=False)
     def inference_loop(iterator, max_steps):
@@ -186,6 +186,11 @@ def make_inference_loop(step_fn, step_outputs):
             rows=BatchOutputs(**_stack(rows)), hook_fetches=hook_values, **_stack(scalars))
 
     return inference_loop
+
+
+def _hook_fetches(outputs):
+    """The hooks' fetches of a step: `{}` when it has none."""
+    return {} if outputs.hook_fetches is None else outputs.hook_fetches
 
 
 def _present(outputs, names):

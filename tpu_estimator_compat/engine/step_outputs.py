@@ -29,7 +29,7 @@ class ReplicaOutputs(typing.NamedTuple):
       mask: inference: int32 `[batch]`, 1 for rows that are real examples (not padding).
       stop: inference: int32 `[1]`, 1 if the replica got a stop batch (its input ended).
       hook_fetches: `{key: tensor}` the SessionRunHooks fetch (`hook_placement`); zeros of
-        the same structure on replicas other than the first; `{}` without hooks.
+        the same structure on replicas other than the first; `{}` or None: no fetches.
     """
     loss: typing.Any = None
     host_call: typing.Any = None
@@ -53,7 +53,7 @@ class StepOutputs(typing.NamedTuple):
       host_call, metrics, predictions, mask: `ReplicaOutputs`' batch tensors concatenated
         across replicas (the original's outfeed), or None.
       stop: inference: bool, whether every replica got a stop batch.
-      hook_fetches: this worker's first replica's `{key: tensor}` for the hooks.
+      hook_fetches: this worker's first replica's `{key: tensor}` for the hooks, or None.
     """
     loss: typing.Any = None
     loss_finite: typing.Any = None
@@ -74,7 +74,7 @@ class TrainLoopResult(typing.NamedTuple):
       loss: replica 0's loss at the last step.
       loss_finite: whether every local replica's loss was finite at every step.
       host_call: the host_call tensors stacked per step (`[n, ...]`), or None.
-      hook_fetches: the hooks' `{key: value}` from the last step.
+      hook_fetches: the hooks' `{key: value}` from the last step (`{}`: no fetches).
     """
     loss: typing.Any
     loss_finite: typing.Any
@@ -102,7 +102,7 @@ class InferenceLoopResult(typing.NamedTuple):
       rows: `BatchOutputs` with each tensor's `[steps]` int32 row counts, to split
         `batches` into steps (`batches_per_step`).
       hook_fetches: the hooks' `{key: value}` of the last step where replica 0 had real
-        examples (zeros if none had).
+        examples (zeros if none had; `{}`: no fetches).
       loss: `[steps]` replica 0's loss per step (EVAL), else None.
       metric_updates: `{name: [steps]}` per step, or None.
     """
