@@ -100,7 +100,7 @@ def _inference_step(element):
 def _inference_input():
     """Batches of 2, 2 and 1 rows (values 1, 2, 3), then endless 2-row stop batches."""
     def batch(i):
-        rows = tf.where(i == 3, 1, 2)
+        rows = tf.where(tf.equal(i, 3), 1, 2)
         return {"x": tf.fill([rows], tf.cast(i, tf.float32)), "stop": i > 3}
     return iter(tf.data.Dataset.range(1, 1000).map(batch))
 
@@ -146,7 +146,8 @@ def _iterator(strategy, mode, count):
 
     def input_fn(params):
         x = tf.range(count, dtype=tf.float32)
-        x = tf.where(x == 21, np.nan, x)  # step 2, replica 2
+        # step 2, replica 2 (tf.equal: input_fn is TF1 code, where `==` is identity)
+        x = tf.where(tf.equal(x, 21.0), np.nan, x)
         return tf.data.Dataset.from_tensor_slices(x).batch(params["batch_size"],
                                                            drop_remainder=mode == ModeKeys.TRAIN)
     return inputs.distributed_iterator(input_fn, mode, runtime, plan, program)
