@@ -20,10 +20,17 @@ from tpu_estimator_compat.engine import runtime as runtime_lib
 REPLICAS = 8
 
 
-def _examples(count, batch_size, drop_remainder=True):
-    x = tf.range(count, dtype=tf.float32)
-    return tf.data.Dataset.from_tensor_slices((x, 10 * x)).batch(
-        batch_size, drop_remainder=drop_remainder)
+def _input_fn(count, drop_remainder=True, repeat=False, calls=None):
+    """An input_fn of `count` examples (x, 10 x) in batches of params['batch_size'];
+    `calls` records its params."""
+    def input_fn(params):
+        if calls is not None:
+            calls.append(dict(params))
+        x = tf.range(count, dtype=tf.float32)
+        dataset = tf.data.Dataset.from_tensor_slices((x, 10 * x)).batch(
+            params["batch_size"], drop_remainder=drop_remainder)
+        return dataset.repeat() if repeat else dataset
+    return input_fn
 
 
 def _replica_batches(strategy, input_fn, mode, global_batch, steps, tpu_semantics=True,
@@ -40,16 +47,9 @@ def _replica_batches(strategy, input_fn, mode, global_batch, steps, tpu_semantic
             for _ in range(steps)]
 
 
-def _recording(make_dataset, calls):
-    def input_fn(params):
-        calls.append(dict(params))
-        return make_dataset(params)
-    return input_fn
-
-
 def test_per_host_v2_each_replica_takes_the_next_whole_batch(eight_devices):
     calls = []
-    input_fn = _recording(lambda params: _examples(64, params["batch_size"]), calls)
+    input_fn = _input_fn(64, calls=calls)
     steps = _replica_batches(eight_devices, input_fn, ModeKeys.TRAIN, 16, steps=2,
                              params={"lr": 0.5})
 
@@ -62,7 +62,7 @@ def test_per_host_v2_each_replica_takes_the_next_whole_batch(eight_devices):
 
 def test_per_host_v1_splits_the_hosts_batch_across_its_replicas(eight_devices):
     calls = []
-    input_fn = _recording(lambda params: _examples(64, params["batch_size"]), calls)
+    input_fn = _input_fn(64, calls=calls)
     (replicas,) = _replica_batches(eight_devices, input_fn, ModeKeys.TRAIN, 16, steps=1,
                                    input_mode=IPC.PER_HOST_V1)
 
@@ -72,7 +72,7 @@ def test_per_host_v1_splits_the_hosts_batch_across_its_replicas(eight_devices):
 
 def test_broadcast_gives_every_replica_the_same_global_batch(eight_devices):
     calls = []
-    input_fn = _recording(lambda params: _examples(64, params["batch_size"]), calls)
+    input_fn = _input_fn(64, calls=calls)
     steps = _replica_batches(eight_devices, input_fn, ModeKeys.TRAIN, 16, steps=2,
                              input_mode=IPC.BROADCAST)
 
@@ -95,7 +95,7 @@ def test_per_shard_v1_gives_each_replica_its_own_input_fn_call(eight_devices):
 
 def test_eval_pads_the_partial_batch_and_sends_stop_batches_after_the_data(eight_devices):
     # 5 examples, 2 per replica: replicas 0-1 full, 2 has one real row, 3-7 only stop batches.
-    input_fn = lambda params: _examples(5, params["batch_size"], drop_remainder=False)  # noqa: E731
+    input_fn = _input_fn(5, drop_remainder=False)
     steps = _replica_batches(eight_devices, input_fn, ModeKeys.EVAL, 16, steps=2)
 
     (first_step, second_step) = steps
@@ -112,8 +112,7 @@ def test_eval_pads_the_partial_batch_and_sends_stop_batches_after_the_data(eight
 
 def test_cpu_semantics_keep_batch_sizes_and_the_stop_batch_is_one_zero_row(one_device):
     calls = []
-    input_fn = _recording(
-        lambda params: _examples(5, params["batch_size"], drop_remainder=False), calls)
+    input_fn = _input_fn(5, drop_remainder=False, calls=calls)
     steps = _replica_batches(one_device, input_fn, ModeKeys.EVAL, 4, steps=3,
                              tpu_semantics=False)
 
@@ -125,14 +124,14 @@ def test_cpu_semantics_keep_batch_sizes_and_the_stop_batch_is_one_zero_row(one_d
 
 
 def test_tpu_semantics_require_static_shapes_naming_drop_remainder(eight_devices):
-    input_fn = lambda params: _examples(64, params["batch_size"], drop_remainder=False)  # noqa: E731
+    input_fn = _input_fn(64, drop_remainder=False)
     with pytest.raises(ValueError, match=r"The features to the model returned by input_fn "
                                          r"must have static shape.*drop_remainder=True"):
         _replica_batches(eight_devices, input_fn, ModeKeys.TRAIN, 16, steps=1)
 
 
 def test_evaluating_an_endless_input_to_its_end_is_refused_before_any_step(eight_devices):
-    input_fn = lambda params: _examples(64, params["batch_size"]).repeat()  # noqa: E731
+    input_fn = _input_fn(64, repeat=True)
     with pytest.raises(ValueError, match=r"evaluate\(steps=None\) evaluates until the input "
                                          r"ends, but the eval input_fn's input is endless"):
         _replica_batches(eight_devices, input_fn, ModeKeys.EVAL, 16, steps=1,

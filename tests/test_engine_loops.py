@@ -43,11 +43,6 @@ def _inference_result(result):
             "steps": len(scalars["stop"])}
 
 
-def _specs(structure):
-    return tf.nest.map_structure(lambda t: t if isinstance(t, tf.TensorSpec) else
-                                 tf.TensorSpec(t.shape, t.dtype), structure)
-
-
 # The loops alone: a plain step function on a plain iterator, one device. -----------------
 
 def test_train_loop_runs_n_steps_and_returns_the_last_and_per_step_values():
@@ -106,10 +101,12 @@ def _inference_input():
 
 
 def _inference_loop():
-    x = {"x": tf.TensorSpec([None], tf.float32), "stop": tf.TensorSpec([], tf.bool)}
-    return loops.make_inference_loop(_inference_step, _specs(
-        tf.function(_inference_step, autograph=False).get_concrete_function(x)
-        .structured_outputs))
+    scalar, rows = tf.TensorSpec([], tf.float32), tf.TensorSpec([None], tf.float32)
+    return loops.make_inference_loop(_inference_step, _outputs(
+        loss=scalar, loss_has_real_rows=tf.TensorSpec([], tf.bool),
+        metric_updates={"mean": scalar}, predictions={"p": rows},
+        mask=tf.TensorSpec([None], tf.int32), stop=tf.TensorSpec([], tf.bool),
+        hook_fetches={"sum": scalar}))
 
 
 def test_inference_loop_stops_at_the_first_stop_step_and_splits_batches_by_rows():
@@ -203,8 +200,10 @@ def test_inference_step_stops_when_every_replica_has_reached_the_end(eight_devic
 
 def test_a_scalar_batch_output_is_an_error_naming_the_fix(eight_devices):
     iterator = _iterator(eight_devices, ModeKeys.TRAIN, 32)
+    def replica_fn(x):
+        return _outputs(loss=tf.reduce_sum(x), host_call={"sum": tf.reduce_sum(x)})
+
     with pytest.raises(RuntimeError, match=r"All tensors outfed from TPU should preserve batch "
-                                           r"size dimension.*\(in host_call\).*tf.reshape\(x, \[1\]\)"):
-        _device_loop(eight_devices,
-                     lambda x: _outputs(loss=tf.reduce_sum(x), host_call={"sum": tf.reduce_sum(x)}),
-                     iterator, loops.make_train_loop)
+                                           r"size dimension.*\(in host_call\).*"
+                                           r"tf.reshape\(x, \[1\]\)"):
+        _device_loop(eight_devices, replica_fn, iterator, loops.make_train_loop)
