@@ -144,3 +144,17 @@ def test_tpu_predict_needs_a_dataset(eight_devices):
     with pytest.raises(TypeError, match="For mode PREDICT, `input_fn` must return `Dataset` "
                                         "instead of `features` and `labels`."):
         _replica_batches(eight_devices, input_fn, ModeKeys.PREDICT, 16, steps=1)
+
+
+def test_sliced_input_on_several_hosts_keeps_each_hosts_rows_of_the_global_batch():
+    """SLICED: every host reads the global batch; host h keeps the rows its replicas would
+    get if the batch were split across all replicas (here 2 hosts, batch 8; static shapes, as
+    after padding)."""
+    x = tf.range(16, dtype=tf.float32)
+    dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, 10 * x)).batch(8, drop_remainder=True)
+    for host, first in ((0, 0), (1, 4)):
+        sliced = inputs._host_slice(dataset, host, 2)  # pylint: disable=protected-access
+        batches = [tf.nest.map_structure(np.asarray, element) for element in sliced]
+        assert [(f["x"].tolist(), y.tolist()) for f, y in batches] == [
+            (list(range(step + first, step + first + 4)),
+             [10 * v for v in range(step + first, step + first + 4)]) for step in (0, 8)]
