@@ -405,6 +405,17 @@ def test_error_messages(model_dir, tmp_path):
                        match=r"^One of export_to_cpu and export_to_tpu must be true\.$"):
         _export(model_dir, tmp_path, _raw_receiver_fn(), export_to_cpu=False,
                 export_to_tpu=False)
+    def no_scaffold_model_fn(features, mode, params):
+        return _model_fn(features, None, mode, params, None)._replace(scaffold_fn=lambda: None)
+
+    with pytest.raises(ValueError, match=r"^TPUEstimatorSpec\.scaffold_fn returns None, which "
+                                         r"is not allowed\. Return tf\.compat\.v1\.train\."
+                                         r"Scaffold\(\) at the end of scaffold_fn\.$"):
+        export.export_saved_model(
+            no_scaffold_model_fn, user_params={}, config=None,
+            checkpoint_path=export.resolve_checkpoint_path(model_dir),
+            export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn(),
+            export_to_cpu=False)
     empty_dir = str(tmp_path / "empty")
     with pytest.raises(ValueError) as e:
         export.resolve_checkpoint_path(empty_dir)

@@ -329,6 +329,20 @@ class TPUEstimatorSpec(collections.namedtuple("TPUEstimatorSpec", [
             prediction_hooks=self.prediction_hooks)
 
 
+def call_scaffold_fn(scaffold_fn):
+    """Calls a TPUEstimatorSpec's `scaffold_fn` (when the engine traces a step, and on export).
+
+    Raises:
+      ValueError: it returned None (the original's error).
+    """
+    scaffold = scaffold_fn()
+    if scaffold is None:
+        raise ValueError(
+            "TPUEstimatorSpec.scaffold_fn returns None, which is not allowed. "
+            "Return tf.compat.v1.train.Scaffold() at the end of scaffold_fn.")
+    return scaffold
+
+
 def validate_metric_names(metrics):
     """Rejects user metrics named like the ones evaluation always adds.
 

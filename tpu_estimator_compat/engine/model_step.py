@@ -50,11 +50,7 @@ class TracedSpec:
             self.scaffold = getattr(self.spec, "scaffold", None)
             return
         with tf1_shapes.tf1_shapes():
-            self.scaffold = self.scaffold_fn()
-        if self.scaffold is None:
-            raise ValueError(
-                "TPUEstimatorSpec.scaffold_fn returns None, which is not allowed. "
-                "Return tf.compat.v1.train.Scaffold() at the end of scaffold_fn.")
+            self.scaffold = spec_lib.call_scaffold_fn(self.scaffold_fn)
 
 
 def spec_hooks(spec, mode):

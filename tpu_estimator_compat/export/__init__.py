@@ -5,7 +5,7 @@
     export.PredictOutput({"classes": classes})
 
 The same names as `tf.estimator.export` (TF 1.x / tensorflow_estimator); the SavedModel
-writer itself is `saved_model_export.py`.
+writer itself is `saved_model.py`, its SignatureDefs `signatures.py`.
 """
 from tpu_estimator_compat.export.outputs import ClassificationOutput
 from tpu_estimator_compat.export.outputs import EvalOutput

@@ -24,6 +24,7 @@ from tpu_estimator_compat.export import outputs as export_output_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.export import receivers
+from tpu_estimator_compat.export import signatures
 from tpu_estimator_compat.api import spec as spec_lib
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 
@@ -279,10 +280,10 @@ def _build_graph(request, model_fn, user_params, config, serving_input_receiver_
         spec = call()
         if isinstance(spec, spec_lib.TPUEstimatorSpec):
             spec = spec.as_estimator_spec()
-    export_outputs = export_output_lib.export_outputs_for_mode(
+    export_outputs = signatures.export_outputs_for_mode(
         request.mode, spec.export_outputs, spec.predictions, spec.loss,
         spec.eval_metric_ops)
-    signature_def_map = export_output_lib.build_all_signature_defs(
+    signature_def_map = signatures.build_all_signature_defs(
         receiver.receiver_tensors, export_outputs,
         getattr(receiver, "receiver_tensors_alternatives", None),
         serving_only=request.mode == ModeKeys.PREDICT)
@@ -391,9 +392,7 @@ def _unflatten_inference_outputs(traced, outputs):
     spec = traced["spec"]
     scaffold = None
     if isinstance(spec, spec_lib.TPUEstimatorSpec) and spec.scaffold_fn:
-        scaffold = spec.scaffold_fn()
-        if scaffold is None:
-            raise ValueError("TPUEstimatorSpec.scaffold_fn returns None, which is not allowed")
+        scaffold = spec_lib.call_scaffold_fn(spec.scaffold_fn)
     return _InferenceSpec(predictions, export_outputs, scaffold)
 
 

@@ -1,11 +1,10 @@
-"""The summaries TPUEstimator itself writes: `loss`, step rates and evaluation results.
+"""The summaries TPUEstimator itself writes: `loss` and step rates (`progress_log.py`) and
+evaluation results.
 
 All of this runs eagerly on the host, between device loops. Events are written the way TF1's
 Estimator wrote them (`simple_value` scalars, the evaluation's `checkpoint_path` as a string
 tensor), so tools that read TF1 event files keep working.
 """
-import collections
-
 import numpy as np
 import tensorflow as tf
 
@@ -88,55 +87,3 @@ def _add_value(summary, tag, value):
             "Skipping summary for %s, must be a float, np.float32, np.int64, np.int32 or int "
             "or np.ndarray or a serialized string of Summary.", tag)
 
-
-class StepRate(collections.namedtuple("StepRate", ["global_step_per_sec", "examples_per_sec"])):
-    """Training speed between two log points (`examples_per_sec` is None without a batch size)."""
-
-    __slots__ = ()
-
-    def as_summaries(self):
-        """`{'global_step/sec': ..., 'examples/sec': ...}`, TF1's tags."""
-        values = {"global_step/sec": self.global_step_per_sec}
-        if self.examples_per_sec is not None:
-            values["examples/sec"] = self.examples_per_sec
-        return values
-
-
-class StepRateTracker:
-    """Computes `global_step/sec` and `examples/sec` between successive log points.
-
-    A pure helper: the caller passes the global step and the wall time (e.g. `time.time()`)
-    at each log point. The first call only sets the baseline.
-
-    Args:
-      global_batch_size: Examples per global step, or None to report steps/sec only.
-    """
-
-    def __init__(self, global_batch_size=None):
-        self._batch_size = global_batch_size
-        self._last = None
-
-    def update(self, global_step, wall_time):
-        """Records a log point.
-
-        Returns:
-          A `StepRate` since the previous point, or None on the first call, when the step
-          has not advanced, or when no time has passed. A step lower than the previous one
-          (e.g. a restore) restarts the measurement.
-        """
-        if self._last is None or global_step < self._last[0]:
-            self._last = (global_step, wall_time)
-            return None
-        elapsed_steps = global_step - self._last[0]
-        elapsed_time = wall_time - self._last[1]
-        if elapsed_steps <= 0 or elapsed_time <= 0:
-            return None
-        self._last = (global_step, wall_time)
-        steps_per_sec = elapsed_steps / elapsed_time
-        examples_per_sec = (None if self._batch_size is None
-                            else steps_per_sec * self._batch_size)
-        return StepRate(steps_per_sec, examples_per_sec)
-
-    def reset(self):
-        """Forgets the baseline; the next `update` starts a new measurement."""
-        self._last = None
