@@ -76,8 +76,8 @@ def test_compile_places_no_hooks_by_default_and_keeps_that_trace_apart(one_devic
 
     hooks = _FakeHooks()
     hooked = engine.compile(ModeKeys.TRAIN, program, plan, iterator, hooks)
-    assert hooked is not plain and hooks.offered == [plain.traced.hooks]
-    assert hooked.traced.hooks is hooks.traced and hooks.variables is engine.store
+    assert hooked is not plain and hooks.offered == [plain.traced.placed_hooks]
+    assert hooked.traced.placed_hooks is hooks.traced and hooks.variables is engine.store
     assert hooks.traced.replicas_entered == 1 and hooks.traced.spec_hooks == [_SPEC_HOOK]
     result = hooked.loop(iterator, tf.constant(1))
     assert {key: int(value) for key, value in result.hook_fetches.items()} == {"seven": 7}

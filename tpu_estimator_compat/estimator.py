@@ -123,7 +123,7 @@ class Estimator:
         runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                   hook_run)
         engine.sync(latest, compiled, self._warm_start_from)
-        hook_run.start(compiled.traced.hooks)
+        hook_run.start(compiled.traced.placed_hooks)
         step = engine.global_step
         last_step = max_steps if max_steps is not None else (
             step + steps if steps is not None else float("inf"))
@@ -267,7 +267,7 @@ class Estimator:
         _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run,
                                                             until_input_ends)
         engine.sync(checkpoint, compiled, self._warm_start_from)
-        hook_run.start(compiled.traced.hooks)
+        hook_run.start(compiled.traced.placed_hooks)
         return checkpoint, plan, iterator, engine, compiled, hook_run
 
     def _prepare(self, mode, input_fn, hook_run, until_input_ends=False):

@@ -20,7 +20,7 @@ import typing
 
 
 class TracedHooks(typing.Protocol):
-    """The hooks placed in one traced step (kept with the trace, as `TracedSpec.hooks`)."""
+    """The hooks placed in one traced step (kept with it: `TracedSpec.placed_hooks`)."""
 
     def enter_replica(self):
         """Called first in every replica function, while the step is traced."""

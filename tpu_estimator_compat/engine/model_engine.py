@@ -109,7 +109,7 @@ class ModelEngine:
             return self._compiled[key]
         for other in [k for k in self._compiled if k[:3] == base]:
             compiled = self._compiled[other]
-            if hooks.reuse(compiled.traced.hooks):
+            if hooks.reuse(compiled.traced.placed_hooks):
                 del self._compiled[other]  # the trace now serves this set of hooks
                 self._compiled[key] = compiled
                 return compiled
@@ -120,7 +120,7 @@ class ModelEngine:
         return self._compiled[key]
 
     def _trace(self, mode, program, plan, iterator, hooks):
-        traced = model_step.TracedSpec(hooks=hooks.new_trace(self.store))
+        traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store))
         init_calls = []
         replica_fn = model_step.make_replica_fn(
             program.model_fn, mode, self.runtime, plan, program, traced)

@@ -3,8 +3,8 @@
 Runs inside `strategy.run`, in replica context, while the step is traced; returns the
 replica's `ReplicaOutputs`. The Python-side parts of the spec (host_call/metric functions,
 scaffold_fn) are recorded from the first replica in a `TracedSpec` for the host side to use;
-the call's SessionRunHooks are placed through `TracedSpec.hooks` (`hook_placement`), their
-fetches becoming step outputs.
+the call's SessionRunHooks are placed through `TracedSpec.placed_hooks` (`hook_placement`),
+their fetches becoming step outputs.
 """
 import dataclasses
 
@@ -28,7 +28,7 @@ class TracedSpec:
     host_call_fn: object = None
     metric_fn: object = None
     predictions_is_dict: bool = True
-    hooks: object = hook_placement.NO_TRACED_HOOKS  # the SessionRunHooks placed in the trace
+    placed_hooks: object = hook_placement.NO_TRACED_HOOKS  # the SessionRunHooks in the trace
     scaffold: object = None  # what scaffold_fn returned, or the EstimatorSpec's scaffold
     input_signature: object = None  # (features, labels) TensorSpecs of one replica's batch
     params: dict = None  # the params model_fn got
@@ -63,7 +63,7 @@ def spec_hooks(spec, mode):
 def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
     """The function `strategy.run` calls with one replica's element of the dataset."""
     def replica_fn(element):
-        traced.hooks.enter_replica()
+        traced.placed_hooks.enter_replica()
         signals = None
         if mode != ModeKeys.TRAIN:
             element, signals = element
@@ -85,7 +85,7 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
         if traced.spec is None:
             _record(traced, spec, (features, labels), params)
         outputs = _outputs_for_mode(spec, mode)._replace(  # + what the hooks fetch
-            hook_fetches=traced.hooks.replica_fetches(spec_hooks(spec, mode)))
+            hook_fetches=traced.placed_hooks.replica_fetches(spec_hooks(spec, mode)))
         if signals is not None:
             # int32: the cross-replica gather has no bool kernel
             outputs = outputs._replace(
