@@ -37,7 +37,7 @@ never imports this code. How fetches are placed and resolved (not every fetch is
 output: the global step and the model's variables are read on the host when asked) is in
 `hook_fetches.py`. A `feed_dict` cannot be honoured and raises. `SessionStandIn.run`
 answers the same fetches and nothing else. In TRAIN, `CheckpointSaverHook`s are not called:
-the training loop saves on their schedule instead (see training.py).
+the training loop saves on their schedule instead (see checkpoint_saves.py).
 """
 import contextlib
 
@@ -118,7 +118,7 @@ class HookRun:
         self.session = SessionStandIn(self)
         self.step_hooks = None  # the hook_fetches.StepHooks of the trace this call runs
         self.hooks = []  # the hooks this call calls, in order
-        self.checkpoint_saver_hooks = []  # TRAIN: saved on their schedule by training.py
+        self.checkpoint_saver_hooks = []  # TRAIN: saved on their schedule by checkpoint_saves.py
         self._begun = False
         self._started = False  # the variables hold their checkpoint values
         self._checkpoint_path = checkpoint_path
