@@ -228,3 +228,78 @@ def test_contrib_opt_serves_decoupled_weight_decay_only():
         "tpu_estimator_compat provides tf.contrib.opt's decoupled weight decay only "
         "(AdamWOptimizer, MomentumWOptimizer, extend_with_decoupled_weight_decay, "
         "DecoupledWeightDecayExtension).")
+
+
+GUARDED = '''\
+import tensorflow.compat.v1 as tf
+
+try:
+    from tensorflow.contrib import cloud
+    from tensorflow.contrib.cloud import BigtableClient
+except (ValueError, ImportError) as error:
+    tf.logging.exception("Bigtable is not supported in TensorFlow 2.x.")
+    raise error
+
+try:
+    import tensorflow.contrib.rnn as rnn
+except ValueError:
+    rnn = None
+
+
+def source():
+    return cloud.BigtableClient, BigtableClient
+'''
+
+
+def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp_path):
+    (tmp_path / "input.py").write_text(GUARDED)
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path / "input.py")], out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[2].startswith(
+        "  optional     tensorflow.contrib.cloud  (line 4): imported only under "
+        "`except ImportError`, which the program handles; unsupported: module "
+        "'tpu_estimator_compat.v1.contrib' has no attribute 'cloud'.")
+    # `except ValueError` does not catch the ImportError: the program fails there.
+    assert lines[4].startswith("  UNSUPPORTED  tensorflow.contrib.rnn  (line 11): ")
+    assert totals["optional"] == {"tensorflow.contrib.cloud"}
+    assert totals["unsupported"] == {"tensorflow.contrib.rnn"}
+    assert lines[-1] == (
+        "4 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
+        "1 unsupported (+1 imported only under `except ImportError`, which the program "
+        "handles), 1 not in TensorFlow 1.x (the program's own errors).")
+    # Without the unguarded rnn import, the check passes.
+    (tmp_path / "input.py").write_text(GUARDED.split("try:\n    import")[0] + GUARDED.split(
+        "rnn = None\n")[1])
+    assert cli.main(["check", str(tmp_path / "input.py")]) == 0
+
+
+def test_an_unguarded_use_of_a_guarded_module_is_unsupported():
+    source = ("try:\n    import tensorflow.contrib.cloud as cloud\nexcept ImportError:\n"
+              "    pass\nimport tensorflow.contrib.cloud as cloud\ncloud.BigtableClient\n")
+    collector = compat_check._collect(source, "<source>")
+    assert collector.uses == {"tensorflow.contrib.cloud": 2,
+                              "tensorflow.contrib.cloud.BigtableClient": 6}
+    assert collector.required == {"tensorflow.contrib.cloud",
+                                  "tensorflow.contrib.cloud.BigtableClient"}
+
+
+@pytest.mark.parametrize("path, status", [
+    ("tensorflow.compat.v1.logging.exception", "not-tf1"),  # TF 1.x raised AttributeError too
+    ("tensorflow.logging.exception", "not-tf1"),
+    ("tensorflow.train.NoSuchOptimizer", "not-tf1"),
+    ("tensorflow.no_such_name", "not-tf1"),
+    # Below modules that lost TF 1.x names since TensorFlow 2.15, a missing name may have been
+    # TF 1.x API: unsupported.
+    ("tensorflow.nn.rnn_cell.NoSuchCell", "unsupported"),
+    ("tensorflow.layers.no_such_layer", "unsupported"),
+    ("tensorflow.contrib.tpu.no_such_name", "unsupported"),
+    ("tensorflow.python.ops.math_ops.no_such_op", "unsupported"),
+])
+def test_names_tensorflow_1_never_had_are_not_unsupported(path, status):
+    verdict = compat_check.Resolver().verdict(path)
+    assert verdict.api == path
+    assert verdict.status == status
+    if status == "not-tf1":
+        assert verdict.detail.startswith("TensorFlow 1.x did not have it either (the program's "
+                                         "own error, raised there too): module ")
