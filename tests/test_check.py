@@ -76,7 +76,7 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "  UNSUPPORTED  tensorflow.contrib.rnn  (line 13): module "
         "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
         "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
-        "framework, layers, metrics, opt, slim, stateless, summary, tpu, training} only.",
+        "framework, layers, learn, metrics, opt, slim, stateless, summary, tpu, training} only.",
         f"  difference   tensorflow.train.LoggingTensorHook  (line 14)  {known}",
         f"  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15)  {known}",
         f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",
@@ -203,19 +203,31 @@ def test_tensorflow_2_names_are_tf2_not_unsupported(tmp_path):
     assert cli.main(["check", str(tmp_path / "model.py")]) == 0
 
 
-@pytest.mark.parametrize("path, instead", [
-    ("tensorflow.contrib.learn.RunConfig", "Instead of tf.contrib.learn, use tf.estimator "
-     "(Estimator, RunConfig, ModeKeys, export; served here) with tf.data input functions"),
-    ("tensorflow.compat.v1.contrib.cloud.BigQueryReader", "Instead of tf.contrib.cloud, use "
-     "tf.io.gfile and tf.data, which read gs:// paths directly"),
+@pytest.mark.parametrize("path, api, instead", [
+    ("tensorflow.contrib.learn.RunConfig", "tensorflow.contrib.learn.RunConfig",
+     "Instead of the rest of tf.contrib.learn, use tf.estimator (Estimator, RunConfig, "
+     "ModeKeys, export; served here) with tf.data input functions"),
+    ("tensorflow.compat.v1.contrib.cloud.BigQueryReader", "tensorflow.compat.v1.contrib.cloud",
+     "Instead of tf.contrib.cloud, use tf.io.gfile and tf.data, which read gs:// paths "
+     "directly"),
 ])
-def test_unserved_contrib_modules_name_what_to_use_instead(path, instead):
+def test_unserved_contrib_modules_name_what_to_use_instead(path, api, instead):
     verdict = compat_check.Resolver().verdict(path)
     assert verdict.status == "unsupported"
-    assert verdict.api == ".".join(path.split(".")[:-1])
+    assert verdict.api == api
     assert instead in verdict.detail
     with pytest.raises(AttributeError, match=re.escape(instead)):
-        getattr(v1_contrib, path.split(".")[-2])
+        compat_check.lookup(_v1_relative(path))
+
+
+def _v1_relative(path):
+    return compat_check._v1_relative(path.split("."))
+
+
+def test_contrib_learn_serves_its_downloader_only():
+    verdict = compat_check.Resolver().verdict(
+        "tensorflow.contrib.learn.datasets.base.maybe_download")
+    assert verdict.status == "supported"
 
 
 def test_contrib_opt_serves_decoupled_weight_decay_only():
