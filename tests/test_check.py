@@ -288,12 +288,17 @@ def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp
 
 def test_an_unguarded_use_of_a_guarded_module_is_unsupported():
     source = ("try:\n    import tensorflow.contrib.cloud as cloud\nexcept ImportError:\n"
-              "    pass\nimport tensorflow.contrib.cloud as cloud\ncloud.BigtableClient\n")
+              "    pass\nimport tensorflow.contrib.cloud as cloud\ncloud.BigtableClient\n"
+              "try:\n    def later():\n        from tensorflow.contrib import rnn\n"
+              "except ImportError:\n    pass\n")
     collector = compat_check._collect(source, "<source>")
     assert collector.uses == {"tensorflow.contrib.cloud": 2,
-                              "tensorflow.contrib.cloud.BigtableClient": 6}
+                              "tensorflow.contrib.cloud.BigtableClient": 6,
+                              "tensorflow.contrib.rnn": 9}
+    # (A function defined in a `try` runs its imports later, unguarded.)
     assert collector.required == {"tensorflow.contrib.cloud",
-                                  "tensorflow.contrib.cloud.BigtableClient"}
+                                  "tensorflow.contrib.cloud.BigtableClient",
+                                  "tensorflow.contrib.rnn"}
 
 
 @pytest.mark.parametrize("path, status", [

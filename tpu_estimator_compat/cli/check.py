@@ -227,6 +227,13 @@ class _Collector(ast.NodeVisitor):
         for statement in node.handlers + node.orelse + node.finalbody:
             self.visit(statement)
 
+    def visit_FunctionDef(self, node):  # noqa: N802
+        guards, self._guards = self._guards, 0  # its body runs later, outside the `try`
+        self.generic_visit(node)
+        self._guards = guards
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
     def visit_Import(self, node):  # noqa: N802
         for alias in node.names:
             root = alias.name.partition(".")[0]
