@@ -131,8 +131,8 @@ def test_every_name_every_lazy_table_lists_resolves():
         for name, spec in names.items():
             try:
                 assert getattr(module, name) is _lazy.resolve(spec)
-            except (ImportError, AttributeError) as error:
-                unresolved.append(f"{module_name}.{name} = {spec!r}: {error}")
+            except (ImportError, AttributeError, RecursionError) as error:
+                unresolved.append(f"{module_name}.{name} = {spec!r}: {error!r}")
         if fallback is not None and not inspect.ismodule(_lazy.resolve(fallback)):
             unresolved.append(f"{module_name} falls back to {fallback!r}, not a module")
     assert not unresolved
