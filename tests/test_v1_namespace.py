@@ -105,7 +105,7 @@ def test_unknown_names_raise_attribute_error_with_hints():
 def test_estimator_serves_the_exporters():
     """`tf.estimator.Exporter` is subclassed at import by TF1-era libraries
     (tensorflow_hub's `LatestModuleExporter`)."""
-    from tpu_estimator_compat import train_and_evaluate  # noqa: PLC0415
+    train_and_evaluate = importlib.import_module("tpu_estimator_compat.train_and_evaluate")
     for name in ("Exporter", "LatestExporter", "FinalExporter"):
         assert getattr(v1.estimator, name) is getattr(train_and_evaluate, name)
     assert issubclass(v1.estimator.LatestExporter, v1.estimator.Exporter)
