@@ -40,6 +40,23 @@ def test_xla_module_of_tensorflow_compiler_is_served_as_tensorflows_own():
     assert xla is real_xla and callable(xla.replica_id)
 
 
+def test_split_host_batches_after_disable_v2_behavior_shapes(tmp_path, monkeypatch,
+                                                            eight_devices):
+    """simclr run.py calls tf.disable_v2_behavior() and trains on the TPU with PER_HOST_V1
+    input (the default): each host batch is split across the replicas, and with TF1 shapes
+    its static size is a `Dimension` (corpus simclr, runner-tpu)."""
+    from tensorflow.python.framework import tensor_shape  # noqa: PLC0415
+
+    monkeypatch.setattr(tensor_shape, "_TENSORSHAPE_V2_OVERRIDE",
+                        tensor_shape._TENSORSHAPE_V2_OVERRIDE)  # restored after the test
+    v1.disable_v2_tensorshape()
+    estimator = tec.TPUEstimator(
+        classifier_model_fn, train_batch_size=16,
+        config=tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices))
+    estimator.train(features_only_input_fn, max_steps=2)
+    assert estimator.get_variable_value("global_step") == 2
+
+
 def test_host_call_after_disable_v2_behavior_shapes(tmp_path, monkeypatch):
     """resnet_main.py calls tf.disable_v2_behavior() and passes a host_call: with TF1 shapes
     a first dimension is a `Dimension` (repro resnet_main_3.py)."""

@@ -209,8 +209,8 @@ def _to_replica_batches(datasets, plan, replicas_per_host):
 
 
 def _static_batch_size(element_spec):
-    dims = {spec.shape[0] if spec.shape.rank else None
-            for spec in tf.nest.flatten(element_spec)}
+    dims = {tf.compat.dimension_value(spec.shape[0]) if spec.shape.rank else None
+            for spec in tf.nest.flatten(element_spec)}  # a TF1 `Dimension` is not hashable
     return dims.pop() if len(dims) == 1 else None
 
 
