@@ -19,7 +19,7 @@ import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tpu_estimator_compat import checkpoints  # noqa: E402  pylint: disable=wrong-import-position
+from tpu_estimator_compat.state import checkpoints  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def timed(fn):

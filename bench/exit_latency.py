@@ -39,7 +39,8 @@ def child(tf_defaults):
     import tensorflow as tf  # noqa: PLC0415
     import tpu_estimator_compat as tec  # noqa: PLC0415
     import tpu_estimator_compat.v1 as v1  # noqa: PLC0415
-    from tpu_estimator_compat import inputs, training  # noqa: PLC0415
+    from tpu_estimator_compat.engine import inputs
+    from tpu_estimator_compat.host import training  # noqa: PLC0415
 
     if tf_defaults:  # iterators as TensorFlow makes them by default
         inputs._without_autotune = lambda dataset: dataset  # pylint: disable=protected-access

@@ -144,7 +144,7 @@ class EstimatorSide:
     Also splits each call's wall time into setup (before `training.run_training`: input_fn,
     distributed iterator, engine look-up), the outer training loop itself, and teardown
     (after it returns: mostly destroying the call's distributed iterator), by wrapping
-    `tpu_estimator_compat.training.run_training` while the call runs.
+    `tpu_estimator_compat.host.training.run_training` while the call runs.
     """
 
     def __init__(self, tf, layers, strategy, data, args, model_dir):
@@ -166,7 +166,7 @@ class EstimatorSide:
         self._estimator.train(self._input_fn, steps=self._args.iterations_per_loop)
 
     def run(self):
-        from tpu_estimator_compat import training  # noqa: PLC0415
+        from tpu_estimator_compat.host import training  # noqa: PLC0415
         original = training.run_training
         marks = {}
 

@@ -25,7 +25,7 @@ import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tpu_estimator_compat as tec  # noqa: E402  pylint: disable=wrong-import-position
-from tpu_estimator_compat import receivers  # noqa: E402  pylint: disable=wrong-import-position
+from tpu_estimator_compat.export import receivers  # noqa: E402  pylint: disable=wrong-import-position
 
 v1 = tf.compat.v1
 _layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")

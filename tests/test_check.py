@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from tpu_estimator_compat import __main__ as cli
-from tpu_estimator_compat import compat_check
+from tpu_estimator_compat.cli import check as compat_check
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
 from tpu_estimator_compat.v1 import contrib as v1_contrib

@@ -1,4 +1,4 @@
-"""Tests for tpu_estimator_compat.checkpoints: TF1-layout name-based checkpoints."""
+"""Tests for tpu_estimator_compat.state.checkpoints: TF1-layout name-based checkpoints."""
 import json
 import os
 import pickle
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat.checkpoints import CheckpointSaver
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state.checkpoints import CheckpointSaver
 
 import tf1_reference_model
 
@@ -438,7 +438,7 @@ _SAVE_LOOP = """
 import os, sys
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
 import tensorflow as tf
-from tpu_estimator_compat.checkpoints import CheckpointSaver
+from tpu_estimator_compat.state.checkpoints import CheckpointSaver
 model_dir, first_step = sys.argv[1], int(sys.argv[2])
 variables = {f"layer_{i}/kernel": tf.Variable(tf.zeros([1024, 1024])) for i in range(4)}
 variables["global_step"] = tf.Variable(0, dtype=tf.int64)

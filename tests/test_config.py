@@ -1,4 +1,4 @@
-"""Tests for config.py: InputPipelineConfig, TPUConfig, RunConfig, TF_CONFIG, model_dir."""
+"""Tests for config/: InputPipelineConfig, TPUConfig, RunConfig, TF_CONFIG, model_dir."""
 import json
 import os
 import pathlib
@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tpu_estimator_compat import config as config_lib
-from tpu_estimator_compat.config import (InputPipelineConfig, IterationsPerLoop, RunConfig,
-                                         TPUConfig, parse_iterations_per_loop,
-                                         resolve_model_dir)
+from tpu_estimator_compat.config.model_dir import resolve_model_dir
+from tpu_estimator_compat.config.run_config import RunConfig
+from tpu_estimator_compat.config.tf_config import parse_tf_config
+from tpu_estimator_compat.config.tpu_config import (InputPipelineConfig, IterationsPerLoop,
+                                                    TPUConfig, parse_iterations_per_loop)
 
 IPL_ERROR = "Invalid TPUConfig `iterations_per_loop` value. Value must be positive integer"
 
@@ -548,16 +549,10 @@ def test_tf_config_invalid_json(monkeypatch):
 
 
 def test_parse_tf_config_is_pure():
-    facts = config_lib.parse_tf_config(
+    facts = parse_tf_config(
         {"cluster": CLUSTER, "task": {"type": "worker", "index": 0}})
     assert facts.task_type == "worker" and facts.global_id_in_cluster == 1
     assert "TF_CONFIG" not in os.environ
-
-
-def test_default_session_config():
-    session_config = config_lib.get_default_session_config()
-    assert session_config.allow_soft_placement
-    assert session_config.graph_options.rewrite_options.meta_optimizer_iterations == 1
 
 
 # ------------------------------------------------------------------ resolve_model_dir

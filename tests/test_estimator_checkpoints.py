@@ -17,7 +17,7 @@ import tensorflow as tf
 import tpu_estimator_compat as tec
 from tests import tf1_reference_model
 from tests import train_then_kill
-from tests.train_then_kill import VARIABLE_NAMES, input_fn, model_fn
+from tests.train_then_kill import VARIABLE_NAMES, input_fn, make_estimator, model_fn
 
 v1 = tf.compat.v1
 legacy_layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
@@ -28,16 +28,6 @@ DATA_DIR = os.path.join(TESTS_DIR, "data")
 FIXTURE_DIR = os.path.join(DATA_DIR, "tf1_reference_ckpt")
 with open(os.path.join(DATA_DIR, "tf1_reference_names.json")) as _f:
     REFERENCE = json.load(_f)
-
-
-def make_estimator(model_dir, strategy=None, params=None, iterations_per_loop=2, use_tpu=True,
-                   batch_size=16, warm_start_from=None, model=model_fn, **config_kwargs):
-    tpu_config = tec.TPUConfig(iterations_per_loop=iterations_per_loop,
-                               per_host_input_for_training=tec.InputPipelineConfig.PER_HOST_V2)
-    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
-                           tpu_config=tpu_config, **config_kwargs)
-    return tec.TPUEstimator(model, config=config, params=params, use_tpu=use_tpu,
-                            train_batch_size=batch_size, warm_start_from=warm_start_from)
 
 
 def checkpoint_values(path):

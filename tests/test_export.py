@@ -20,10 +20,10 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import saved_model_export as export
-from tpu_estimator_compat import export_output as eo
-from tpu_estimator_compat import receivers
-from tpu_estimator_compat.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
+from tpu_estimator_compat.export import saved_model as export
+from tpu_estimator_compat.export import outputs as eo
+from tpu_estimator_compat.export import receivers
+from tpu_estimator_compat.api.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
 
 _layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
 _PYTHON = sys.executable
@@ -394,6 +394,17 @@ def test_error_messages(model_dir, tmp_path):
                        match=r"^One of export_to_cpu and export_to_tpu must be true\.$"):
         _export(model_dir, tmp_path, _raw_receiver_fn(), export_to_cpu=False,
                 export_to_tpu=False)
+    def no_scaffold_model_fn(features, mode, params):
+        return _model_fn(features, None, mode, params, None)._replace(scaffold_fn=lambda: None)
+
+    with pytest.raises(ValueError, match=r"^TPUEstimatorSpec\.scaffold_fn returns None, which "
+                                         r"is not allowed\. Return tf\.compat\.v1\.train\."
+                                         r"Scaffold\(\) at the end of scaffold_fn\.$"):
+        export.export_saved_model(
+            no_scaffold_model_fn, user_params={}, config=None,
+            checkpoint_path=export.resolve_checkpoint_path(model_dir),
+            export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn(),
+            export_to_cpu=False)
     empty_dir = str(tmp_path / "empty")
     with pytest.raises(ValueError) as e:
         export.resolve_checkpoint_path(empty_dir)

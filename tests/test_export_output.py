@@ -1,8 +1,10 @@
-"""Export outputs, their SignatureDefs and the signature-map rules of the original export."""
+"""Export outputs, their SignatureDefs and the signature-map rules of the original export
+(`export/outputs.py`, `export/signatures.py`)."""
 import pytest
 import tensorflow as tf
 
-from tpu_estimator_compat import export_output as eo
+from tpu_estimator_compat.export import outputs as eo
+from tpu_estimator_compat.export import signatures as signature_map
 
 _sm = tf.compat.v1.saved_model
 
@@ -113,7 +115,7 @@ def test_signature_map_with_alternatives_and_dropped_signatures(graph):
         "classify": eo.ClassificationOutput(scores=scores),
         "regress": eo.RegressionOutput(tf.reduce_sum(parsed, 1)),
     }, None)
-    signatures = eo.build_all_signature_defs(
+    signatures = signature_map.build_all_signature_defs(
         {"examples": examples}, outputs, {"raw": {"x": parsed}, "raw2": raw})
     # Classify/Regress need a single string input: only the tf.Example receiver has one.
     # `raw2` feeds a tensor the outputs do not depend on, so nothing is servable from it.
@@ -121,10 +123,11 @@ def test_signature_map_with_alternatives_and_dropped_signatures(graph):
                                   "serving_default"]
     assert signatures["classify"].method_name == _sm.CLASSIFY_METHOD_NAME
     assert dict(signatures["raw:serving_default"].inputs)["x"].name == parsed.name
-    single = eo.build_all_signature_defs(raw, {"p": eo.PredictOutput(tf.identity(raw))})
+    single = signature_map.build_all_signature_defs(
+        raw, {"p": eo.PredictOutput(tf.identity(raw))})
     assert list(dict(single["p"].inputs)) == ["input"]
     with pytest.raises(ValueError, match="^`export_outputs` must be a dict. Received None"):
-        eo.build_all_signature_defs(raw, None)
+        signature_map.build_all_signature_defs(raw, None)
 
 
 def test_unservable_output_is_dropped(graph):
@@ -132,14 +135,14 @@ def test_unservable_output_is_dropped(graph):
     unfed = tf.compat.v1.placeholder(tf.float32, [None], name="unfed")
     outputs = {"serving_default": eo.PredictOutput({"sum": fed + unfed}),
                "ok": eo.PredictOutput({"double": 2.0 * fed})}
-    assert sorted(eo.build_all_signature_defs({"fed": fed}, outputs)) == ["ok"]
+    assert sorted(signature_map.build_all_signature_defs({"fed": fed}, outputs)) == ["ok"]
 
 
 def test_eval_and_train_outputs(graph):
     x = tf.compat.v1.placeholder(tf.float32, [None], name="x")
     loss = tf.reduce_mean(x)
     mean, update = tf.compat.v1.metrics.mean(x)
-    eval_output = eo.export_outputs_for_mode(
+    eval_output = signature_map.export_outputs_for_mode(
         "eval", loss=loss, predictions={"p": x}, metrics={"m": (mean, update.op)})
     assert list(eval_output) == ["eval"]
     sig = eval_output["eval"].as_signature_def({"x": x})
@@ -148,12 +151,13 @@ def test_eval_and_train_outputs(graph):
                                    "predictions/p"]
     # An update Operation is exported as an empty tensor that depends on it.
     assert sig.outputs["metrics/m/update_op"].name.startswith("metric_op_wrapper")
-    train = eo.export_outputs_for_mode("train", loss={"loss": loss, "aux": loss})["train"]
+    train = signature_map.export_outputs_for_mode(
+        "train", loss={"loss": loss, "aux": loss})["train"]
     assert sorted(train.as_signature_def({"x": x}).outputs) == ["loss", "loss/aux"]
     assert train.as_signature_def({"x": x}).method_name == "tensorflow/supervised/training"
     # Eval/train signatures are not servable: they survive only with serving_only=False.
-    assert eo.build_all_signature_defs({"x": x}, eval_output) == {}
-    assert list(eo.build_all_signature_defs({"x": x}, eval_output, serving_only=False)) == [
-        "eval"]
+    assert signature_map.build_all_signature_defs({"x": x}, eval_output) == {}
+    assert list(signature_map.build_all_signature_defs(
+        {"x": x}, eval_output, serving_only=False)) == ["eval"]
     with pytest.raises(ValueError, match="^Export output type not found for `mode`: x"):
-        eo.export_outputs_for_mode("x")
+        signature_map.export_outputs_for_mode("x")

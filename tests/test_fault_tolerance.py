@@ -11,18 +11,14 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat.training import NanLossDuringTrainingError
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 
 import train_then_kill
+from train_then_kill import make_estimator
 
 v1 = tf.compat.v1
 SCRIPT = os.path.join(os.path.dirname(__file__), "train_then_kill.py")
-
-
-def config(model_dir, strategy, **kwargs):
-    return tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
-                         tpu_config=tec.TPUConfig(iterations_per_loop=2), **kwargs)
 
 
 def checkpoint_step(model_dir):
@@ -59,9 +55,7 @@ def test_sigterm_saves_at_the_current_step_exits_nonzero_and_resumes(tmp_path, e
     assert "TrainingPreemptedError" in stderr and "Run the program again" in stderr, stderr
     saved = checkpoint_step(tmp_path)
     assert f"saved a checkpoint at step {saved}" in stderr
-    estimator = tec.TPUEstimator(
-        train_then_kill.model_fn, config=config(tmp_path, eight_devices),
-        train_batch_size=train_then_kill.BATCH_SIZE)
+    estimator = make_estimator(tmp_path, eight_devices, batch_size=train_then_kill.BATCH_SIZE)
     estimator.train(train_then_kill.input_fn, steps=2)
     assert checkpoint_step(tmp_path) == saved + 2
 
@@ -77,8 +71,8 @@ def nan_at_step(nan_step):
 
 def test_nan_loss_raises_at_its_loop_and_keeps_the_last_good_checkpoint(tmp_path,
                                                                          eight_devices):
-    estimator = tec.TPUEstimator(nan_at_step(5), config=config(
-        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    estimator = make_estimator(tmp_path, eight_devices, model=nan_at_step(5), batch_size=8,
+                               save_checkpoints_steps=2)
     with pytest.raises(NanLossDuringTrainingError, match=r"global steps 4\.\.6"):
         estimator.train(train_then_kill.input_fn, steps=20)
     assert checkpoint_step(tmp_path) == 4
@@ -115,8 +109,8 @@ def test_nan_gradient_on_a_loops_last_step_is_not_saved_and_the_message_is_true(
         tmp_path, eight_devices):
     # Steps 4 and 5 form a loop; step 5's gradient is NaN while every loss is finite, and a
     # checkpoint is due at step 6.
-    estimator = tec.TPUEstimator(nan_gradient_at_step(5), config=config(
-        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    estimator = make_estimator(tmp_path, eight_devices, model=nan_gradient_at_step(5),
+                               batch_size=8, save_checkpoints_steps=2)
     with pytest.raises(NanLossDuringTrainingError) as raised:
         estimator.train(train_then_kill.input_fn, steps=20)
     message = str(raised.value)
@@ -129,8 +123,8 @@ def test_nan_gradient_on_a_loops_last_step_is_not_saved_and_the_message_is_true(
 
 
 def test_nan_gradient_mid_loop_is_reported_for_its_loop(tmp_path, eight_devices):
-    estimator = tec.TPUEstimator(nan_gradient_at_step(4), config=config(
-        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    estimator = make_estimator(tmp_path, eight_devices, model=nan_gradient_at_step(4),
+                               batch_size=8, save_checkpoints_steps=2)
     with pytest.raises(NanLossDuringTrainingError,
                        match=r"not finite during the loop of global steps 4\.\.6.*"
                              r"model\.ckpt-4, is the last good one"):
@@ -149,8 +143,7 @@ def test_bad_rows_on_replica_3_of_8_are_caught_at_their_loop(tmp_path, eight_dev
         dataset = tf.data.Dataset.from_tensor_slices((features, train_then_kill.TARGETS))
         return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
 
-    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
-        tmp_path, eight_devices, save_checkpoints_steps=4), train_batch_size=8)
+    estimator = make_estimator(tmp_path, eight_devices, batch_size=8, save_checkpoints_steps=4)
     with pytest.raises(NanLossDuringTrainingError,
                        match=r"at least one replica was not finite during the loop of global "
                              r"steps 4\.\.6.*model\.ckpt-4, is the last good one"):
@@ -159,14 +152,12 @@ def test_bad_rows_on_replica_3_of_8_are_caught_at_their_loop(tmp_path, eight_dev
 
 
 def test_truncated_newest_checkpoint_is_named_with_the_fallback(tmp_path, eight_devices):
-    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
-        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    estimator = make_estimator(tmp_path, eight_devices, batch_size=8, save_checkpoints_steps=2)
     estimator.train(train_then_kill.input_fn, steps=4)
     data_file = os.path.join(str(tmp_path), "model.ckpt-4.data-00000-of-00001")
     with open(data_file, "r+b") as handle:
         handle.truncate(os.path.getsize(data_file) // 2)
-    rerun = tec.TPUEstimator(train_then_kill.model_fn, config=config(
-        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    rerun = make_estimator(tmp_path, eight_devices, batch_size=8, save_checkpoints_steps=2)
     with pytest.raises(checkpoints.CorruptCheckpointError,
                        match=r"model\.ckpt-4.*model\.ckpt-2"):
         rerun.train(train_then_kill.input_fn, steps=2)
@@ -176,17 +167,14 @@ def test_model_dir_that_cannot_be_written_fails_before_training(tmp_path, eight_
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
     model_dir = blocker / "model"
-    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(model_dir,
-                                                                         eight_devices),
-                                 train_batch_size=8)
+    estimator = make_estimator(model_dir, eight_devices, batch_size=8)
     with pytest.raises(checkpoints.CheckpointWriteError,
                        match="checked before training started.*choose another model_dir"):
         estimator.train(train_then_kill.input_fn, steps=2)
 
 
 def test_failed_save_keeps_the_previous_checkpoint(tmp_path, eight_devices, monkeypatch):
-    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
-        tmp_path, eight_devices, save_checkpoints_steps=2), train_batch_size=8)
+    estimator = make_estimator(tmp_path, eight_devices, batch_size=8, save_checkpoints_steps=2)
     estimator.train(train_then_kill.input_fn, steps=2)
 
     def disk_full(*args, **kwargs):
@@ -202,8 +190,8 @@ def test_failed_save_keeps_the_previous_checkpoint(tmp_path, eight_devices, monk
 
 
 def trained_with_checkpoints_0_2_4(model_dir, strategy):
-    estimator = tec.TPUEstimator(train_then_kill.model_fn, config=config(
-        model_dir, strategy, save_checkpoints_steps=2), train_batch_size=8, eval_batch_size=8)
+    estimator = make_estimator(model_dir, strategy, batch_size=8, eval_batch_size=8,
+                               save_checkpoints_steps=2)
     estimator.train(train_then_kill.input_fn, steps=4)
     return estimator
 

@@ -180,7 +180,7 @@ def test_logging_tensor_hook_logs_every_n_loops_and_at_end(tmp_path, one_device,
     estimator.train(train_input_fn, steps=12, hooks=[at_end])
     logged_steps = [r.getMessage().split("step = ")[1].split()[0] for r in caplog.records
                     if r.getMessage().startswith("loss = ")
-                    and r.filename != "training.py"]  # not the estimator's progress lines
+                    and r.filename != "progress_log.py"]  # not the estimator's progress lines
     assert logged_steps == ["4", "12"]  # loops 1 and 3 of 3
     seen = [line for line in caplog.messages if line.startswith("seen_step = ")]
     assert seen[0].startswith("seen_step = 3")  # the first loop triggers

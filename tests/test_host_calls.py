@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 from sklearn.metrics import roc_auc_score
 
-from tpu_estimator_compat import host_calls
+from tpu_estimator_compat.host import host_calls
 
 REPLICAS = 8
 PER_REPLICA = 4

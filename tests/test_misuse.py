@@ -10,8 +10,8 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat import receivers
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.export import receivers
 
 v1 = tf.compat.v1
 PER_HOST_V1 = tec.InputPipelineConfig.PER_HOST_V1

@@ -20,9 +20,9 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import batching
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat import runtime as runtime_lib
+from tpu_estimator_compat.engine import batching
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.engine import runtime as runtime_lib
 from tests import multi_worker_main as worker
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

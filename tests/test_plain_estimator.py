@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import receivers
+from tpu_estimator_compat.export import receivers
 
 v1 = tf.compat.v1
 _rng = np.random.RandomState(5)

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import receivers
+from tpu_estimator_compat.export import receivers
 
 v1 = tf.compat.v1
 NUM_EXAMPLES = 37

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from tpu_estimator_compat import __main__ as cli
-from tpu_estimator_compat import runner
+from tpu_estimator_compat.cli import runner
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tpu_estimator_compat.export_output import (ClassificationOutput, PredictOutput,
+from tpu_estimator_compat.export.outputs import (ClassificationOutput, PredictOutput,
                                                 RegressionOutput)
-from tpu_estimator_compat.spec import (EstimatorSpec, ModeKeys, TPUEstimatorSpec,
+from tpu_estimator_compat.api.spec import (EstimatorSpec, ModeKeys, TPUEstimatorSpec,
                                        validate_metric_names)
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT

@@ -1,12 +1,16 @@
-"""Tests for contrib_summary (tf.contrib.summary on TF2) and summaries (the estimator's own)."""
+"""Tests for contrib_summary (tf.contrib.summary on TF2), summaries and progress_log (the
+estimator's own)."""
+import types
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from event_reader import read_scalars, read_values
-from tpu_estimator_compat import contrib_summary as summary
-from tpu_estimator_compat import host_calls
-from tpu_estimator_compat import summaries
+from tpu_estimator_compat.host import contrib_summary as summary
+from tpu_estimator_compat.host import host_calls
+from tpu_estimator_compat.host import progress_log
+from tpu_estimator_compat.host import summaries
 
 REPLICAS = 8
 
@@ -225,16 +229,38 @@ def test_scalar_summary_writer_leaves_the_users_summary_state_alone(tmp_path):
     assert read_scalars(users) == {"user_value": [(5, 2.0)]}
 
 
-def test_step_rate_tracker_with_injected_times():
-    tracker = summaries.StepRateTracker(global_batch_size=128)
-    assert tracker.update(100, wall_time=1000.0) is None  # Baseline.
-    rate = tracker.update(300, wall_time=1004.0)
-    assert rate == (50.0, 6400.0)
+def test_step_rate_tracker_marks_and_rates_with_injected_times():
+    tracker = progress_log.StepRateTracker(every=100, examples_per_step=128)
+    assert tracker.due(50)  # The first loop end is always due.
+    assert tracker.mark(50, now=1000.0) is None  # Baseline.
+    assert not tracker.due(149) and tracker.due(150)
+    rate = tracker.mark(250, now=1004.0)
+    assert rate == (4.0, 50.0, 6400.0)
     assert rate.as_summaries() == {"global_step/sec": 50.0, "examples/sec": 6400.0}
-    assert tracker.update(300, wall_time=1005.0) is None  # Step did not advance.
-    assert tracker.update(400, wall_time=1006.0).global_step_per_sec == 50.0
-    assert tracker.update(50, wall_time=1007.0) is None  # Restart after a lower step.
-    assert tracker.update(60, wall_time=1009.0).global_step_per_sec == 5.0
-    steps_only = summaries.StepRateTracker()
-    steps_only.update(0, 0.0)
-    assert steps_only.update(10, 2.0).as_summaries() == {"global_step/sec": 5.0}
+    assert not tracker.due(349)
+    assert tracker.mark(350, now=1009.0) == (5.0, 20.0, 2560.0)  # From the previous mark.
+
+
+class _RecordingWriter:
+    def __init__(self):
+        self.written = []
+
+    def write(self, step, values):
+        self.written.append((step, values))
+
+
+def test_progress_log_lines_and_summaries_with_injected_times(monkeypatch, caplog):
+    caplog.set_level("INFO", logger="tensorflow")
+    config = types.SimpleNamespace(log_step_count_steps=4, save_summary_steps=2)
+    writer = _RecordingWriter()
+    progress = progress_log.ProgressLog(config, examples_per_step=32, summary_writer=writer)
+    for step, now, loss in [(2, 100.0, 1.5), (4, 102.0, 1.25), (6, 102.5, 1.0)]:
+        monkeypatch.setattr(progress_log.time, "time", lambda now=now: now)
+        progress.loop_done(step, loss)
+    assert [m for m in caplog.messages if "sec" in m or "loss" in m] == [
+        "loss = 1.5, step = 2",
+        "loss = 1.0, step = 6 (2.500 sec)", "global_step/sec: 1.6", "examples/sec: 51.2"]
+    assert writer.written == [
+        (2, {"loss": 1.5}),
+        (4, {"loss": 1.25, "global_step/sec": 1.0, "examples/sec": 32.0}),
+        (6, {"loss": 1.0, "global_step/sec": 4.0, "examples/sec": 128.0})]

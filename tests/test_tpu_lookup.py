@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import cluster_resolver
+from tpu_estimator_compat.engine import cluster_resolver
 
 _NO_TPU = ("No TPU found: TPUClusterResolver(tpu='', zone=None, project=None) (no TPU name "
            "given, and none of $TPU_NAME, $KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS, $TPU_CONFIG is "

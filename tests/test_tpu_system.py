@@ -14,7 +14,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat
 import tpu_estimator_compat.v1 as v1
-from tpu_estimator_compat import cluster_resolver
+from tpu_estimator_compat.engine import cluster_resolver
 from tpu_estimator_compat.v1.tpu.experimental import initialize_tpu_system
 
 _NO_TPU = ("No TPU found: TPUClusterResolver(tpu='', zone=None, project=None) (no TPU name "

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tpu_estimator_compat import checkpoints
+from tpu_estimator_compat.state import checkpoints
 
 v1 = tf.compat.v1
 legacy_layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")

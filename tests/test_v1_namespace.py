@@ -17,9 +17,9 @@ from tensorflow.python.framework import tensor_shape
 
 import tpu_estimator_compat
 import tpu_estimator_compat.v1 as v1
-from tpu_estimator_compat import cluster_resolver
-from tpu_estimator_compat import tf1_shapes as _shapes
-from tpu_estimator_compat.tf1_shapes import tf1_shapes
+from tpu_estimator_compat.engine import cluster_resolver
+from tpu_estimator_compat.tf1 import shapes as _shapes
+from tpu_estimator_compat.tf1.shapes import tf1_shapes
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(tpu_estimator_compat.__file__)))
 
@@ -45,7 +45,8 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
         "import tensorflow\n"
         "print(json.dumps({'loaded': loaded, 'dense': dense.__module__,\n"
         "                  'tf_keras_dense': tensorflow.keras.layers.Dense.__module__}))\n"))
-    assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.tf1_shapes",
+    assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.tf1",
+                               "tpu_estimator_compat.tf1.shapes",
                                "tpu_estimator_compat.v1", "tpu_estimator_compat.v1._finder",
                                "tpu_estimator_compat.v1._lazy", "tpu_estimator_compat.v1._paths"]
     assert facts["dense"].startswith("tf_keras.")
@@ -105,7 +106,7 @@ def test_unknown_names_raise_attribute_error_with_hints():
 def test_estimator_serves_the_exporters():
     """`tf.estimator.Exporter` is subclassed at import by TF1-era libraries
     (tensorflow_hub's `LatestModuleExporter`)."""
-    train_and_evaluate = importlib.import_module("tpu_estimator_compat.train_and_evaluate")
+    train_and_evaluate = importlib.import_module("tpu_estimator_compat.host.train_and_evaluate")
     for name in ("Exporter", "LatestExporter", "FinalExporter"):
         assert getattr(v1.estimator, name) is getattr(train_and_evaluate, name)
     assert issubclass(v1.estimator.LatestExporter, v1.estimator.Exporter)
@@ -137,27 +138,27 @@ def _expected(spec):
 
 @pytest.mark.parametrize("path, spec", [
     ("contrib.tpu.TPUEstimator", "tpu_estimator_compat.estimator:TPUEstimator"),
-    ("contrib.tpu.TPUEstimatorSpec", "tpu_estimator_compat.spec:TPUEstimatorSpec"),
-    ("contrib.tpu.RunConfig", "tpu_estimator_compat.config:RunConfig"),
-    ("contrib.tpu.TPUConfig", "tpu_estimator_compat.config:TPUConfig"),
-    ("contrib.tpu.InputPipelineConfig", "tpu_estimator_compat.config:InputPipelineConfig"),
-    ("contrib.tpu.CrossShardOptimizer", "tpu_estimator_compat.optimizers:CrossShardOptimizer"),
-    ("contrib.tpu.cross_replica_sum", "tpu_estimator_compat.optimizers:cross_replica_sum"),
+    ("contrib.tpu.TPUEstimatorSpec", "tpu_estimator_compat.api.spec:TPUEstimatorSpec"),
+    ("contrib.tpu.RunConfig", "tpu_estimator_compat.config.run_config:RunConfig"),
+    ("contrib.tpu.TPUConfig", "tpu_estimator_compat.config.tpu_config:TPUConfig"),
+    ("contrib.tpu.InputPipelineConfig", "tpu_estimator_compat.config.tpu_config:InputPipelineConfig"),
+    ("contrib.tpu.CrossShardOptimizer", "tpu_estimator_compat.api.optimizers:CrossShardOptimizer"),
+    ("contrib.tpu.cross_replica_sum", "tpu_estimator_compat.api.optimizers:cross_replica_sum"),
     ("contrib.tpu.bfloat16_scope", "tensorflow:compat.v1.tpu.bfloat16_scope"),
     ("contrib.tpu.outside_compilation", "tensorflow:compat.v1.tpu.outside_compilation"),
     ("estimator.tpu.TPUEstimator", "tpu_estimator_compat.estimator:TPUEstimator"),
-    ("compat.v1.estimator.tpu.TPUConfig", "tpu_estimator_compat.config:TPUConfig"),
-    ("tpu.CrossShardOptimizer", "tpu_estimator_compat.optimizers:CrossShardOptimizer"),
-    ("tpu.cross_replica_sum", "tpu_estimator_compat.optimizers:cross_replica_sum"),
+    ("compat.v1.estimator.tpu.TPUConfig", "tpu_estimator_compat.config.tpu_config:TPUConfig"),
+    ("tpu.CrossShardOptimizer", "tpu_estimator_compat.api.optimizers:CrossShardOptimizer"),
+    ("tpu.cross_replica_sum", "tpu_estimator_compat.api.optimizers:cross_replica_sum"),
     ("tpu.bfloat16_scope", "tensorflow:compat.v1.tpu.bfloat16_scope"),
     ("estimator.Estimator", "tpu_estimator_compat.estimator:Estimator"),
-    ("estimator.EstimatorSpec", "tpu_estimator_compat.spec:EstimatorSpec"),
-    ("estimator.ModeKeys", "tpu_estimator_compat.spec:ModeKeys"),
-    ("estimator.RunConfig", "tpu_estimator_compat.config:RunConfig"),
-    ("estimator.WarmStartSettings", "tpu_estimator_compat.warm_start:WarmStartSettings"),
+    ("estimator.EstimatorSpec", "tpu_estimator_compat.api.spec:EstimatorSpec"),
+    ("estimator.ModeKeys", "tpu_estimator_compat.api.spec:ModeKeys"),
+    ("estimator.RunConfig", "tpu_estimator_compat.config.run_config:RunConfig"),
+    ("estimator.WarmStartSettings", "tpu_estimator_compat.state.warm_start:WarmStartSettings"),
     ("estimator.train_and_evaluate",
-     "tpu_estimator_compat.train_and_evaluate:train_and_evaluate"),
-    ("estimator.TrainSpec", "tpu_estimator_compat.train_and_evaluate:TrainSpec"),
+     "tpu_estimator_compat.host.train_and_evaluate:train_and_evaluate"),
+    ("estimator.TrainSpec", "tpu_estimator_compat.host.train_and_evaluate:TrainSpec"),
     ("estimator.SessionRunHook", "tensorflow:compat.v1.train.SessionRunHook"),
     ("estimator.SessionRunArgs", "tensorflow:compat.v1.train.SessionRunArgs"),
     ("estimator.LoggingTensorHook", "tensorflow:compat.v1.train.LoggingTensorHook"),
@@ -165,23 +166,23 @@ def _expected(spec):
     ("estimator.NanTensorHook", "tensorflow:compat.v1.train.NanTensorHook"),
     ("estimator.CheckpointSaverHook", "tensorflow:compat.v1.train.CheckpointSaverHook"),
     ("estimator.export.ServingInputReceiver",
-     "tpu_estimator_compat.receivers:ServingInputReceiver"),
+     "tpu_estimator_compat.export.receivers:ServingInputReceiver"),
     ("estimator.export.build_raw_serving_input_receiver_fn",
-     "tpu_estimator_compat.receivers:build_raw_serving_input_receiver_fn"),
-    ("estimator.export.PredictOutput", "tpu_estimator_compat.export_output:PredictOutput"),
+     "tpu_estimator_compat.export.receivers:build_raw_serving_input_receiver_fn"),
+    ("estimator.export.PredictOutput", "tpu_estimator_compat.export.outputs:PredictOutput"),
     ("estimator.export.ClassificationOutput",
-     "tpu_estimator_compat.export_output:ClassificationOutput"),
+     "tpu_estimator_compat.export.outputs:ClassificationOutput"),
     ("contrib.summary.create_file_writer",
-     "tpu_estimator_compat.contrib_summary:create_file_writer"),
+     "tpu_estimator_compat.host.contrib_summary:create_file_writer"),
     ("contrib.summary.always_record_summaries",
-     "tpu_estimator_compat.contrib_summary:always_record_summaries"),
+     "tpu_estimator_compat.host.contrib_summary:always_record_summaries"),
     ("contrib.framework.get_or_create_global_step",
      "tensorflow:compat.v1.train.get_or_create_global_step"),
     ("contrib.training.checkpoints_iterator", "tensorflow:compat.v1.train.checkpoints_iterator"),
     ("contrib.cluster_resolver.TPUClusterResolver",
-     "tpu_estimator_compat.cluster_resolver:TPUClusterResolver"),
+     "tpu_estimator_compat.engine.cluster_resolver:TPUClusterResolver"),
     ("distribute.cluster_resolver.TPUClusterResolver",
-     "tpu_estimator_compat.cluster_resolver:TPUClusterResolver"),
+     "tpu_estimator_compat.engine.cluster_resolver:TPUClusterResolver"),
     ("distribute.cluster_resolver.SimpleClusterResolver",
      "tensorflow:distribute.cluster_resolver.SimpleClusterResolver"),
     ("distribute.MirroredStrategy", "tensorflow:compat.v1.distribute.MirroredStrategy"),

@@ -1,4 +1,4 @@
-"""Tests for tpu_estimator_compat.warm_start, checked against TF1's own graph-mode functions."""
+"""Tests for tpu_estimator_compat.state.warm_start, checked against TF1's own graph-mode functions."""
 import collections
 import logging
 import os
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat.warm_start import WarmStartSettings, init_from_checkpoint, warm_start
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state.warm_start import WarmStartSettings, init_from_checkpoint, warm_start
 
 # name: (shape, trainable); the model that was trained and checkpointed.
 MODEL = {

@@ -1,7 +1,7 @@
 """A small TF1-style regression model, and a script that trains it until it is killed.
 
-The test modules import `model_fn`, `input_fn` and the data from here, so the process that is
-killed and the test process that resumes train exactly the same model.
+The test modules import `model_fn`, `input_fn`, `make_estimator` and the data from here, so the
+process that is killed and the test process that resumes train exactly the same model.
 
     python tests/train_then_kill.py MODEL_DIR
 
@@ -66,17 +66,27 @@ def model_fn(features, labels, mode, params):
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
-def main(model_dir):
+def make_estimator(model_dir, strategy=None, *, model=model_fn, params=None,
+                   iterations_per_loop=ITERATIONS_PER_LOOP, use_tpu=True, batch_size=16,
+                   eval_batch_size=None, warm_start_from=None, **config_kwargs):
+    """A TPUEstimator of `model` in `model_dir` with PER_HOST_V2 input; `config_kwargs` go to
+    RunConfig."""
     import tpu_estimator_compat as tec  # pylint: disable=import-outside-toplevel
+    tpu_config = tec.TPUConfig(iterations_per_loop=iterations_per_loop,
+                               per_host_input_for_training=tec.InputPipelineConfig.PER_HOST_V2)
+    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
+                           tpu_config=tpu_config, **config_kwargs)
+    return tec.TPUEstimator(model, config=config, params=params, use_tpu=use_tpu,
+                            train_batch_size=batch_size, eval_batch_size=eval_batch_size,
+                            warm_start_from=warm_start_from)
+
+
+def main(model_dir):
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    config = tec.RunConfig(
-        model_dir=model_dir, train_distribute=strategy, save_checkpoints_steps=1,
-        keep_checkpoint_max=3,
-        tpu_config=tec.TPUConfig(iterations_per_loop=ITERATIONS_PER_LOOP,
-                                 per_host_input_for_training=tec.InputPipelineConfig.PER_HOST_V2))
-    estimator = tec.TPUEstimator(model_fn, config=config, train_batch_size=BATCH_SIZE)
+    estimator = make_estimator(model_dir, strategy, batch_size=BATCH_SIZE,
+                               save_checkpoints_steps=1, keep_checkpoint_max=3)
     estimator.train(input_fn, max_steps=10**9)
 
 

@@ -10,25 +10,25 @@ _PUBLIC_NAMES = {
     # name: module that defines it
     "TPUEstimator": "estimator",
     "Estimator": "estimator",
-    "TPUEstimatorSpec": "spec",
-    "EstimatorSpec": "spec",
-    "ModeKeys": "spec",
-    "RunConfig": "config",
-    "TPUConfig": "config",
-    "InputPipelineConfig": "config",
-    "CrossShardOptimizer": "optimizers",
-    "WarmStartSettings": "warm_start",
-    "TrainSpec": "train_and_evaluate",
-    "EvalSpec": "train_and_evaluate",
-    "train_and_evaluate": "train_and_evaluate",
-    "multi_worker_strategy": "runtime",
+    "TPUEstimatorSpec": "api.spec",
+    "EstimatorSpec": "api.spec",
+    "ModeKeys": "api.spec",
+    "RunConfig": "config.run_config",
+    "TPUConfig": "config.tpu_config",
+    "InputPipelineConfig": "config.tpu_config",
+    "CrossShardOptimizer": "api.optimizers",
+    "WarmStartSettings": "state.warm_start",
+    "TrainSpec": "host.train_and_evaluate",
+    "EvalSpec": "host.train_and_evaluate",
+    "train_and_evaluate": "host.train_and_evaluate",
+    "multi_worker_strategy": "engine.runtime",
 }
 
 __all__ = sorted(_PUBLIC_NAMES)
 
 if os.environ.get("TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES", "").strip():
     # The simulated TPU's logical devices must exist before TensorFlow starts its devices.
-    importlib.import_module(f"{__name__}.runtime").prepare_simulated_tpu()
+    importlib.import_module(f"{__name__}.engine.runtime").prepare_simulated_tpu()
 
 
 def __getattr__(name):

@@ -1,8 +1,8 @@
 """Command line: `python -m tpu_estimator_compat` (also the `tpu-estimator-compat` script).
 
-    run [OPTIONS] SCRIPT.py [ARGS...]   run a legacy program unmodified (runner.py); OPTIONS:
+    run [OPTIONS] SCRIPT.py [ARGS...]   run a legacy program unmodified (cli/runner.py); OPTIONS:
     run [OPTIONS] -m MODULE [ARGS...]   --keep-tf2 DIR, --v1-for MODULE (each repeatable)
-    check PATH...                       list the TF1 APIs a codebase uses (compat_check.py)
+    check PATH...                       list the TF1 APIs a codebase uses (cli/check.py)
 """
 import os
 import sys
@@ -39,8 +39,8 @@ def main(argv=None):
     if command == "check":
         if not args:
             return _usage_error("check needs at least one PATH.")
-        from tpu_estimator_compat import compat_check  # noqa: PLC0415  (imports TensorFlow)
-        return compat_check.main(args)
+        from tpu_estimator_compat.cli import check  # noqa: PLC0415  (imports TensorFlow)
+        return check.main(args)
     if command == "run":
         options = {"--keep-tf2": ("DIR", []), "--v1-for": ("MODULE", [])}
         while args[:1] and args[0] in options:
@@ -55,7 +55,7 @@ def main(argv=None):
             print(f"tpu_estimator_compat: can't open file {os.path.abspath(args[0])!r}: "
                   "no such file or directory", file=sys.stderr)
             return 2
-        from tpu_estimator_compat import runner  # noqa: PLC0415
+        from tpu_estimator_compat.cli import runner  # noqa: PLC0415
         runner.run(args, options["--keep-tf2"][1], options["--v1-for"][1])
         return 0
     return _usage_error(f"unknown command {command!r}.")

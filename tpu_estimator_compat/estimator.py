@@ -13,24 +13,25 @@ import os
 
 import numpy as np
 
-from tpu_estimator_compat import batching
-from tpu_estimator_compat import checkpoints
-from tpu_estimator_compat import config as config_lib
-from tpu_estimator_compat import eager_calls
-from tpu_estimator_compat import engine as engine_lib
-from tpu_estimator_compat import evaluation
-from tpu_estimator_compat import saved_model_export as export_lib
-from tpu_estimator_compat import hooks as hooks_lib
-from tpu_estimator_compat import input_checks
-from tpu_estimator_compat import inputs
+from tpu_estimator_compat.engine import batching
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.config import model_dir as model_dir_lib
+from tpu_estimator_compat.config.run_config import RunConfig
+from tpu_estimator_compat.tf1 import eager_calls
+from tpu_estimator_compat.engine import model_engine as engine_lib
+from tpu_estimator_compat.host import evaluation
+from tpu_estimator_compat.export import saved_model as export_lib
+from tpu_estimator_compat.host import hooks as hooks_lib
+from tpu_estimator_compat.engine import input_checks
+from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat import model_bridge
-from tpu_estimator_compat import multi_worker
-from tpu_estimator_compat import prediction
-from tpu_estimator_compat import runtime as runtime_lib
-from tpu_estimator_compat import spec as spec_lib
-from tpu_estimator_compat import training
-from tpu_estimator_compat.spec import ModeKeys
+from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.host import multi_worker
+from tpu_estimator_compat.host import prediction
+from tpu_estimator_compat.engine import runtime as runtime_lib
+from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.host import training
+from tpu_estimator_compat.api.spec import ModeKeys
 
 _RESERVED_PARAMS_KEYS = ["batch_size", "context"]
 
@@ -70,7 +71,7 @@ class Estimator:
     def _init_common(self, model_fn, model_dir, config, params, warm_start_from,
                      use_tpu=False, batch_sizes=None, eval_on_tpu=False, export_to_tpu=False,
                      export_to_cpu=True, export_api_version=1):
-        self._config = config_lib.resolve_model_dir(config, model_dir)
+        self._config = model_dir_lib.resolve_model_dir(config, model_dir)
         self._program = model_bridge.UserProgram(model_fn, params, self._config,
                                                  adds_tpu_params=self._ADDS_TPU_PARAMS)
         self._use_tpu = bool(use_tpu)
@@ -321,7 +322,7 @@ class TPUEstimator(Estimator):
                  batch_axis=None, eval_on_tpu=True, export_to_tpu=True, export_to_cpu=True,
                  warm_start_from=None, embedding_config_spec=None,
                  export_saved_model_api_version=1):
-        if config is None or not isinstance(config, config_lib.RunConfig):
+        if config is None or not isinstance(config, RunConfig):
             raise ValueError("`config` must be provided with type `tpu_config.RunConfig`")
         _check_params(params)
         if params is not None and any(k in params for k in _RESERVED_PARAMS_KEYS):

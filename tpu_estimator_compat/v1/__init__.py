@@ -29,7 +29,7 @@ Process-global changes made by importing this namespace:
    `with tf.Graph().as_default():`, in the global graph after `disable_eager_execution()`,
    and in functions traced inside such a graph (`tf.data` map functions, `tf.cond` and
    `tf.while_loop` bodies); (b) code run on a thread inside
-   `tpu_estimator_compat.tf1_shapes.tf1_shapes()`, which the engine enters around its calls
+   `tpu_estimator_compat.tf1.shapes.tf1_shapes()`, which the engine enters around its calls
    to model_fn, input_fn, metric_fn, host_call and scaffold_fn. Eager code and `tf.function`
    traces of plain TF2 code (Keras 3 included) keep ints and None. Why: TF1 code reads
    `shape[i].value`; the alternative, `tf.compat.v1.disable_v2_tensorshape()`, would hand
@@ -50,7 +50,7 @@ Every module path of the namespace is importable (`import tpu_estimator_compat.v
 """
 from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _lazy
-from tpu_estimator_compat import tf1_shapes as _shapes
+from tpu_estimator_compat.tf1 import shapes as _shapes
 
 _shapes.install()
 _finder.install()

@@ -35,11 +35,12 @@ def _from(module, *names):
 
 
 _TPU_ESTIMATOR = _from("estimator", "TPUEstimator") | _from(
-    "spec", "TPUEstimatorSpec")
-_TPU_CONFIG = _from("config", "RunConfig", "TPUConfig", "InputPipelineConfig")
-_TPU_CONTEXT = _from("tpu_context", "TPUContext")
-_TPU_OPTIMIZER = _from("optimizers", "CrossShardOptimizer")
-_ESTIMATOR = _from("estimator", "Estimator") | _from("warm_start", "WarmStartSettings") | {
+    "api.spec", "TPUEstimatorSpec")
+_TPU_CONFIG = _from("config.run_config", "RunConfig") | _from(
+    "config.tpu_config", "TPUConfig", "InputPipelineConfig")
+_TPU_CONTEXT = _from("api.tpu_context", "TPUContext")
+_TPU_OPTIMIZER = _from("api.optimizers", "CrossShardOptimizer")
+_ESTIMATOR = _from("estimator", "Estimator") | _from("state.warm_start", "WarmStartSettings") | {
     "VocabInfo": "tensorflow:compat.v1.train.VocabInfo",
     "_load_global_step_from_checkpoint_dir":
         f"{_PKG}.v1._estimator_private:load_global_step_from_checkpoint_dir"}
@@ -73,18 +74,18 @@ MODULES = {
     "python.estimator": Virtual(fallback=f"{_PKG}.v1.estimator"),
     "python.estimator.estimator": Virtual(_ESTIMATOR),
     "python.estimator.estimator_lib": f"{_PKG}.v1.estimator",
-    "python.estimator.model_fn": Virtual(_from("spec", "EstimatorSpec", "ModeKeys")),
-    "python.estimator.mode_keys": Virtual(_from("spec", "ModeKeys")),
-    "python.estimator.run_config": Virtual(_from("config", "RunConfig")),
+    "python.estimator.model_fn": Virtual(_from("api.spec", "EstimatorSpec", "ModeKeys")),
+    "python.estimator.mode_keys": Virtual(_from("api.spec", "ModeKeys")),
+    "python.estimator.run_config": Virtual(_from("config.run_config", "RunConfig")),
     "python.estimator.training": Virtual(
-        _from("train_and_evaluate", "TrainSpec", "EvalSpec", "train_and_evaluate")),
-    "python.estimator.warm_starting_util": Virtual(_from("warm_start", "WarmStartSettings") | {
+        _from("host.train_and_evaluate", "TrainSpec", "EvalSpec", "train_and_evaluate")),
+    "python.estimator.warm_starting_util": Virtual(_from("state.warm_start", "WarmStartSettings") | {
         "VocabInfo": "tensorflow:compat.v1.train.VocabInfo"}),
     "python.estimator.export": Virtual(fallback=_EXPORT),
     "python.estimator.export.export": Virtual(fallback=_EXPORT),
     "python.estimator.export.export_lib": Virtual(fallback=_EXPORT),
     "python.estimator.export.export_output": Virtual(_from(
-        "export_output", "ExportOutput", "PredictOutput", "ClassificationOutput",
+        "export.outputs", "ExportOutput", "PredictOutput", "ClassificationOutput",
         "RegressionOutput")),
     "python.estimator.tpu": Virtual(fallback=f"{_PKG}.v1.estimator.tpu"),
     "python.estimator.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
@@ -120,7 +121,7 @@ MODULES = {
     "contrib.tpu.python.tpu.training_loop": "tensorflow.python.tpu.training_loop",
     "contrib.tpu.python.ops": Virtual(),
     "contrib.tpu.python.ops.tpu_ops": Virtual(
-        _from("optimizers", "cross_replica_sum"), fallback="tensorflow.python.tpu.ops.tpu_ops"),
+        _from("api.optimizers", "cross_replica_sum"), fallback="tensorflow.python.tpu.ops.tpu_ops"),
     # tensorflow.contrib.training.python.training.{evaluation,hparam}
     "contrib.training.python": Virtual(),
     "contrib.training.python.training": Virtual(),

@@ -19,7 +19,7 @@ import logging
 import tensorflow as tf
 from tensorflow.python.eager import context as _context
 
-from tpu_estimator_compat import cluster_resolver as _resolvers
+from tpu_estimator_compat.engine import cluster_resolver as _resolvers
 
 _log = logging.getLogger("tensorflow")
 

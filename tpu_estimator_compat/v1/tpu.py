@@ -6,8 +6,8 @@ from tpu_estimator_compat.v1 import _lazy
 _lazy.install(
     globals(),
     names={
-        "CrossShardOptimizer": "tpu_estimator_compat.optimizers:CrossShardOptimizer",
-        "cross_replica_sum": "tpu_estimator_compat.optimizers:cross_replica_sum",
+        "CrossShardOptimizer": "tpu_estimator_compat.api.optimizers:CrossShardOptimizer",
+        "cross_replica_sum": "tpu_estimator_compat.api.optimizers:cross_replica_sum",
         "experimental": "tpu_estimator_compat.v1.tpu.experimental",  # `_paths`
     },
     fallback="tensorflow:compat.v1.tpu",

@@ -1,10 +1,10 @@
 """`tf.contrib.tpu.AsyncCheckpointSaverHook`.
 
 The original wrote checkpoints on a background thread. Here every checkpoint saver hook
-drives the estimator's own saver (`training.py`: the hook's directory, `save_steps` /
-`save_secs` timer and listeners, checked at the end of each device loop), so this hook saves
-on exactly the schedule a `CheckpointSaverHook` with the same arguments does; the write itself
-is synchronous.
+drives the estimator's own saver (`host/checkpoint_saves.py`: the hook's directory,
+`save_steps` / `save_secs` timer and listeners, checked at the end of each device loop), so
+this hook saves on exactly the schedule a `CheckpointSaverHook` with the same arguments does;
+the write itself is synchronous.
 """
 import tensorflow as tf
 

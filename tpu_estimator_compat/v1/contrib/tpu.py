@@ -6,12 +6,12 @@ from tpu_estimator_compat.v1 import _paths
 
 NAMES = {
     "TPUEstimator": "tpu_estimator_compat.estimator:TPUEstimator",
-    "TPUEstimatorSpec": "tpu_estimator_compat.spec:TPUEstimatorSpec",
-    "RunConfig": "tpu_estimator_compat.config:RunConfig",
-    "TPUConfig": "tpu_estimator_compat.config:TPUConfig",
-    "InputPipelineConfig": "tpu_estimator_compat.config:InputPipelineConfig",
-    "CrossShardOptimizer": "tpu_estimator_compat.optimizers:CrossShardOptimizer",
-    "cross_replica_sum": "tpu_estimator_compat.optimizers:cross_replica_sum",
+    "TPUEstimatorSpec": "tpu_estimator_compat.api.spec:TPUEstimatorSpec",
+    "RunConfig": "tpu_estimator_compat.config.run_config:RunConfig",
+    "TPUConfig": "tpu_estimator_compat.config.tpu_config:TPUConfig",
+    "InputPipelineConfig": "tpu_estimator_compat.config.tpu_config:InputPipelineConfig",
+    "CrossShardOptimizer": "tpu_estimator_compat.api.optimizers:CrossShardOptimizer",
+    "cross_replica_sum": "tpu_estimator_compat.api.optimizers:cross_replica_sum",
 }
 FALLBACK = "tensorflow:compat.v1.tpu"
 MISSING_HINT = (". Keras-on-TPU (TPUDistributionStrategy, keras_to_tpu_model) is not provided: "

@@ -17,15 +17,15 @@ _HOOKS = (
 
 NAMES = {
     "Estimator": "tpu_estimator_compat.estimator:Estimator",
-    "EstimatorSpec": "tpu_estimator_compat.spec:EstimatorSpec",
-    "ModeKeys": "tpu_estimator_compat.spec:ModeKeys",
-    "RunConfig": "tpu_estimator_compat.config:RunConfig",
-    "train_and_evaluate": "tpu_estimator_compat.train_and_evaluate:train_and_evaluate",
-    "TrainSpec": "tpu_estimator_compat.train_and_evaluate:TrainSpec",
-    "EvalSpec": "tpu_estimator_compat.train_and_evaluate:EvalSpec",
-    **{name: f"tpu_estimator_compat.train_and_evaluate:{name}"
+    "EstimatorSpec": "tpu_estimator_compat.api.spec:EstimatorSpec",
+    "ModeKeys": "tpu_estimator_compat.api.spec:ModeKeys",
+    "RunConfig": "tpu_estimator_compat.config.run_config:RunConfig",
+    "train_and_evaluate": "tpu_estimator_compat.host.train_and_evaluate:train_and_evaluate",
+    "TrainSpec": "tpu_estimator_compat.host.train_and_evaluate:TrainSpec",
+    "EvalSpec": "tpu_estimator_compat.host.train_and_evaluate:EvalSpec",
+    **{name: f"tpu_estimator_compat.host.train_and_evaluate:{name}"
        for name in ("Exporter", "FinalExporter", "LatestExporter")},
-    "WarmStartSettings": "tpu_estimator_compat.warm_start:WarmStartSettings",
+    "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
     "export": f"{__name__}.export",
     "tpu": f"{__name__}.tpu",
     **{name: f"tensorflow:compat.v1.train.{name}" for name in _HOOKS},

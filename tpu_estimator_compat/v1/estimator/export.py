@@ -7,6 +7,6 @@ _OUTPUTS = ("ExportOutput", "PredictOutput", "ClassificationOutput", "Regression
 
 _lazy.install(
     globals(),
-    names={**{name: f"tpu_estimator_compat.receivers:{name}" for name in _RECEIVERS},
-           **{name: f"tpu_estimator_compat.export_output:{name}" for name in _OUTPUTS}},
+    names={**{name: f"tpu_estimator_compat.export.receivers:{name}" for name in _RECEIVERS},
+           **{name: f"tpu_estimator_compat.export.outputs:{name}" for name in _OUTPUTS}},
 )

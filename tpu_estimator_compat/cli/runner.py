@@ -1,0 +1,156 @@
+"""`python -m tpu_estimator_compat run SCRIPT.py ARGS` / `run -m MODULE ARGS`: a legacy TF1
+program, unmodified, on this package.
+
+The program runs as `python SCRIPT.py ARGS` / `python -m MODULE ARGS` would run it (`runpy`:
+same `sys.argv`, `__main__`, `sys.path[0]`, exit status, so absl / `tf.app.run` flags parse
+as usual), with one difference: `import` statements of the PROGRAM's own code that name
+`tensorflow` or `tensorflow_estimator` (and any module below them) get this package's v1
+namespace instead: `import tensorflow as tf` binds `tpu_estimator_compat.v1`,
+`from tensorflow.contrib import tpu` binds `tpu_estimator_compat.v1.contrib.tpu`,
+`from tensorflow_estimator.python.estimator.tpu import tpu_estimator` binds
+`tpu_estimator_compat.v1.python.estimator.tpu.tpu_estimator`.
+
+How: `builtins.__import__` (which every `import` statement calls) is wrapped. The caller's
+module globals, which Python passes to it, say which file imports: program code is any file
+outside the installed-library directories (site-packages, dist-packages, the standard
+library) and outside this package (and outside any `--keep-tf2` directory). Library modules named by
+`--v1-for MODULE` or in `v1_libraries()` (TF1-era libraries that cannot import on TensorFlow
+2.21: gin-config's `gin.tf`, which subclasses `tf.estimator.SessionRunHook`, and
+tensorflow_hub before 0.16, whose `LatestModuleExporter` subclasses `tf.estimator.Exporter`),
+and the modules below them, get the v1 namespace too. Everything else (TensorFlow itself, tf_keras,
+tensorflow_hub, numpy...) imports the real TensorFlow 2, whose module stays
+`sys.modules['tensorflow']`.
+
+Limits: `importlib.import_module('tensorflow')` and `__import__` called by hand are not
+redirected (they give real TensorFlow 2); a library installed outside site-packages (on
+PYTHONPATH) counts as program code unless listed with `--keep-tf2`; objects a library hands
+the program are TF2 objects.
+"""
+import builtins
+import functools
+import importlib.metadata
+import itertools
+import os
+import runpy
+import site
+import sys
+import sysconfig
+
+_REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
+NAMESPACE = "tpu_estimator_compat.v1"
+_LIBRARY_PARTS = ("site-packages", "dist-packages")
+# Libraries served the v1 namespace by default: they need TF1 names to import at all.
+V1_LIBRARIES = ("gin.tf",)
+# ...and those that do only before a version: (module, distribution, first TF2-only version).
+_V1_LIBRARIES_BEFORE = (("tensorflow_hub", "tensorflow-hub", (0, 16)),)
+
+
+def _version(distribution):
+    """The installed version of `distribution` as a tuple of its leading numbers, or None."""
+    try:
+        text = importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    numbers = []
+    for part in text.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers)
+
+
+def v1_libraries():
+    """The libraries served the v1 namespace without `--v1-for`: `V1_LIBRARIES`, and
+    tensorflow_hub when the installed one is older than 0.16 (TF1 Hub format:
+    `hub.Module`, `create_module_spec`; it imports `tf.compat.v1.estimator`)."""
+    older = tuple(module for module, distribution, first_tf2 in _V1_LIBRARIES_BEFORE
+                  if (_version(distribution) or first_tf2) < first_tf2)
+    return V1_LIBRARIES + older
+
+
+def _library_dirs(keep_tf2_dirs):
+    dirs = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    dirs.add(site.getusersitepackages())
+    dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this package
+    dirs.update(keep_tf2_dirs)
+    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs if d)
+
+
+class ImportRedirect:
+    """The `builtins.__import__` wrapper described in the module docstring."""
+
+    def __init__(self, keep_tf2_dirs=(), v1_for=V1_LIBRARIES):
+        self._library_dirs = _library_dirs(keep_tf2_dirs)
+        self._v1_for = tuple(v1_for)
+        self._original = None
+        self.is_program_file = functools.lru_cache(maxsize=None)(self._is_program_file)
+
+    def _is_program_file(self, path):
+        path = os.path.realpath(path)
+        parts = path.split(os.sep)
+        return not (any(part in _LIBRARY_PARTS for part in parts)
+                    or path.startswith(self._library_dirs))
+
+    def serves_v1_to(self, module_name):
+        """Whether library module `module_name` is one `--v1-for` / `v1_libraries()` names or
+        lies below one."""
+        return any(module_name == name or module_name.startswith(name + ".")
+                   for name in self._v1_for)
+
+    def _from_program(self, module_globals):
+        module_globals = module_globals or {}
+        if self.serves_v1_to(module_globals.get("__name__") or ""):
+            return True
+        path = module_globals.get("__file__")
+        return bool(path) and self.is_program_file(path)
+
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+        if (level == 0 and name.partition(".")[0] in _REDIRECTED_ROOTS
+                and self._from_program(globals)):
+            target = redirected_name(name)
+            module = self._original(target, globals, locals, fromlist, level)
+            if not fromlist:  # `import tensorflow[.x.y]` binds the namespace itself
+                return sys.modules[NAMESPACE]
+            return module
+        return self._original(name, globals, locals, fromlist, level)
+
+    def install(self):
+        self._original = builtins.__import__
+        builtins.__import__ = self
+
+    def uninstall(self):
+        builtins.__import__ = self._original
+
+
+def redirected_name(name):
+    """`tensorflow[.x]` / `tensorflow_estimator[.x]` -> `tpu_estimator_compat.v1[.x]`."""
+    _, dot, rest = name.partition(".")
+    return NAMESPACE + dot + rest
+
+
+def run(argv, keep_tf2_dirs=(), v1_for=()):
+    """Runs `argv` = `[SCRIPT, ARGS...]` or `['-m', MODULE, ARGS...]` with the redirect;
+    the modules in `v1_for` (and `v1_libraries()`) get the v1 namespace too.
+
+    Returns only if the program returns; its `SystemExit` and exceptions propagate (so the
+    process exits with the program's status).
+    """
+    redirect = ImportRedirect([os.path.abspath(d) for d in keep_tf2_dirs],
+                              v1_libraries() + tuple(v1_for))
+    redirect.install()
+    try:
+        if argv[0] == "-m":
+            sys.argv = [argv[1]] + list(argv[2:])  # runpy puts the module's path in argv[0]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            if os.path.isfile(argv[0]):
+                sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+            else:  # a directory or zip file with __main__.py: runpy puts it first itself
+                del sys.path[0]
+            runpy.run_path(argv[0], run_name="__main__")
+    finally:
+        redirect.uninstall()

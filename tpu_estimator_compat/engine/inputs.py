@@ -1,0 +1,226 @@
+"""From `input_fn(params)` to a distributed dataset whose elements reach the replicas the way
+the original's input pipeline modes sent them (see `batching.py` for the table).
+
+For EVAL and PREDICT every batch also carries signals (`padding.py`): batches are padded to
+their static size with a mask, and an endless run of all-padding "stop" batches follows the
+data, so the device loop can run a finite input to its end without a dynamic shape or an
+end-of-sequence error, and every real example counts exactly once.
+
+Several hosts (workers): `input_fn` runs once per host (`distribute_datasets_from_function`),
+with the per-host batch of `batching.py`. Nothing is sharded automatically (tf.data
+auto-sharding does not apply to `distribute_datasets_from_function`): as in the original,
+each host reads its own part of the data, e.g. `dataset.shard(context.num_hosts,
+context.current_host)` or files chosen by `context.current_input_fn_deployment()`, or by
+`input_context` (`input_pipeline_id`, `num_input_pipelines`) with CPU/GPU semantics.
+
+Iterators are made without tf.data autotuning (unless the input_fn's dataset asks for it).
+TensorFlow 2.21's autotuning thread can miss its cancellation: `CancellationManager` wakes
+it before marking itself cancelled, the thread re-checks too early and sleeps out its
+optimisation period (doubling up to 60 s), and destroying the iterator joins that thread.
+A distributed iterator on N devices holds N + 1 autotuned iterators (the host's and one per
+device inside `MultiDeviceIterator`), destroyed one after another: calls and process exit
+stalled for seconds to minutes. Without autotuning the iterators are destroyed in well under
+a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults.
+"""
+import contextlib
+
+import tensorflow as tf
+from tensorflow.python.data.ops import multi_device_iterator_ops
+
+from tpu_estimator_compat.engine import input_checks
+from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.engine import padding
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.api import tpu_context
+from tpu_estimator_compat.engine.batching import Distribution
+from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
+from tpu_estimator_compat.api.spec import ModeKeys
+
+
+def as_dataset(input_fn_result):
+    """input_fn may return a Dataset, a (features, labels) pair of tensors or features alone
+    (anything else: an error from `input_checks`)."""
+    if isinstance(input_fn_result, tf.compat.v1.data.Dataset):
+        input_fn_result = input_fn_result._dataset  # pylint: disable=protected-access
+    if isinstance(input_fn_result, tf.data.Dataset):
+        input_checks.check_element_spec(input_fn_result.element_spec)
+        return input_fn_result
+    input_checks.check_result(input_fn_result)
+    return input_checks.to_tensors(input_fn_result).repeat()
+
+
+def split_element(element):
+    """(features, labels) of a dataset element; labels is None for features-only input."""
+    if isinstance(element, tuple) and len(element) == 2:
+        return element
+    return element, None
+
+
+def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
+                         until_input_ends=False):
+    """The distributed input iterator for one call of train/evaluate/predict (see the module
+    docstring for why its per-device iterators are made without autotuning).
+
+    `until_input_ends` (evaluate(steps=None)): an input known to be endless raises, naming
+    the fix, before any work; one of unknown length is logged as running to its end.
+    """
+    dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
+                                until_input_ends)
+    with _per_device_datasets_without_autotune():
+        return iter(dataset)
+
+
+def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False):
+    """The distributed dataset for one call of train/evaluate/predict.
+
+    `estimator_facts` carries the user's params, the RunConfig and `use_tpu`.
+    """
+    strategy = runtime.strategy
+    with_signals = mode != ModeKeys.TRAIN
+    if runtime.num_hosts > 1:
+        logging.info(
+            "input_fn runs once on each of the %d hosts, with batch size %s; each host must "
+            "read its own shard of the data (nothing is sharded automatically).",
+            runtime.num_hosts, plan.input_fn_batch_size)
+
+    def host_dataset(input_context):
+        host_id = input_context.input_pipeline_id if input_context else 0
+        datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
+                          input_context)
+                    for index in range(plan.input_fn_calls_per_host)]
+        if until_input_ends:
+            _check_input_ends(datasets[0])
+        if with_signals:
+            # One process: every local replica has seen a stop batch after 2 rounds of them.
+            # Several: others may still have data, so stop batches never end.
+            stop_batches = None if runtime.num_workers > 1 else 2 * runtime.replicas_per_host
+            datasets = [padding.add_signals(ds, plan.input_fn_batch_size,
+                                            pad=runtime.tpu_semantics, stop_batches=stop_batches)
+                        for ds in datasets]
+        if plan.input_mode == InputPipelineConfig.SLICED and runtime.num_hosts > 1:
+            datasets = [_host_slice(ds, host_id, runtime.num_hosts) for ds in datasets]
+        dataset = _to_replica_batches(datasets, plan, runtime.replicas_per_host)
+        if runtime.tpu_semantics:
+            element_spec = dataset.element_spec
+            _require_static_shapes(element_spec[0] if with_signals else element_spec)
+        return _without_autotune(dataset.prefetch(tf.data.AUTOTUNE))
+
+    return strategy.distribute_datasets_from_function(host_dataset)
+
+
+def _without_autotune(dataset):
+    """`dataset` with autotuning off, unless the input_fn's dataset set it explicitly."""
+    if dataset.options().autotune.enabled is not None:
+        return dataset
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.with_options(options)
+
+
+@contextlib.contextmanager
+def _per_device_datasets_without_autotune():
+    """While iterators are made, `MultiDeviceIterator`'s per-device datasets (a generator
+    and a fixed prefetch: nothing to tune) get autotuning off. TensorFlow offers no option
+    for them; if its private factory is gone, iterators are made as they are."""
+    factory = getattr(multi_device_iterator_ops, "_create_device_dataset", None)
+    if factory is None:
+        yield
+        return
+
+    def create_device_dataset(*args, **kwargs):
+        return _without_autotune(factory(*args, **kwargs))
+
+    multi_device_iterator_ops._create_device_dataset = create_device_dataset  # pylint: disable=protected-access
+    try:
+        yield
+    finally:
+        multi_device_iterator_ops._create_device_dataset = factory  # pylint: disable=protected-access
+
+
+def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
+    context = None
+    if runtime.tpu_semantics:
+        context = tpu_context.input_fn_context(
+            runtime, host_id, *_deployment(runtime, plan, host_id, index))
+    params = facts.call_params(batch_size=plan.input_fn_batch_size, context=context,
+                               use_tpu=runtime.tpu_semantics)
+    with tf1_shapes.tf1_shapes():
+        result = model_bridge.call_input_fn(input_fn, mode, params, facts.config, input_context)
+    if (mode == ModeKeys.PREDICT and runtime.tpu_semantics
+            and not isinstance(result, (tf.data.Dataset, tf.compat.v1.data.Dataset))):
+        raise TypeError("For mode PREDICT, `input_fn` must return `Dataset` instead of "
+                        "`features` and `labels`.")
+    return as_dataset(result)
+
+
+def _check_input_ends(dataset):
+    """evaluate(steps=None) on `dataset` (the first input_fn result of a host)."""
+    cardinality = int(dataset.cardinality())
+    if cardinality == tf.data.INFINITE_CARDINALITY:
+        raise ValueError(
+            "evaluate(steps=None) evaluates until the input ends, but the eval input_fn's "
+            "input is endless (infinite cardinality: a dataset.repeat(), or features/labels "
+            "tensors instead of a Dataset, which repeat their batch), so evaluation would never "
+            "finish. Pass evaluate(steps=N) to evaluate N batches, or drop repeat() from the "
+            "eval input_fn.")
+    if cardinality == tf.data.UNKNOWN_CARDINALITY:
+        logging.info("evaluate(steps=None): evaluating until the eval input_fn's input ends "
+                     "(its length is not known in advance; an endless input never ends: "
+                     "pass steps to bound it).")
+
+
+def _deployment(runtime, plan, host_id, index):
+    """(invocation index, total invocations, replicas consumed) of one input_fn call, as
+    the original numbered them for `current_input_fn_deployment()`."""
+    if plan.distribution == Distribution.INTERLEAVED:  # PER_SHARD_V1: a call per replica
+        calls = plan.input_fn_calls_per_host
+        return host_id * calls + index, runtime.num_hosts * calls, 1
+    if plan.distribution == Distribution.COPIED:  # BROADCAST: one batch for every replica
+        return 0, 1, runtime.num_replicas
+    return host_id, runtime.num_hosts, runtime.replicas_per_host
+
+
+def _host_slice(dataset, host_id, num_hosts):
+    """SLICED on several hosts: every host reads the global batch and keeps its own rows
+    (the rows its replicas get when the global batch is split across all replicas)."""
+    def host_rows(*element):
+        def rows(tensor):
+            per_host = tensor.shape[0] // num_hosts
+            return tensor[host_id * per_host:(host_id + 1) * per_host]
+        return tf.nest.map_structure(rows, element if len(element) > 1 else element[0])
+    return dataset.map(host_rows)
+
+
+def _to_replica_batches(datasets, plan, replicas_per_host):
+    if plan.distribution == Distribution.INTERLEAVED:
+        choices = tf.data.Dataset.range(len(datasets)).repeat()
+        return tf.data.Dataset.choose_from_datasets(datasets, choices)
+    (dataset,) = datasets
+    if plan.distribution == Distribution.SPLIT and replicas_per_host > 1:
+        static_batch = _static_batch_size(dataset.element_spec)
+        return dataset.rebatch(plan.model_fn_batch_size,
+                               drop_remainder=static_batch is not None)
+    if plan.distribution == Distribution.COPIED and replicas_per_host > 1:
+        return dataset.flat_map(
+            lambda *element: tf.data.Dataset.from_tensors(
+                element if len(element) > 1 else element[0]).repeat(replicas_per_host))
+    return dataset
+
+
+def _static_batch_size(element_spec):
+    dims = {tf.compat.dimension_value(spec.shape[0]) if spec.shape.rank else None
+            for spec in tf.nest.flatten(element_spec)}  # a TF1 `Dimension` is not hashable
+    return dims.pop() if len(dims) == 1 else None
+
+
+def _require_static_shapes(element_spec):
+    features, labels = split_element(element_spec)
+    for kind, structure in (("features", features), ("labels", labels)):
+        for spec in tf.nest.flatten(structure) if structure is not None else ():
+            if not spec.shape.is_fully_defined():
+                raise ValueError(
+                    f"The {kind} to the model returned by input_fn must have static shape. "
+                    f"Tensor: {spec}. With use_tpu=True every batch must have the same shape: "
+                    "batch with drop_remainder=True (dataset.batch(batch_size, "
+                    "drop_remainder=True)) and give every feature a fixed size.")

@@ -1,0 +1,189 @@
+"""A model on one strategy: its variables, traced steps and loops, and checkpoint sync.
+
+One `ModelEngine` exists per strategy an estimator uses; when train and evaluate share a
+strategy they share the engine, so alternating `train()`/`evaluate()` calls neither retrace
+nor restore more than needed: a checkpoint is restored only when the variables in memory
+are not already its values.
+
+How a v1 model_fn gets TF1 graph semantics (the design, and why):
+
+    compile(mode)
+      trace   StepGraph.trace(step_body)   once per mode and input signature, eagerly:
+              strategy.run(model_fn per replica) into a FuncGraph WITHOUT automatic
+              control dependencies; variables are created eagerly under their TF1 names
+              (variable_store) and captured; scaffold_fn is called in that graph after the
+              replicas (it sees replica 0's collections, as TF1 code saw the one replica's)
+      loop    tf.function(while_loop(step.instantiate(next(iterator))))
+              the pruned copy: only the ops the fetches need, reads before updates
+
+- Why not trace model_fn in the loop's `tf.function` directly (as this engine first did):
+  `tf.function` runs every stateful op it traced and orders all ops on a variable in
+  program order. A model_fn that builds `minimize()`/`ema.apply()` in EVAL mode then
+  trains during evaluate(), and a global step read after `minimize()` sees the increment.
+  TF1 ran only what `Session.run` fetched, with reads unordered against the updates.
+- Why prune by copying into the loop rather than calling the pruned graph (as
+  `wrap_function(...).prune()` would): the step stays inline in the while body (a nested
+  call was measured 1.4x slower), and model_fn is called once per replica per compiled
+  program (the loop instantiates the traced graph; it does not call model_fn again).
+- Why the copy order matters: the loop body keeps automatic control dependencies (the
+  copied ops are all needed), which order ops on a resource by creation; copying every op
+  that needs no update first makes such reads see the step's start value, deterministically.
+- What else a TF1 trace had that the step graph provides: per-replica collections (each
+  replica's model_fn sees only its own UPDATE_OPS, losses, moving-average variables);
+  tf_keras's TF1 layer behaviour (graph named as `wrap_function`'s); control dependencies
+  around `minimize()` kept across the optimizer's merge_call (legacy_patches); variables
+  that hash and have a TF1 `.op` in user code (tf1_variables); `Saver(var_list)` in a
+  Scaffold deciding what is restored (legacy_patches.RecordedSaver).
+"""
+import dataclasses
+
+import tensorflow as tf
+
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.tf1 import patches as legacy_patches
+from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.engine import loops
+from tpu_estimator_compat.state import meta_graph as meta_graph_lib
+from tpu_estimator_compat.engine import model_step
+from tpu_estimator_compat.api import optimizers
+from tpu_estimator_compat.engine import step_graph
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.tf1 import variables as tf1_variables
+from tpu_estimator_compat.state import warm_start as warm_start_lib
+from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.engine.variable_store import VariableStore
+
+# The user's code run by the engine is TF1 code: TF1 shapes, hashable variables with `.op`.
+tf1_shapes.install()
+tf1_variables.install()
+
+
+@dataclasses.dataclass
+class CompiledMode:
+    """The traced step and loop of one mode for one input signature."""
+    traced: model_step.TracedSpec
+    step_outputs: dict  # symbolic outputs of the step, for shapes and dtypes
+    loop: object
+    init_from_checkpoint_calls: list
+    program: object = None  # the model_bridge.UserProgram traced
+    kept_alive: list = dataclasses.field(default_factory=list)  # objects the step uses
+    _meta_graph: object = dataclasses.field(default=None, repr=False)
+
+    def meta_graph(self):
+        """The serialized TRAIN MetaGraphDef for checkpoints' `.meta` files (built once), or
+        None if it could not be built."""
+        if self._meta_graph is None:
+            self._meta_graph = meta_graph_lib.build_train_meta_graph(
+                self.program.model_fn, self.program.config, self.traced) or b""
+        return self._meta_graph or None
+
+
+class ModelEngine:
+    """Variables and compiled functions of one model on one runtime (strategy)."""
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+        self.store = VariableStore(runtime.strategy)
+        self._compiled = {}
+        self._synced = None  # (checkpoint path, variable names) whose values are in memory
+        self._initialized = frozenset()  # names whose initial values have been set
+
+    @property
+    def global_step(self):
+        return int(self.store.global_step.numpy())
+
+    def compile(self, mode, program, plan, iterator, hook_run=None):
+        """Traces the model for `mode` on `iterator`'s element spec (once per signature).
+
+        With `hook_run` (a `hooks.HookRun`), the trace also places the hooks, so traces are
+        cached per set of `hooks=` objects too. New hook objects reuse a trace of the same
+        signature when it computes all they fetch (StopAtStepHook, hooks fetching what an
+        earlier set fetched...); otherwise the model is traced again, keeping the latest
+        hooked trace per signature.
+        """
+        base = (mode, plan, repr(iterator.element_spec))
+        hook_key = hook_run.trace_key if hook_run is not None else ()
+        key = base + (hook_key,)
+        if key in self._compiled:
+            return self._compiled[key]
+        if hook_run is not None:
+            for other in [k for k in self._compiled if k[:3] == base]:
+                compiled = self._compiled[other]
+                if (compiled.traced.step_hooks is not None
+                        and hook_run.try_attach(self, compiled.traced.step_hooks)):
+                    del self._compiled[other]  # the trace now serves this set of hooks
+                    self._compiled[key] = compiled
+                    return compiled
+        if hook_key:  # hooks passed afresh each call must not pile up traces
+            for stale in [k for k in self._compiled if k[:3] == base and k[3]]:
+                del self._compiled[stale]
+        self._compiled[key] = self._trace(mode, program, plan, iterator, hook_run)
+        return self._compiled[key]
+
+    def _trace(self, mode, program, plan, iterator, hook_run=None):
+        traced = model_step.TracedSpec(
+            step_hooks=hook_run.new_step_hooks(self) if hook_run is not None else None)
+        init_calls = []
+        replica_fn = model_step.make_replica_fn(
+            program.model_fn, mode, self.runtime, plan, program, traced)
+        kept_alive = []
+        step_body = loops.make_step_body(self.runtime.strategy, self.store, replica_fn,
+                                         init_calls, kept_alive,
+                                         after_replicas=traced.build_scaffold)
+        optimizers.reset_cross_shard_optimizer_usage()
+        if program.config.tf_random_seed is not None:
+            # Variables are initialised eagerly in creation order: same seed, same values.
+            tf.compat.v1.set_random_seed(program.config.tf_random_seed)
+        with self.runtime.strategy.scope(), self.store.creating_variables():
+            step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
+        step_outputs = step.outputs
+        if mode == ModeKeys.TRAIN:
+            self._explain_gradient_aggregation()
+        make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
+        return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
+                            init_calls, program, kept_alive)
+
+    def _explain_gradient_aggregation(self):
+        replicas = self.runtime.num_replicas
+        if replicas > 1 and not optimizers.cross_shard_optimizer_used():
+            logging.warning(
+                "The optimizer is not wrapped in CrossShardOptimizer: on %d replicas its "
+                "gradients are SUMMED across replicas, so each step moves the weights as "
+                "far as %d single-replica steps would. Wrap it in "
+                "tf.compat.v1.tpu.CrossShardOptimizer(opt) to average them.", replicas, replicas)
+
+    def sync(self, checkpoint_path, compiled, warm_start_from=None):
+        """Makes the variables hold `checkpoint_path`'s values (restoring only if they do not
+        already). Variables seen for the first time with no checkpoint get what the
+        original's initializers gave them: warm starting and recorded
+        `init_from_checkpoint` calls apply to them, once.
+        """
+        variables = self.store.named_variables()
+        names = frozenset(variables)
+        if checkpoint_path is not None:
+            restore_map = compiled.traced.restore_map()
+            state = (checkpoint_path, names if restore_map is None else
+                     frozenset((name, id(v)) for name, v in restore_map.items()))
+            if self._synced != state:
+                logging.info("Restoring parameters from %s", checkpoint_path)
+                checkpoints.restore(variables if restore_map is None else restore_map,
+                                    checkpoint_path)
+                self._synced = state
+        else:
+            fresh = {name: v for name, v in variables.items() if name not in self._initialized}
+            if fresh and warm_start_from is not None:
+                warm_start_lib.warm_start(fresh, [n for n in self.store.trainable_names()
+                                                  if n in fresh], warm_start_from)
+            for call in compiled.init_from_checkpoint_calls if fresh else ():
+                existing = {name: v for name, v in fresh.items()
+                            if call.variable_names is None or name in call.variable_names}
+                warm_start_lib.init_from_checkpoint(
+                    call.ckpt_dir_or_file, call.assignment_map, existing)
+        self._initialized |= names
+
+    def mark_synced(self, checkpoint_path):
+        """Records that the variables in memory are exactly `checkpoint_path`'s."""
+        self._synced = (checkpoint_path, frozenset(self.store.named_variables()))
+
+    def mark_changed(self):
+        self._synced = None

@@ -1,0 +1,178 @@
+"""One replica's step: call the user's model_fn on a batch and pick what the mode needs.
+
+Runs inside `strategy.run`, in replica context, while a `tf.function` is being traced. The
+Python-side parts of the spec (host_call/metric functions, scaffold_fn, hooks) are recorded
+from the first replica in a `TracedSpec` for the host side to use; the first replica also
+places the SessionRunHooks (`hooks.StepHooks`), whose fetches become step outputs.
+"""
+import dataclasses
+
+import tensorflow as tf
+
+from tpu_estimator_compat.engine import inputs
+from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.engine import padding
+from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.api import tpu_context
+from tpu_estimator_compat.api.spec import ModeKeys
+
+
+@dataclasses.dataclass
+class TracedSpec:
+    """What the host needs to know about the spec model_fn returned (first replica)."""
+    spec: object = None
+    host_call_fn: object = None
+    metric_fn: object = None
+    predictions_is_dict: bool = True
+    step_hooks: object = None  # hooks.StepHooks: the SessionRunHooks placed in this trace
+    scaffold: object = None  # what scaffold_fn returned, or the EstimatorSpec's scaffold
+    input_signature: object = None  # (features, labels) TensorSpecs of one replica's batch
+    params: dict = None  # the params model_fn got
+
+    @property
+    def scaffold_fn(self):
+        return getattr(self.spec, "scaffold_fn", None)
+
+    def hooks(self, mode):
+        return spec_hooks(self.spec, mode)
+
+    def restore_map(self):
+        """`{checkpoint name: variable}` of the Scaffold's Saver, if model_fn or scaffold_fn
+        made one (a `legacy_patches.RecordedSaver`); else None."""
+        saver = getattr(self.scaffold, "saver", None)
+        return saver.restore_map() if hasattr(saver, "restore_map") else None
+
+    def build_scaffold(self):
+        """Calls scaffold_fn (in the step's graph, after the replicas' model_fn calls, as
+        TF1 called it in the model's graph)."""
+        if self.scaffold_fn is None:
+            self.scaffold = getattr(self.spec, "scaffold", None)
+            return
+        with tf1_shapes.tf1_shapes():
+            self.scaffold = spec_lib.call_scaffold_fn(self.scaffold_fn)
+
+
+def spec_hooks(spec, mode):
+    """The spec's `training_hooks`, `evaluation_hooks` or `prediction_hooks` for `mode`."""
+    name = {ModeKeys.TRAIN: "training_hooks", ModeKeys.EVAL: "evaluation_hooks",
+            ModeKeys.PREDICT: "prediction_hooks"}[mode]
+    return list(getattr(spec, name, None) or [])
+
+
+def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
+    """The function `strategy.run` calls with one replica's element of the dataset."""
+    def replica_fn(element):
+        if traced.step_hooks is not None:
+            traced.step_hooks.enter_replica()
+        signals = None
+        if mode != ModeKeys.TRAIN:
+            element, signals = element
+        features, labels = inputs.split_element(element)
+        params = facts.call_params(
+            batch_size=plan.model_fn_batch_size,
+            context=tpu_context.TPUContext(runtime) if runtime.tpu_semantics else None,
+            use_tpu=runtime.tpu_semantics)
+        # TF1 code reads `shape[-1].value`. Each replica builds its model as TF1's single
+        # trace did, from a root variable scope that does not reuse (MirroredStrategy makes
+        # replicas > 0 reuse): each has its own v1 variable store (see step_graph), so its
+        # get_variable calls "create" (returning the shared variables) and add their
+        # regularization losses to its own collections.
+        with tf1_shapes.tf1_shapes(), tf.compat.v1.variable_scope(
+                tf.compat.v1.VariableScope(reuse=False), auxiliary_name_scope=False):
+            spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params,
+                                              facts.config)
+        _check_spec_type(spec, mode, runtime)
+        if traced.spec is None:
+            _record(traced, spec, (features, labels), params)
+        outputs = _outputs_for_mode(spec, mode)
+        if traced.step_hooks is not None:  # the tensors the SessionRunHooks fetch
+            outputs["hook_fetches"] = traced.step_hooks.replica_outputs(spec_hooks(spec, mode))
+        if signals is not None:
+            # int32: the cross-replica gather has no bool kernel
+            outputs["mask"] = tf.cast(signals[padding.MASK], tf.int32)
+            outputs["stop"] = tf.cast(tf.reshape(tf.reduce_all(signals[padding.STOP]), [1]),
+                                      tf.int32)
+        return outputs
+    return replica_fn
+
+
+def _check_spec_type(spec, mode, runtime):
+    if not isinstance(spec, (spec_lib.TPUEstimatorSpec, spec_lib.EstimatorSpec)):
+        raise TypeError(
+            f"model_fn must return a TPUEstimatorSpec or EstimatorSpec; got {type(spec)}.")
+    if spec.mode != mode:
+        raise ValueError(f"model_fn returned a spec for mode {spec.mode!r} in mode {mode!r}.")
+    if (mode != ModeKeys.TRAIN and runtime.tpu_semantics
+            and not isinstance(spec, spec_lib.TPUEstimatorSpec)):
+        raise RuntimeError(
+            "estimator_spec used by TPU evaluation must have type`TPUEstimatorSpec`. "
+            f"Got {type(spec)}. Return a TPUEstimatorSpec from model_fn (eval_metrics "
+            "instead of eval_metric_ops).")
+    if mode == ModeKeys.PREDICT and runtime.tpu_semantics:
+        _check_tpu_predictions(spec.predictions)
+    if getattr(spec, "training_chief_hooks", None):
+        raise ValueError(
+            "training_chief_hooks returned by EstimatorSpec is not supported in TPUEstimator."
+            "If you want to pass training hooks, please pass via training_hooks.")
+
+
+def _check_tpu_predictions(predictions):
+    if not isinstance(predictions, dict):
+        raise TypeError("TPUEstimatorSpec.predictions must be dict of Tensors.")
+    for key, tensor in predictions.items():
+        if tensor.shape.rank is None or tensor.shape.rank == 0 or tensor.shape[0] is None:
+            raise ValueError(
+                f"The tensor with key ({key}) in TPUEstimatorSpec.predictions has dynamic "
+                f"shape (should be static). Tensor: {tensor}. Give every prediction a static "
+                "batch dimension (the per-replica batch size).")
+
+
+def _record(traced, spec, inputs, params):
+    traced.spec = spec
+    traced.params = params
+    traced.input_signature = tf.nest.map_structure(
+        lambda t: None if t is None else tf.TensorSpec(t.shape, t.dtype), inputs)
+    host_call = getattr(spec, "host_call", None)
+    traced.host_call_fn = host_call[0] if host_call else None
+    eval_metrics = getattr(spec, "eval_metrics", None)
+    traced.metric_fn = eval_metrics[0] if eval_metrics else None
+    traced.predictions_is_dict = isinstance(spec.predictions, dict)
+
+
+def _outputs_for_mode(spec, mode):
+    host_call = getattr(spec, "host_call", None)
+    outputs = {}
+    if mode == ModeKeys.TRAIN:
+        with tf.control_dependencies([spec.train_op]):
+            outputs["loss"] = tf.identity(spec.loss)
+            if host_call:
+                outputs["host_call"] = tf.nest.map_structure(tf.identity, host_call[1])
+        return outputs
+    if host_call:
+        outputs["host_call"] = host_call[1]
+    if mode == ModeKeys.EVAL:
+        outputs["loss"] = spec.loss
+        eval_metrics = getattr(spec, "eval_metrics", None)
+        if eval_metrics:
+            outputs["metrics"] = eval_metrics[1]
+        if getattr(spec, "eval_metric_ops", None):
+            outputs["metric_updates"] = _metric_update_values(spec.eval_metric_ops)
+    else:
+        outputs["predictions"] = spec.predictions
+    return outputs
+
+
+def _metric_update_values(eval_metric_ops):
+    """The tensor each update op returns: by the tf.compat.v1.metrics convention, the
+    metric's value after this step's update (so the last step's is the final value)."""
+    values = {}
+    for name, (_, update_op) in eval_metric_ops.items():
+        if not isinstance(update_op, tf.Tensor):
+            raise TypeError(
+                f"eval_metric_ops[{name!r}]: the update op is a {type(update_op).__name__}; "
+                "tpu_estimator_compat needs update ops that return the updated value, as every "
+                "tf.compat.v1.metrics function does. Return eval_metrics=(metric_fn, tensors) "
+                "from a TPUEstimatorSpec instead.")
+        values[name] = update_op
+    return values

@@ -1,0 +1,256 @@
+"""Where the model runs: the tf.distribute strategy for a mode and the facts derived from it.
+
+| use_tpu | strategy in RunConfig | environment                               | runs on                    | semantics |
+|---------|-----------------------|-------------------------------------------|----------------------------|-----------|
+| True    | given                 |                                           | that strategy's replicas   | TPU       |
+| True    | None                  | TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES=N | N local devices (Mirrored) | TPU       |
+| True    | None                  |                                           | the TPU (TPUStrategy)      | TPU       |
+| False   | given                 |                                           | that strategy's replicas   | CPU/GPU   |
+| False   | None                  |                                           | one device (GPU:0 or CPU)  | CPU/GPU   |
+| any     | None                  | TF_CONFIG with >1 chief/worker task (1)   | every worker (MWMS)        | (2)       |
+
+(1) With use_tpu=True only together with TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES: without it
+    use_tpu=True means a real TPU, whose pod hosts TPUStrategy drives from one process.
+(2) TPU semantics when use_tpu=True (hosts = workers), CPU/GPU semantics otherwise.
+
+Multi-worker runs use TensorFlow's own runtime: one `tf.distribute.MultiWorkerMirroredStrategy`
+per process (`multi_worker_strategy()`), created from TF_CONFIG. TensorFlow 2.21 can only
+create it before the process runs its first TensorFlow operation (collective ops are
+configured at context start-up), so it is created lazily by the first train/evaluate/predict
+call, or explicitly at program start by calling `multi_worker_strategy()`.
+
+"TPU semantics" are the original's sharding rules: per-replica batch sizes, input pipeline
+modes, `params['context']`, static shapes; "CPU/GPU semantics" are Estimator's: input_fn gets
+the configured batch size and, under a given strategy, each replica gets whole batches of it
+(as Estimator did with `train_distribute`). Like the original, `use_tpu=False` alone uses one
+device; several GPUs are used by passing `RunConfig(train_distribute=MirroredStrategy())`.
+"""
+import dataclasses
+
+import tensorflow as tf
+
+from tpu_estimator_compat.engine import cluster_resolver as cluster_resolver_lib
+from tpu_estimator_compat import log as logging
+
+SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV
+_tpu_strategies = {}  # TPU systems are initialised once per process and target
+_one_device_strategies = {}
+_simulated_strategies = {}
+_multi_worker_strategies = []  # at most one per process: it owns the collective runtime
+
+
+@dataclasses.dataclass(frozen=True)
+class Runtime:
+    """A strategy plus the replica and host counts the input and batch rules need.
+
+    `num_workers` counts the processes that run the program in lockstep (between-graph
+    replication, e.g. MultiWorkerMirroredStrategy: one per host); a TPU pod driven by
+    TPUStrategy has several hosts but one worker process. `is_chief` is False on every worker
+    process but the chief: those write nothing into model_dir.
+    """
+
+    strategy: tf.distribute.Strategy
+    tpu_semantics: bool
+    num_replicas: int
+    num_hosts: int
+    num_workers: int = 1
+    is_chief: bool = True
+
+    @property
+    def replicas_per_host(self):
+        return self.num_replicas // self.num_hosts
+
+    @property
+    def multi_worker(self):
+        return self.num_workers > 1
+
+
+def runtime_for_strategy(strategy, tpu_semantics, is_chief=True):
+    """The Runtime of `strategy`; `is_chief` is what RunConfig (TF_CONFIG) says of this task."""
+    num_replicas = strategy.num_replicas_in_sync
+    local_replicas = max(1, len(strategy.extended.worker_devices))
+    num_hosts = max(1, num_replicas // local_replicas)
+    between_graph = is_between_graph(strategy)
+    return Runtime(strategy=strategy, tpu_semantics=tpu_semantics,
+                   num_replicas=num_replicas, num_hosts=num_hosts,
+                   num_workers=num_hosts if between_graph else 1,
+                   is_chief=bool(is_chief) and _extended_flag(strategy, "should_checkpoint", True))
+
+
+def is_between_graph(strategy):
+    """Whether each worker process runs its own copy of the program (MWMS: True)."""
+    return _extended_flag(strategy, "experimental_between_graph", False)
+
+
+def _extended_flag(strategy, name, default):
+    try:
+        return bool(getattr(strategy.extended, name))
+    except (AttributeError, NotImplementedError):  # the default strategy implements neither
+        return default
+
+
+def select_runtime(config, use_tpu, distribute):
+    """Builds the Runtime for one mode; `distribute` is the RunConfig strategy for it."""
+    if distribute is not None:
+        return runtime_for_strategy(distribute, tpu_semantics=use_tpu, is_chief=config.is_chief)
+    if is_multi_worker_cluster(config) and (
+            not use_tpu or cluster_resolver_lib.simulated_tpu_cores()):
+        runtime = runtime_for_strategy(multi_worker_strategy(), use_tpu, config.is_chief)
+        _check_simulated_cores(runtime, use_tpu)
+        return runtime
+    if use_tpu:
+        simulated_cores = cluster_resolver_lib.simulated_tpu_cores()
+        if simulated_cores:
+            return runtime_for_strategy(_simulated_tpu_strategy(simulated_cores), True)
+        return runtime_for_strategy(_tpu_strategy(config), True)
+    return runtime_for_strategy(_one_device_strategy(), False)
+
+
+def is_multi_worker_cluster(config):
+    """Whether TF_CONFIG (as parsed by RunConfig) puts this task in a cluster of >1 workers.
+
+    Raises:
+      ValueError: the cluster has parameter servers (not supported: no ParameterServer
+        training here).
+    """
+    if config.num_worker_replicas <= 1 or config.task_type not in ("chief", "worker"):
+        return False
+    if config.num_ps_replicas:
+        raise ValueError(
+            f"TF_CONFIG describes a cluster with {config.num_ps_replicas} parameter server(s) "
+            "('ps' tasks). tpu_estimator_compat trains across workers with synchronous "
+            "all-reduce (MultiWorkerMirroredStrategy) only: remove the 'ps' job from "
+            "TF_CONFIG['cluster'] and run the chief/worker tasks alone.")
+    return True
+
+
+def multi_worker_strategy(communication_options=None):
+    """This process's `tf.distribute.MultiWorkerMirroredStrategy`, built from TF_CONFIG.
+
+    Created on the first call and then reused: TensorFlow allows one collective runtime per
+    process. In TensorFlow 2.21 it can only be created before the process runs its first
+    TensorFlow operation, so call this at program start when the program runs TensorFlow
+    code before `train()` (the estimator calls it itself otherwise). Creating it blocks until
+    every worker of TF_CONFIG has started. Peer failures are detected by TensorFlow's
+    coordination service (its default heartbeat timeout, 10 s in TF 2.21), which aborts the
+    collectives of the surviving workers.
+
+    Args:
+      communication_options: a `tf.distribute.experimental.CommunicationOptions`, used only
+        by the call that creates the strategy (e.g. `timeout_seconds` to also bound
+        collectives that wait on a live but stuck worker).
+
+    Raises:
+      RuntimeError: TensorFlow already ran an operation in this process.
+    """
+    if not _multi_worker_strategies:
+        try:
+            strategy = tf.distribute.MultiWorkerMirroredStrategy(
+                communication_options=communication_options)
+        except RuntimeError as e:
+            if "program startup" not in str(e):
+                raise
+            raise RuntimeError(
+                "Cannot start multi-worker training: this process already ran a TensorFlow "
+                "operation, and TensorFlow 2.21 can only create a MultiWorkerMirroredStrategy "
+                "before its first operation (collective ops are configured at start-up). Call "
+                "tpu_estimator_compat.multi_worker_strategy() at the start of the program, "
+                "before any other TensorFlow code, or create "
+                "tf.distribute.MultiWorkerMirroredStrategy() there and pass it as "
+                "RunConfig(train_distribute=...).") from e
+        _multi_worker_strategies.append(strategy)
+        logging.info("Multi-worker training with MultiWorkerMirroredStrategy: %d replicas in "
+                     "sync.", strategy.num_replicas_in_sync)
+    return _multi_worker_strategies[0]
+
+
+def _check_simulated_cores(runtime, use_tpu):
+    value = cluster_resolver_lib.simulated_tpu_cores()
+    if use_tpu and value and value != runtime.replicas_per_host:
+        logging.warning(
+            "%s=%s is not used across workers: MultiWorkerMirroredStrategy places one replica "
+            "per local accelerator (one per CPU-only worker), so each of the %d hosts (workers) "
+            "has %d replica(s).", SIMULATED_TPU_CORES_ENV, value, runtime.num_hosts,
+            runtime.replicas_per_host)
+
+
+def _one_device_strategy():
+    device = "/gpu:0" if tf.config.list_logical_devices("GPU") else "/cpu:0"
+    if device not in _one_device_strategies:
+        _one_device_strategies[device] = tf.distribute.OneDeviceStrategy(device)
+    return _one_device_strategies[device]
+
+
+def _simulated_tpu_strategy(cores):
+    if cores not in _simulated_strategies:  # one per process: strategies share collective keys
+        # Physical GPUs only: listing logical devices would initialise TensorFlow's devices
+        # before the CPU can be split.
+        if len(tf.config.list_physical_devices("GPU")) >= cores:
+            devices = [d.name for d in tf.config.list_logical_devices("GPU")]
+        else:
+            devices = _logical_cpus(cores)
+        logging.info("Simulating a %d-core TPU on local devices %s (%s).", cores,
+                     devices[:cores], SIMULATED_TPU_CORES_ENV)
+        _simulated_strategies[cores] = tf.distribute.MirroredStrategy(devices[:cores])
+    return _simulated_strategies[cores]
+
+
+def prepare_simulated_tpu():
+    """Splits the CPU for a simulated TPU now, if the environment asks for one.
+
+    Called when the package is imported, which in a legacy program comes before its first
+    TensorFlow operation: after that TensorFlow's devices can no longer be split.
+    """
+    cores = cluster_resolver_lib.simulated_tpu_cores()
+    if cores and len(tf.config.list_physical_devices("GPU")) < cores:
+        try:
+            _split_cpu(cores)  # without listing the devices, which would start TensorFlow
+        except RuntimeError:  # (and a multi-worker strategy must be created before that)
+            pass  # reported, with the fix, when the estimator needs the devices
+
+
+def _logical_cpus(count):
+    _split_cpu(count)
+    return [d.name for d in tf.config.list_logical_devices("CPU")]
+
+
+def _split_cpu(count):
+    physical = tf.config.list_physical_devices("CPU")[0]
+    configured = tf.config.get_logical_device_configuration(physical) or [None]
+    if len(configured) < count:
+        try:
+            tf.config.set_logical_device_configuration(
+                physical, [tf.config.LogicalDeviceConfiguration()] * count)
+        except RuntimeError:
+            cpus = tf.config.list_logical_devices("CPU")
+            raise RuntimeError(
+                f"Cannot simulate {count} TPU cores: TensorFlow already initialised its "
+                f"devices with {len(cpus)} CPU device(s). Set {SIMULATED_TPU_CORES_ENV} before "
+                "the first TensorFlow operation runs, or split the CPU yourself with "
+                "tf.config.set_logical_device_configuration at start-up.") from None
+
+
+def _tpu_strategy(config):
+    resolver = config.cluster
+    if resolver is None:
+        resolver = cluster_resolver_lib.TPUClusterResolver(tpu=_tpu_name(config))
+    if isinstance(resolver, cluster_resolver_lib.TPUClusterResolver):
+        resolver = resolver.resolve()
+    key = repr(resolver.master())
+    if key not in _tpu_strategies:
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        _tpu_strategies[key] = tf.distribute.TPUStrategy(resolver)
+    return _tpu_strategies[key]
+
+
+def _tpu_name(config):
+    """The TPU to look up: RunConfig's `master`, unless that is this task's own address in
+    TF_CONFIG's cluster (a worker, not a TPU: connecting to it as a TPU would wait forever);
+    then none is named and the lookup fails, or finds $TPU_NAME, as without TF_CONFIG."""
+    master = config.master or ""
+    try:
+        own = config.cluster_spec.task_address(config.task_type, config.task_id)
+    except (KeyError, ValueError, TypeError):
+        return master
+    return "" if master == f"grpc://{own}" else master

@@ -1,0 +1,192 @@
+"""One variable per TF1 name, created on the first trace and reused by every later trace.
+
+A TF1 `model_fn` calls `tf.compat.v1.get_variable`, `tf.compat.v1.layers` and v1 optimizers,
+all of which create variables every time the function is traced. While the step is traced a
+variable creator (`creating_variables()`, entered eagerly inside `strategy.scope()` around
+the whole trace, so that it also sees creations under `tf.init_scope()`, e.g. by
+`ExponentialMovingAverage.apply`) intercepts each creation: the first time a TF1 name is
+seen the variable is created for real, eagerly (through the strategy, so it is mirrored
+across replicas); afterwards the stored one is returned. The creator also files every
+variable in the traced graph's v1 collections (`prepare_graph()`), which is where
+`compute_gradients`, `tf.compat.v1.trainable_variables()` and savers look for them.
+"""
+import contextlib
+import re
+import threading
+
+import tensorflow as tf
+from tensorflow.python.distribute import distribute_lib
+
+from tpu_estimator_compat.engine import step_graph
+
+_v1 = tf.compat.v1
+GLOBAL_STEP_NAME = "global_step"
+_REPLICA_SUFFIX = re.compile(r"/replica_\d+$")  # a mirrored variable's copy on replica N
+
+
+def tf1_name(variable_or_name):
+    """The TF1 graph name of a variable: no ':0' suffix, no trailing '/'.
+
+    v1 optimizer slots arrive as 'dense/kernel/Adam/'; TF1 wrote 'dense/kernel/Adam'.
+    """
+    name = variable_or_name if isinstance(variable_or_name, str) else variable_or_name.name
+    name = _REPLICA_SUFFIX.sub("", name[:-2] if name.endswith(":0") else name).rstrip("/")
+    return name
+
+
+class VariableStore:
+    """Owns the model's variables, keyed by TF1 name, across all traces and modes."""
+
+    def __init__(self, strategy):
+        """Creates the int64 global step (eagerly, mirrored by `strategy`)."""
+        self._strategy = strategy
+        with strategy.scope():
+            self.global_step = tf.Variable(
+                0, dtype=tf.int64, trainable=False, name=GLOBAL_STEP_NAME,
+                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+        self._variables = {GLOBAL_STEP_NAME: self.global_step}
+        self._trainable = set()
+        self._local = set()  # LOCAL_VARIABLES (metric accumulators): never checkpointed
+        self._graph = None  # the graph being traced
+        self._resolved_names = {}  # in that trace: requested name -> replica 0's names
+        self._name_requests = {}  # replica -> requested name -> how many times requested
+        self._creating = threading.local()  # set while this thread creates a variable
+
+    def named_variables(self):
+        """{tf1_name: variable} of the global variables created so far (checkpoint content)."""
+        return {name: v for name, v in self._variables.items() if name not in self._local}
+
+    def reset_local_variables(self):
+        """Zeroes the local variables (metric accumulators), as TF1's local initializer did."""
+        for name in self._local:
+            variable = self._variables[name]
+            variable.assign(tf.zeros(variable.shape, variable.dtype))
+
+    def trainable_names(self):
+        return sorted(self._trainable)
+
+    def __contains__(self, name):
+        return name in self._variables
+
+    def __len__(self):
+        """How many variables (global and local) exist so far."""
+        return len(self._variables)
+
+    @contextlib.contextmanager
+    def creating_variables(self):
+        """Enter eagerly, inside `strategy.scope()`, around a trace of the model's step."""
+        with _v1.variable_creator_scope(self._creator):
+            yield
+
+    @contextlib.contextmanager
+    def creating_variables_in_replica(self):
+        """Enter in the replica function: intercepts creation before MirroredStrategy's
+        per-replica creator (which hands replicas > 0 replica 0's variables unseen), and
+        under `tf.init_scope()` too (a replica thread's eager context has no creator)."""
+        with contextlib.ExitStack() as stack:
+            with tf.init_scope():
+                stack.enter_context(_v1.variable_creator_scope(self._creator))
+            stack.enter_context(_v1.variable_creator_scope(self._creator))
+            yield
+
+    def prepare_graph(self):
+        """Call in the graph being traced, before the model code (and in each replica
+        function): puts the global step in its GLOBAL_STEP collection (for
+        `tf.compat.v1.train.get_global_step()`) and makes it the graph variables are filed
+        in."""
+        graph = _v1.get_default_graph()
+        if graph is not self._graph:  # a new trace
+            self._graph, self._resolved_names, self._name_requests = graph, {}, {}
+        _file_in_collections(self._graph, self.global_step,
+                             [_v1.GraphKeys.GLOBAL_VARIABLES, _v1.GraphKeys.GLOBAL_STEP])
+
+    def _resolve_name(self, graph, requested):
+        """The TF1 name of a variable requested as `requested`, the same on every replica.
+
+        Replica 0 (and cross-replica code) names it in the graph as TF1 did (`_graph_name`;
+        marked as used whether or not the variable is created here: creation happens outside
+        the trace, so the graph would not see the name taken otherwise). Replica r's k-th
+        request of a name gets what replica 0's k-th request of it got, as all replicas run
+        the same code.
+        """
+        replica = step_graph.current_replica()
+        if replica == 0:
+            name = _graph_name(graph, requested)
+            self._resolved_names.setdefault(requested, []).append(name)
+            return name
+        requests = self._name_requests.setdefault(replica, {})
+        index = requests.get(requested, 0)
+        requests[requested] = index + 1
+        resolved = self._resolved_names.get(requested, [])
+        if index >= len(resolved):
+            raise RuntimeError(
+                f"Replica {replica}'s model_fn creates a variable {requested!r} that replica "
+                "0's did not: every replica must build the same model.")
+        return resolved[index]
+
+    def _creator(self, next_creator, **kwargs):
+        if getattr(self._creating, "active", False):  # our creator again, further down
+            return next_creator(**kwargs)
+        graph = self._graph or _v1.get_default_graph()
+        name = self._resolve_name(graph, kwargs.get("name") or "Variable")
+        variable = self._variables.get(name)
+        if variable is None:
+            self._creating.active = True
+            try:
+                variable = self._create(next_creator, kwargs)
+            finally:
+                self._creating.active = False
+            self._variables[name] = variable
+            if _is_trainable(kwargs):
+                self._trainable.add(name)
+            if _v1.GraphKeys.LOCAL_VARIABLES in (kwargs.get("collections") or ()):
+                self._local.add(name)
+        collections = list(kwargs.get("collections") or [_v1.GraphKeys.GLOBAL_VARIABLES])
+        if name in self._trainable and _v1.GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(_v1.GraphKeys.TRAINABLE_VARIABLES)
+        _file_in_collections(graph, variable, collections)
+        return variable
+
+    def _create(self, next_creator, kwargs):
+        """Creates the variable for real, eagerly, through the strategy (so it is mirrored).
+
+        Initial values are computed outside the trace: a traced tensor is replaced by its
+        constant value. Where the strategy is not in force (a replica thread's eager
+        context, under `tf.init_scope()`), the variable is created in its scope.
+        """
+        initial_value = kwargs.get("initial_value")
+        if isinstance(initial_value, tf.Tensor) and tf.is_symbolic_tensor(initial_value):
+            constant = tf.get_static_value(initial_value)
+            kwargs = dict(kwargs, initial_value=(
+                step_graph.eager_value(initial_value) if constant is None else constant))
+        with tf.init_scope():
+            if distribute_lib.get_strategy() is not self._strategy:
+                with self._strategy.scope():
+                    return _v1.Variable(**kwargs)
+            return next_creator(**kwargs)
+
+
+def _graph_name(graph, requested):
+    """The TF1 name a variable requested as `requested` gets in `graph`.
+
+    `get_variable` asks for its full name at the root name scope; `tf.Variable`-style
+    creation (tf.compat.v1.metrics, user code) asks for a name relative to the current name
+    scope, uniquified as TF1 did ('mean/total', 'mean_1/total'); a trailing '/' means
+    absolute. The name is marked as used, so later names are the same in every trace.
+    """
+    if requested.endswith("/"):
+        return requested.rstrip("/")
+    return graph.unique_name(requested, mark_as_used=True)
+
+
+def _is_trainable(creator_kwargs):
+    trainable = creator_kwargs.get("trainable")
+    if trainable is None:  # the v1 default: trainable unless synchronised on read
+        return creator_kwargs.get("synchronization") != tf.VariableSynchronization.ON_READ
+    return bool(trainable)
+
+
+def _file_in_collections(graph, variable, collections):
+    for key in collections:
+        if not any(existing is variable for existing in graph.get_collection(key)):
+            graph.add_to_collection(key, variable)

@@ -1,0 +1,203 @@
+"""When and where a train() call writes checkpoints: RunConfig's schedule or the user's
+CheckpointSaverHooks, with their CheckpointSaverListeners.
+
+Checkpoints are written at the start (the initial step), every `save_checkpoints_steps`
+(rounded up to loop boundaries) or `save_checkpoints_secs`, and at the end, as the original.
+A `CheckpointSaverHook` among the hooks replaces that schedule ("Bypassing TPUEstimator
+hook"): its directory, `save_steps`/`save_secs` timer and listeners are used, with this
+module's saver (the hook's own `Saver` needs a Session). Listeners get the `SessionStandIn`.
+No checkpoint is written from NaN/Inf weights (`NanLossDuringTrainingError` instead).
+
+With several workers every save is decided by the chief and only the chief writes
+(`multi_worker.py`).
+"""
+import os
+import time
+
+import tensorflow as tf
+
+from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.host import multi_worker
+from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
+from tpu_estimator_compat.state import checkpoints
+
+
+def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, meta_graph):
+    """The call's checkpoint savers: the user's CheckpointSaverHooks if any, else RunConfig's.
+
+    `meta_graph()` gives the serialized MetaGraphDef written beside each checkpoint, or None.
+
+    Raises:
+      ValueError: saving_listeners were given but nothing saves checkpoints (as Estimator).
+    """
+    saver_hooks = hook_run.checkpoint_saver_hooks
+    schedule = _CheckpointSchedule(config, engine.global_step)
+    if saver_hooks:
+        if schedule.enabled:
+            logging.info("Bypassing TPUEstimator hook")
+        return [_HookSaves(engine, hook, config, model_dir, hook_run.session,
+                           list(saving_listeners) if index == 0 else [], meta_graph)
+                for index, hook in enumerate(saver_hooks)]
+    if not schedule.enabled:
+        if saving_listeners:
+            raise ValueError(
+                "There should be a CheckpointSaverHook to use saving_listeners. Please set "
+                "one of the RunConfig.save_checkpoints_steps or "
+                "RunConfig.save_checkpoints_secs.")
+        return []
+    saver = _make_saver(engine, model_dir, config.keep_checkpoint_max,
+                        config.keep_checkpoint_every_n_hours)
+    return [_ConfigSaves(engine, schedule, saver, model_dir, hook_run.session,
+                         saving_listeners, model_dir, meta_graph)]
+
+
+class _CheckpointSchedule:
+    """When checkpoints are due: every N steps (at loop ends) or every N seconds."""
+
+    def __init__(self, config, start_step):
+        self._every_steps = config.save_checkpoints_steps
+        self._every_secs = config.save_checkpoints_secs
+        self._last_step = start_step
+        self._last_time = time.time()
+
+    @property
+    def enabled(self):
+        return bool(self._every_steps or self._every_secs)
+
+    def due(self, step):
+        if self._every_steps:
+            return step >= self._last_step + self._every_steps
+        return bool(self._every_secs) and time.time() >= self._last_time + self._every_secs
+
+    def saved(self, step):
+        self._last_step, self._last_time = step, time.time()
+
+
+def _make_saver(engine, directory, max_to_keep, keep_checkpoint_every_n_hours):
+    if not engine.runtime.is_chief:
+        return multi_worker.NonChiefSaver(directory)
+    return checkpoints.CheckpointSaver(
+        directory, max_to_keep=max_to_keep,
+        keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours)
+
+
+def _path(model_dir, step):
+    return f"{model_dir.rstrip('/')}/{checkpoints.CHECKPOINT_BASENAME}-{step}"
+
+
+class _Saves:
+    """One series of checkpoints in one train() call: a saver, a directory, listeners.
+
+    start() saves the initial step (unless it is already the latest checkpoint), after_loop()
+    saves when due and returns whether a listener's after_save() asked to stop, end() saves
+    the final step and ends the listeners. With several workers every save is decided by
+    the chief (`_decide`) and only the chief writes and has listeners.
+    """
+
+    def __init__(self, engine, saver, directory, session, listeners, model_dir, meta_graph):
+        self._engine = engine
+        self._meta_graph = meta_graph
+        self._saver = saver
+        self._directory = directory
+        self._session = session
+        self._workers = multi_worker.WorkerGroup(engine.runtime)
+        self._listeners = list(listeners) if self._workers.is_chief else []
+        self._is_model_dir = os.path.abspath(directory) == os.path.abspath(model_dir)
+
+    def _decide(self, due):
+        """The chief's `due` on every worker (their clocks and file views may differ)."""
+        return self._workers.from_chief(bool(due))[0] > 0
+
+    def start(self, step):
+        for listener in self._listeners:
+            listener.begin()
+        if self._decide(not self._is_latest(step)):
+            self._save(step)
+
+    def end(self, step):
+        if self._decide(self._final_save_due(step) and not self._is_latest(step)):
+            self._save(step)
+        for listener in self._listeners:
+            listener.end(self._session, step)
+
+    def _final_save_due(self, step):
+        return True
+
+    def _is_latest(self, step):
+        return checkpoints.latest_checkpoint(self._directory) == _path(self._directory, step)
+
+    def _save(self, step):
+        non_finite = checkpoints.non_finite_variables(self._engine.store.named_variables())
+        if non_finite:  # the same on every worker: the variables are mirrored
+            raise NanLossDuringTrainingError(
+                step, step, checkpoints.latest_checkpoint(self._directory), non_finite)
+        for listener in self._listeners:
+            listener.before_save(self._session, step)
+        try:
+            path = self._saver.save(self._engine.store.named_variables(), step,
+                                    meta_graph=self._meta_graph())
+        except (tf.errors.OpError, OSError) as error:
+            raise checkpoints.CheckpointWriteError(self._directory, step, error) from error
+        logging.info("Saving checkpoints for %d into %s.", step, path)
+        if self._is_model_dir:
+            self._engine.mark_synced(path)
+        stop = False
+        for listener in self._listeners:
+            if listener.after_save(self._session, step):
+                logging.info("A CheckpointSaverListener requested that training be stopped. "
+                             "listener: %s", listener)
+                stop = True
+        return stop
+
+
+class _ConfigSaves(_Saves):
+    """RunConfig's schedule: every save_checkpoints_steps (at loop ends) or _secs."""
+
+    def __init__(self, engine, schedule, saver, directory, session, listeners, model_dir,
+                 meta_graph):
+        super().__init__(engine, saver, directory, session, listeners, model_dir, meta_graph)
+        self._schedule = schedule
+
+    def after_loop(self, step, final):
+        if self._decide(self._schedule.due(step) and not final):
+            self._schedule.saved(step)
+            return self._save(step)
+        return False
+
+
+class _HookSaves(_Saves):
+    """A user's CheckpointSaverHook: its directory, timer (save_steps/save_secs, checked at
+    loop ends) and listeners, and the retention of its Saver if it was given one."""
+
+    def __init__(self, engine, hook, config, model_dir, session, extra_listeners, meta_graph):
+        # pylint: disable=protected-access  (CheckpointSaverHook keeps these private)
+        directory = hook._checkpoint_dir
+        basename = os.path.basename(hook._save_path)
+        if basename != checkpoints.CHECKPOINT_BASENAME:
+            raise NotImplementedError(
+                f"CheckpointSaverHook(checkpoint_basename={basename!r}): tpu_estimator_compat "
+                f"writes checkpoints named {checkpoints.CHECKPOINT_BASENAME}-<step> only. "
+                "Use the default checkpoint_basename.")
+        user_saver = hook._saver
+        saver = _make_saver(
+            engine, directory,
+            getattr(user_saver, "_max_to_keep", config.keep_checkpoint_max),
+            getattr(user_saver, "_keep_checkpoint_every_n_hours",
+                    config.keep_checkpoint_every_n_hours))
+        super().__init__(engine, saver, directory, session,
+                         list(hook._listeners) + list(extra_listeners), model_dir, meta_graph)
+        self._timer = hook._timer
+
+    def start(self, step):
+        super().start(step)
+        self._timer.update_last_triggered_step(step)
+
+    def after_loop(self, step, final):
+        del final
+        if self._decide(self._timer.should_trigger_for_step(step)):
+            self._timer.update_last_triggered_step(step)
+            return self._save(step)
+        return False
+
+    def _final_save_due(self, step):
+        return step != self._timer.last_triggered_step()

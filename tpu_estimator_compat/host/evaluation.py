@@ -1,0 +1,169 @@
+"""The host side of `evaluate()`: run the eval loop once, then compute the results.
+
+    hooks: before_run
+    outputs = inference_loop(iterator, steps or "until every replica has seen the end")
+    hooks: after_run (values of the last step with real rows); end
+    for each step with real rows:  metric_fn updates on the step's tensors, padding dropped
+    results = metric values + loss (mean over steps) + global_step
+    (no example at all: metric_fn's values over zero rows and loss 0, as TF1)
+
+The eval loop runs all steps in one `tf.function` execution, as the original ran all eval
+steps in one Session.run, so evaluation hooks see one before_run/after_run.
+"""
+import numpy as np
+import tensorflow as tf
+
+from tpu_estimator_compat.host import host_calls
+from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.host import multi_worker
+from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.host import summaries
+
+_UNTIL_THE_END = np.iinfo(np.int32).max
+
+
+@multi_worker.explains_worker_failures("Evaluation")
+def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
+                   checkpoint_path, rows_per_replica_copy=None, hook_run=None,
+                   steps_per_loop=None):
+    """Evaluates and writes the results; returns the results dict.
+
+    Args:
+      rows_per_replica_copy: with BROADCAST input every replica sees the same batch; only
+        replica 0's rows (this many per step) count, as in the original.
+      hook_run: the call's started `hooks.HookRun`, or None.
+      steps_per_loop: None runs every step in one loop (the hooks see one run, as with
+        TPUEstimator on TPU); 1 runs them in loops of one step (the hooks see each step, as
+        with Estimator).
+    """
+    for name in ("eval_metrics", "host_call"):  # dicts not matching the fn: fail now
+        if getattr(compiled.traced.spec, name, None):
+            spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
+    engine.store.reset_local_variables()
+    scalars, batches, rows = _run_loops(compiled, iterator, steps or _UNTIL_THE_END,
+                                        steps_per_loop, hook_run)
+    steps_run = _per_step(batches, rows, rows_per_replica_copy)
+    loss_steps = scalars["loss_has_real_rows"]
+    traced = compiled.traced
+    results = {}
+    if traced.metric_fn is not None:
+        results.update(_metric_fn_results(traced.metric_fn, steps_run, batches))
+    if "metric_updates" in scalars:
+        last_real = np.flatnonzero(loss_steps)
+        if last_real.size or not steps_run:  # no example at all: zero-row stop batches only
+            at = last_real[-1] if last_real.size else -1
+            results.update({name: values[at]
+                            for name, values in scalars["metric_updates"].items()})
+    spec_lib.validate_metric_names(results)
+    is_chief = engine.runtime.is_chief  # with several workers, only the chief writes
+    if traced.host_call_fn is not None and is_chief:
+        _run_host_call(traced.host_call_fn, steps_run, global_step)
+    if loss_steps.any():
+        results["loss"] = np.float32(np.mean(scalars["loss"][loss_steps]))
+    else:  # TF1's mean loss over no example is 0; NaN when only replica 0 had none
+        results["loss"] = np.float32("nan" if steps_run else 0.0)
+    results["global_step"] = np.int64(global_step)  # numpy scalars, as TF1's session gave
+    _report(results, global_step, eval_dir if is_chief else None, checkpoint_path)
+    return results
+
+
+def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run):
+    """Runs the eval loop until `steps`, the end of the input or a hook's stop request;
+    returns (scalars, batches, rows) of all its steps, as numpy."""
+    runs = []
+    while steps > 0:
+        size = min(steps, steps_per_loop or steps)
+        if hook_run is not None:
+            hook_run.before_loop()
+        scalars, batches, rows, hook_values = tf.nest.map_structure(
+            np.asarray, compiled.loop(iterator, tf.constant(size)))
+        runs.append((scalars, batches, rows))
+        stop = len(scalars["stop"]) < size or bool(scalars["stop"][-1])
+        if hook_run is not None:
+            if scalars["loss_has_real_rows"].any():
+                stop = hook_run.after_loop(hook_values) or stop
+            else:  # only the end of the input: as TF1's run that hit OutOfRange
+                hook_run.skip_after_loop()
+                stop = True
+        steps -= size
+        if stop:
+            break
+    if hook_run is not None:
+        hook_run.end()
+    return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *runs)
+
+
+def _per_step(batches, rows, rows_per_replica_copy):
+    """[{output: this step's real rows}] for the steps that had any real row."""
+    steps = []
+    offsets = tf.nest.map_structure(lambda r: np.concatenate([[0], np.cumsum(r)]), rows)
+    for index in range(len(rows["mask"])):
+        step = tf.nest.map_structure(
+            lambda values, offset: values[offset[index]:offset[index + 1]], batches, offsets)
+        mask = step.pop("mask").astype(bool)
+        if rows_per_replica_copy:  # only replica 0's copy counts
+            metrics = tf.nest.map_structure(
+                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy],
+                step.get("metrics", {}))
+            mask = mask[:rows_per_replica_copy]
+        else:
+            metrics = step.get("metrics", {})
+        if not mask.any():
+            continue
+        step["metrics"] = tf.nest.map_structure(lambda v: _real_rows(v, mask), metrics)
+        steps.append(step)
+    return steps
+
+
+def _real_rows(values, mask):
+    """The rows of `values` that belong to real examples.
+
+    A tensor's rows need not be one per example: `[batch * k]` (a `[batch, k]` tensor
+    reshaped to `[-1]`, BERT's masked-LM metrics) has k rows per example, in example order
+    on each replica, as the mask has one per example.
+    """
+    if len(values) == len(mask):
+        return values[mask]
+    if len(mask) and len(values) % len(mask) == 0:
+        return values[np.repeat(mask, len(values) // len(mask))]
+    if mask.all():
+        return values
+    raise ValueError(
+        f"An eval_metrics tensor has {len(values)} rows in a step whose batch has "
+        f"{len(mask)} examples, some of them padding: its rows cannot be matched to "
+        "examples to drop the padding. Give every tensor passed to metric_fn a first "
+        "dimension that is the batch size or a multiple of it (k rows per example), or "
+        "use an input whose size is a multiple of the batch size.")
+
+
+def _metric_fn_results(metric_fn, steps, batches):
+    """The metrics over every step's real rows; over zero rows when there was no example
+    (as TF1, e.g. accuracy 0.0)."""
+    if not steps:
+        empty = tf.nest.map_structure(lambda v: np.asarray(v)[:0], batches.get("metrics", {}))
+        with host_calls.MetricFnRunner(metric_fn, empty) as runner:
+            return runner.result()
+    with host_calls.MetricFnRunner(metric_fn, steps[0]["metrics"]) as runner:
+        for step in steps:
+            runner.update(step["metrics"])
+        return runner.result()
+
+
+def _run_host_call(fn, steps, global_step):
+    if not steps:
+        return
+    runner = host_calls.HostCallRunner(fn, steps[0]["host_call"])
+    try:
+        for step in steps:
+            runner(step["host_call"], global_step=global_step)
+    finally:
+        runner.close()
+
+
+def _report(results, global_step, eval_dir, checkpoint_path):
+    logging.info("Saving dict for global step %d: %s", global_step,
+                 ", ".join(f"{k} = {results[k]}" for k in sorted(results)))
+    if eval_dir is None:
+        return
+    with summaries.ScalarSummaryWriter(eval_dir) as writer:
+        writer.write_eval_results(global_step, results, checkpoint_path)

@@ -1,0 +1,44 @@
+"""`NanLossDuringTrainingError`: training stopped because the loss or the weights became
+non-finite (raised by the training loop and, before a save, by `checkpoint_saves.py`)."""
+import tensorflow as tf
+
+
+class NanLossDuringTrainingError(tf.compat.v1.train.NanLossDuringTrainingError):
+    """The loss or the weights became NaN or infinite (the original NanTensorHook's error).
+
+    A subclass of `tf.compat.v1.train.NanLossDuringTrainingError`, which programs catch.
+    Either some replica's loss was not finite during the loop of global steps
+    `loop_start..loop_end`, or (`variables` set) every loss was finite but the variables held
+    NaN/Inf when a checkpoint was due at `loop_end` (a NaN gradient, e.g. on a loop's last
+    step). No checkpoint is ever written from non-finite weights, so `latest_checkpoint`
+    (None: none yet) holds the newest finite weights.
+    """
+
+    def __init__(self, loop_start=None, loop_end=None, latest_checkpoint=None, variables=None):
+        super().__init__()
+        self.loop_start, self.loop_end = loop_start, loop_end
+        self.latest_checkpoint = latest_checkpoint
+        self.variables = list(variables or [])
+
+    def __reduce__(self):
+        return type(self), (self.loop_start, self.loop_end, self.latest_checkpoint,
+                            self.variables)
+
+    def __str__(self):
+        if self.loop_end is None:
+            return "NaN loss during training."
+        if self.variables:
+            shown = ", ".join(self.variables[:5]) + (", ..." if len(self.variables) > 5 else "")
+            what = (f"Every replica's loss was finite, but at global step {self.loop_end} "
+                    f"{len(self.variables)} variable(s) hold NaN/Inf ({shown}): a gradient was "
+                    f"not finite. The checkpoint for step {self.loop_end} was not written")
+        else:
+            what = (f"The loss of at least one replica was not finite during the loop of "
+                    f"global steps {self.loop_start}..{self.loop_end}")
+        if self.latest_checkpoint:
+            kept = (f"checkpoints are only written from finite weights, so the latest one, "
+                    f"{self.latest_checkpoint}, is the last good one")
+        else:
+            kept = "no checkpoint has been written from this model_dir's training yet"
+        return (f"NaN loss during training. {what}; {kept}. Lower the learning rate, clip "
+                "gradients or check the input for NaN/Inf.")

@@ -1,0 +1,89 @@
+"""The summaries TPUEstimator itself writes: `loss` and step rates (`progress_log.py`) and
+evaluation results.
+
+All of this runs eagerly on the host, between device loops. Events are written the way TF1's
+Estimator wrote them (`simple_value` scalars, the evaluation's `checkpoint_path` as a string
+tensor), so tools that read TF1 event files keep working.
+"""
+import numpy as np
+import tensorflow as tf
+
+
+class ScalarSummaryWriter:
+    """Writes `{tag: value}` dicts to an event file in `logdir`, eagerly.
+
+    The writer is made the default only for the duration of each `write`, so a user's own
+    TF2 summary code in the same process (its default writer, step and `record_if`) is
+    unaffected.
+
+    Values: Python/numpy numbers and 0-d arrays become `simple_value` scalars; `str` becomes
+    a string tensor summary (TF1's `checkpoint_path`); `bytes` is read as a serialized
+    `tf.compat.v1.Summary` whose values are re-tagged `<tag>/<i>`; other arrays become tensor
+    summaries; None is skipped. Anything else is skipped with a warning, as TF1 did.
+
+    Args:
+      logdir: Directory for the event file (created if missing).
+    """
+
+    def __init__(self, logdir):
+        self.logdir = logdir
+        self._writer = tf.summary.create_file_writer(logdir)
+
+    def write(self, step, values):
+        """Writes one event holding `values` at `step`."""
+        summary = tf.compat.v1.Summary()
+        for tag, value in values.items():
+            _add_value(summary, tag, value)
+        if not summary.value:
+            return
+        with self._writer.as_default(), tf.summary.record_if(True):
+            tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
+
+    def write_eval_results(self, global_step, results, checkpoint_path=None):
+        """Writes an evaluation's metrics (without `global_step`) and its checkpoint path."""
+        self.write(global_step, {k: v for k, v in results.items() if k != "global_step"})
+        if checkpoint_path is not None:
+            self.write(global_step, {"checkpoint_path": str(checkpoint_path)})
+
+    def flush(self):
+        """Writes buffered events to disk."""
+        self._writer.flush()
+
+    def close(self):
+        """Flushes and closes the event file."""
+        self._writer.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+def _add_value(summary, tag, value):
+    """Adds `value` to the `Summary` proto under `tag`, the way TF1's Estimator did."""
+    if value is None:
+        return
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (int, float, np.integer, np.floating, np.bool_)):
+        summary.value.add(tag=tag, simple_value=float(value))
+    elif isinstance(value, str):
+        summary.value.add(tag=tag, tensor=tf.make_tensor_proto(value, dtype=tf.string))
+    elif isinstance(value, bytes):
+        try:
+            parsed = tf.compat.v1.Summary.FromString(value)
+        except Exception:  # pylint: disable=broad-except  (protobuf DecodeError)
+            tf.compat.v1.logging.warning(
+                "Skipping summary for %s, cannot parse string to Summary.", tag)
+            return
+        for i, parsed_value in enumerate(parsed.value):
+            parsed_value.tag = f"{tag}/{i}"
+        summary.value.extend(parsed.value)
+    elif isinstance(value, np.ndarray):
+        summary.value.add(tag=tag, node_name=tag, tensor=tf.make_tensor_proto(value))
+    else:
+        tf.compat.v1.logging.warning(
+            "Skipping summary for %s, must be a float, np.float32, np.int64, np.int32 or int "
+            "or np.ndarray or a serialized string of Summary.", tag)
+

@@ -1,0 +1,291 @@
+"""`train_and_evaluate(estimator, train_spec, eval_spec)`: Estimator's local loop.
+
+As the original's local (non-distributed) mode, training runs in one `train()` call and an
+evaluation follows each new checkpoint, from a saving listener:
+
+    estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps,
+                    hooks=train_spec.hooks,
+                    saving_listeners=train_spec.saving_listeners + [evaluate_after_save])
+      after_save(step):  skip the checkpoint training started from; else, unless the last
+                         evaluation was less than `throttle_secs` ago:
+                           evaluate(checkpoint) -> exporters
+      end(step):         evaluate the final checkpoint if it was not evaluated yet
+    return (the last evaluation's results, the last exporters' results)
+
+So evaluations follow the checkpoint schedule (`save_checkpoints_steps`/`_secs`) and run on
+the same estimator: the variables are in memory, nothing is restored, nothing retraced.
+`start_delay_secs` only concerned a separate evaluator task and is accepted for
+compatibility. `LatestExporter` and `FinalExporter` are provided.
+"""
+import collections
+import os
+import sys
+import time
+import types
+
+import tensorflow as tf
+
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.host import hooks as hooks_lib
+from tpu_estimator_compat import log as logging
+
+
+class TrainSpec(collections.namedtuple(
+        "TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])):
+    """What `train_and_evaluate` trains: `input_fn`, up to `max_steps` (None: until the
+    input ends), with `hooks` (SessionRunHooks) and `saving_listeners`.
+
+    Raises:
+      TypeError, ValueError: with the original's messages.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+        _check_input_fn(input_fn)
+        if max_steps is not None and max_steps <= 0:
+            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        return super().__new__(
+            cls, input_fn=input_fn, max_steps=max_steps,
+            hooks=hooks_lib.validate_hooks(hooks),
+            saving_listeners=hooks_lib.validate_saving_listeners(saving_listeners))
+
+
+class EvalSpec(collections.namedtuple("EvalSpec", [
+        "input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs",
+        "throttle_secs"])):
+    """How `train_and_evaluate` evaluates: `evaluate(input_fn, steps, hooks, name=name)` after
+    a new checkpoint at most every `throttle_secs`, then `exporters` (one or a list of
+    objects with a `name` and `export(estimator, export_path, checkpoint_path, eval_result,
+    is_the_final_export)`).
+
+    Raises:
+      TypeError, ValueError: with the original's messages.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
+                start_delay_secs=120, throttle_secs=600):
+        _check_input_fn(input_fn)
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"`name` must be string, given: {name}")
+        if start_delay_secs < 0:
+            raise ValueError(f"Must specify start_delay_secs >= 0, given: {start_delay_secs}")
+        if throttle_secs < 0:
+            raise ValueError(f"Must specify throttle_secs >= 0, given: {throttle_secs}")
+        return super().__new__(
+            cls, input_fn=input_fn, steps=steps, name=name, hooks=hooks_lib.validate_hooks(hooks),
+            exporters=_validated_exporters(exporters), start_delay_secs=start_delay_secs,
+            throttle_secs=throttle_secs)
+
+
+def _check_input_fn(input_fn):
+    if not callable(input_fn):
+        raise TypeError(f"`input_fn` must be callable, given: {input_fn}")
+
+
+def _validated_exporters(exporters):
+    if exporters is None:
+        return ()
+    if hasattr(exporters, "export"):
+        exporters = [exporters]
+    try:
+        exporters = tuple(exporters)
+    except TypeError:
+        raise TypeError("`exporters` must be an Exporter, an iterable of Exporter, or `None`, "
+                        f"found {exporters}.") from None
+    names = set()
+    for exporter in exporters:
+        if not callable(getattr(exporter, "export", None)):
+            raise TypeError("`exporters` must be an Exporter, an iterable of Exporter, or "
+                            f"`None`, found {exporter}.")
+        name = getattr(exporter, "name", None)
+        if not name or not isinstance(name, str):
+            raise ValueError(f"An Exporter must have a non-empty string name, got {name!r} "
+                             f"({exporter}).")
+        if name in names:
+            raise ValueError("`exporters` must have unique names. Such a name cannot be "
+                             f"`None`. {name} already exists.")
+        names.add(name)
+    return exporters
+
+
+def train_and_evaluate(estimator, train_spec, eval_spec):
+    """Trains `estimator` and evaluates (and exports) it after its checkpoints, locally.
+
+    Args:
+      estimator: an `Estimator` or `TPUEstimator`.
+      train_spec: a `TrainSpec`.
+      eval_spec: an `EvalSpec`.
+
+    Returns:
+      `(eval_result, export_results)`: the last evaluation's dict and the list of what each
+      exporter returned then; `(None, None)` when nothing was evaluated (e.g. `max_steps`
+      was already reached).
+
+    Raises:
+      TypeError: an argument of the wrong type.
+      NotImplementedError: this process is a TF_CONFIG `evaluator` or `ps` task, whose
+        distributed roles are not provided.
+    """
+    from tpu_estimator_compat.estimator import Estimator  # noqa: PLC0415 (import cycle)
+    if not isinstance(estimator, Estimator):
+        raise TypeError(f"`estimator` must have type `tf.estimator.Estimator`. Got: "
+                        f"{type(estimator)}")
+    if not isinstance(train_spec, TrainSpec):
+        raise TypeError(f"`train_spec` must have type `tf.estimator.TrainSpec`. Got: "
+                        f"{type(train_spec)}")
+    if not isinstance(eval_spec, EvalSpec):
+        raise TypeError(f"`eval_spec` must have type `tf.estimator.EvalSpec`. Got: "
+                        f"{type(eval_spec)}")
+    config = estimator.config
+    if config.task_type in ("evaluator", "ps"):
+        raise NotImplementedError(
+            f"train_and_evaluate in a TF_CONFIG '{config.task_type}' task: the distributed "
+            "evaluator/parameter-server roles are not provided by tpu_estimator_compat. Run "
+            "train_and_evaluate in the training task(s) only; it evaluates after each "
+            "checkpoint itself.")
+    logging.info("Running training and evaluation locally (non-distributed).")
+    logging.info("Start train and evaluate loop. The evaluate will happen after every "
+                 "checkpoint. Checkpoint frequency is determined based on RunConfig arguments: "
+                 "save_checkpoints_steps %s or save_checkpoints_secs %s.",
+                 config.save_checkpoints_steps, config.save_checkpoints_secs)
+    latest = estimator.latest_checkpoint()
+    start_step = int(checkpoints.load_variable(latest, "global_step")) if latest else 0
+    listener = _EvaluateAfterSave(estimator, eval_spec, train_spec.max_steps, start_step)
+    estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps, hooks=train_spec.hooks,
+                    saving_listeners=list(train_spec.saving_listeners) + [listener])
+    return listener.eval_result, listener.export_results
+
+
+class _EvaluateAfterSave(tf.compat.v1.train.CheckpointSaverListener):
+    """Evaluates (and exports) after new checkpoints, throttled; see the module docstring."""
+
+    def __init__(self, estimator, eval_spec, max_steps, start_step):
+        self._estimator = estimator
+        self._eval_spec = eval_spec
+        self._max_steps = max_steps
+        self._start_step = start_step
+        self._last_eval_time = None
+        self._last_evaluated_step = None
+        self.eval_result = None
+        self.export_results = None
+
+    def after_save(self, session, global_step_value):
+        del session
+        if global_step_value == self._start_step:  # nothing trained since this checkpoint
+            return False
+        throttle = self._eval_spec.throttle_secs
+        if self._last_eval_time is not None and time.time() - self._last_eval_time < throttle:
+            logging.info("Skip the current checkpoint eval due to throttle secs (%s secs).",
+                         throttle)
+            return False
+        self._evaluate(global_step_value)
+        return False
+
+    def end(self, session, global_step_value):
+        del session
+        if (global_step_value != self._last_evaluated_step
+                and global_step_value != self._start_step):
+            self._evaluate(global_step_value)
+
+    def _evaluate(self, global_step_value):
+        self._last_eval_time = time.time()
+        self._last_evaluated_step = global_step_value
+        checkpoint = self._estimator.latest_checkpoint()
+        spec = self._eval_spec
+        self.eval_result = self._estimator.evaluate(
+            spec.input_fn, steps=spec.steps, hooks=spec.hooks, checkpoint_path=checkpoint,
+            name=spec.name)
+        is_final = bool(self._max_steps) and self.eval_result["global_step"] >= self._max_steps
+        export_dir_base = os.path.join(self._estimator.model_dir, "export")
+        self.export_results = [
+            exporter.export(estimator=self._estimator,
+                            export_path=os.path.join(export_dir_base, exporter.name),
+                            checkpoint_path=checkpoint, eval_result=self.eval_result,
+                            is_the_final_export=is_final)
+            for exporter in spec.exporters]
+
+
+class Exporter:
+    """The exporter interface of `EvalSpec.exporters` (any object with these two works)."""
+
+    @property
+    def name(self):
+        raise NotImplementedError
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        """Exports the model; returns what train_and_evaluate reports (e.g. the path)."""
+        raise NotImplementedError
+
+
+class _SavedModelExporter(Exporter):
+    def __init__(self, name, serving_input_receiver_fn, assets_extra=None, as_text=False):
+        if not name:
+            raise ValueError(f"An Exporter must have a non-empty name, got {name!r}.")
+        self._name = name
+        self._serving_input_receiver_fn = serving_input_receiver_fn
+        self._assets_extra = assets_extra
+        self._as_text = as_text
+
+    @property
+    def name(self):
+        return self._name
+
+    def _export(self, estimator, export_path, checkpoint_path):
+        return estimator.export_saved_model(
+            export_path, self._serving_input_receiver_fn, assets_extra=self._assets_extra,
+            as_text=self._as_text, checkpoint_path=checkpoint_path)
+
+
+class FinalExporter(_SavedModelExporter):
+    """Exports a SavedModel once, after the final evaluation (under `export/<name>/`)."""
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        if not is_the_final_export:
+            return None
+        logging.info("Performing the final export in the end of training.")
+        return self._export(estimator, export_path, checkpoint_path)
+
+
+class LatestExporter(_SavedModelExporter):
+    """Exports a SavedModel after every evaluation, keeping the newest `exports_to_keep`."""
+
+    def __init__(self, name, serving_input_receiver_fn, assets_extra=None, as_text=False,
+                 exports_to_keep=5):
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
+        if exports_to_keep is not None and exports_to_keep <= 0:
+            raise ValueError("`exports_to_keep`, if provided, must be a positive number. Got "
+                             f"{exports_to_keep}")
+        self._exports_to_keep = exports_to_keep
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        path = self._export(estimator, export_path, checkpoint_path)
+        if self._exports_to_keep is not None:
+            versions = sorted(int(entry.rstrip("/"))
+                              for entry in tf.io.gfile.listdir(export_path)
+                              if entry.rstrip("/").isdigit())
+            for version in versions[:-self._exports_to_keep]:
+                tf.io.gfile.rmtree(os.path.join(export_path, str(version)))
+        return path
+
+
+class _CallableModule(types.ModuleType):
+    """This module calls `train_and_evaluate` when called.
+
+    Importing `tpu_estimator_compat.host.train_and_evaluate` makes Python bind the package's
+    `train_and_evaluate` attribute to this module, shadowing the function of the same name;
+    being callable, `tpu_estimator_compat.host.train_and_evaluate(...)` works either way.
+    """
+
+    def __call__(self, estimator, train_spec, eval_spec):
+        return train_and_evaluate(estimator, train_spec, eval_spec)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,192 @@
+"""The outer training loop: host-side work between executions of the device loop.
+
+    while global_step < last_step:
+        n = min(iterations_per_loop, last_step - global_step)
+        hooks: before_run
+        loss, host_call_tensors, hook_values, finite = train_loop(iterator, n)   # n steps
+        stop if any replica's loss was not finite at any step (NanLossDuringTrainingError)
+        hooks: after_run; run host_call per step; log; write summaries; checkpoint when due
+          (never from NaN/Inf weights: a NaN gradient stops training there instead)
+        stop if a hook or a saving listener asked to
+
+When checkpoints are written, and by which saver, is `checkpoint_saves.py`.
+
+With several workers (MultiWorkerMirroredStrategy) every worker runs this loop in lockstep:
+the loss, each save decision and a SIGTERM stop are agreed once per loop, only the chief
+writes checkpoints, summaries and host_call output, and all workers wait for the chief's last
+checkpoint before train() returns (`multi_worker.py`).
+"""
+import math
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.host import checkpoint_saves
+from tpu_estimator_compat.host import hooks as hooks_lib
+from tpu_estimator_compat.host import host_calls
+from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.host import multi_worker
+from tpu_estimator_compat.host import preemption
+from tpu_estimator_compat.host import progress_log
+from tpu_estimator_compat.host import summaries
+from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
+from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.config.tpu_config import parse_iterations_per_loop
+from tpu_estimator_compat.api.spec import ModeKeys
+
+
+class IterationSizer:
+    """How many steps the next loop runs: a count, or an estimate for a time-based loop.
+
+    For `iterations_per_loop='<N>s'` the first loop runs one step, later loops run as many
+    steps as fit in N seconds at the mean step time of the recent loops, as the original.
+    """
+
+    def __init__(self, iterations_per_loop):
+        parsed = parse_iterations_per_loop(iterations_per_loop)
+        self._count = parsed.value if parsed.unit == "count" else None
+        self._seconds = parsed.value if parsed.unit == "seconds" else None
+        self._step_times = []
+
+    def next_size(self, remaining):
+        if self._count is not None:
+            return min(self._count, remaining)
+        if not self._step_times:
+            return 1
+        mean = float(np.mean(self._step_times[-20:]))
+        return max(1, min(remaining, int(self._seconds / max(mean, 1e-9))))
+
+    def record(self, steps, seconds):
+        if steps:
+            self._step_times.append(seconds / steps)
+
+
+@multi_worker.explains_worker_failures("Training")
+def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
+                 iterations_per_loop, examples_per_step, host_call_every_n_steps,
+                 tpu_semantics, saving_listeners=(), hook_run=None):
+    """Runs loops until `last_step`, the end of a finite input or a stop request from a hook
+    or saving listener; returns the final loss.
+
+    Args:
+      hook_run: the call's `hooks.HookRun`, already started (begin/after_create_session
+        done); None for no hooks.
+    """
+    sizer = IterationSizer(iterations_per_loop)
+    step = engine.global_step
+    if hook_run is None:
+        hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, ())
+    # Multi-worker: every worker runs this loop in lockstep; decisions are the chief's and
+    # only the chief writes files (multi_worker.py).
+    workers = multi_worker.WorkerGroup(engine.runtime)
+    if workers.is_chief:
+        checkpoints.require_writable(model_dir)
+    savers = checkpoint_saves.checkpoint_savers(engine, config, model_dir, hook_run,
+                                                saving_listeners, compiled.meta_graph)
+    summary_writer = (summaries.ScalarSummaryWriter(model_dir)
+                      if config.save_summary_steps and workers.is_chief else None)
+    host_call = _HostCallDriver(compiled, host_call_every_n_steps, enabled=workers.is_chief)
+    progress = progress_log.ProgressLog(config, examples_per_step, summary_writer)
+    for saver in savers:
+        saver.start(step)
+    loss = None
+    preempted = False  # as agreed by all workers (a SIGTERM may reach only one of them)
+    with preemption.watch_for_preemption() as preemption_watch:
+        try:
+            while step < last_step:
+                size = sizer.next_size(last_step - step)
+                started = time.time()
+                hook_run.before_loop()
+                try:
+                    loss_tensor, host_call_tensors, hook_values, finite = compiled.loop(
+                        iterator, tf.constant(size))
+                except tf.errors.OutOfRangeError:
+                    engine.mark_changed()
+                    new_step = engine.global_step
+                    if tpu_semantics:
+                        raise _input_exhausted_error(new_step, step) from None
+                    logging.info("Input exhausted at global step %d: training ends.", new_step)
+                    step = new_step
+                    break
+                engine.mark_changed()
+                new_step = engine.global_step
+                if new_step <= step:
+                    raise RuntimeError(
+                        f"global_step did not advance during a loop of {size} steps (still "
+                        f"{step}). The train_op must increment it: pass "
+                        "global_step=tf.compat.v1.train.get_global_step() to minimize() or "
+                        "apply_gradients().")
+                sizer.record(new_step - step, time.time() - started)
+                # The chief's replica 0's loss, whether every replica's losses were finite
+                # and whether any worker got SIGTERM.
+                loss, finite, preempted = workers.loop_end(
+                    float(loss_tensor), bool(finite), preemption_watch.requested)
+                stop = hook_run.after_loop(hook_values)
+                if not (finite and math.isfinite(loss)):
+                    raise NanLossDuringTrainingError(step, new_step,
+                                                     checkpoints.latest_checkpoint(model_dir))
+                host_call.run(host_call_tensors, first_step=step)
+                progress.loop_done(new_step, loss)
+                step = new_step
+                for saver in savers:
+                    stop = saver.after_loop(step, final=step >= last_step) or stop
+                if stop:
+                    logging.info("Training stopped at global step %d: a hook or saving listener "
+                                 "requested it.", step)
+                    break
+                if preempted:
+                    break
+        finally:
+            host_call.close()
+            if summary_writer is not None:
+                summary_writer.flush()
+    hook_run.end()
+    for saver in savers:
+        saver.end(step)
+    if savers:
+        workers.barrier()  # no worker goes on before the chief has written the last checkpoint
+    if preempted or preemption_watch.requested:
+        raise preemption.preempted_error(step, checkpoints.latest_checkpoint(model_dir))
+    if loss is not None:
+        logging.info("Loss for final step: %s.", loss)
+    return loss
+
+
+def _input_exhausted_error(step, loop_start):
+    return tf.errors.OutOfRangeError(
+        None, None,
+        f"input_fn's dataset ran out of data during the loop that started at global step "
+        f"{loop_start} (training stopped at {step}). With use_tpu=True (TPU semantics) the "
+        "input must not end before `steps`/`max_steps`: add .repeat() to the dataset, or "
+        "lower steps. (With use_tpu=False a finite input ends training cleanly.)")
+
+
+class _HostCallDriver:
+    """Runs the spec's host_call fn on the host for every recorded step of a loop."""
+
+    def __init__(self, compiled, every_n_steps, enabled=True):
+        host_call = getattr(compiled.traced.spec, "host_call", None)
+        if host_call:  # a dict not matching the fn's arguments: fail before the first step
+            spec_lib.check_keyword_args("host_call", host_call)
+        self._fn = compiled.traced.host_call_fn if enabled else None  # the chief's job
+        self._every_n = max(1, int(every_n_steps or 1))
+        self._runner = None
+
+    def run(self, stacked, first_step):
+        """Calls the fn for every n-th step of the loop that started at `first_step`."""
+        if self._fn is None or not stacked:
+            return
+        values = tf.nest.map_structure(lambda t: t.numpy(), stacked)
+        steps = len(tf.nest.flatten(values)[0])
+        for index in range(0, steps, self._every_n):  # the counter restarts every loop
+            step_values = tf.nest.map_structure(lambda v: v[index], values)
+            if self._runner is None:
+                self._runner = host_calls.HostCallRunner(self._fn, step_values)
+            self._runner(step_values, global_step=first_step + index)
+
+    def close(self):
+        if self._runner is not None:
+            self._runner.close()
+

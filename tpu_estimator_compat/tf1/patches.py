@@ -1,0 +1,130 @@
+"""TF1 entry points redirected while the model's code runs (tracing model_fn, scaffold_fn).
+
+- `tf.compat.v1.train.init_from_checkpoint` cannot act inside a `tf.function` trace (it sets
+  graph initializers); calls are recorded and applied eagerly to the model's variables once
+  they exist, and only when model_dir has no checkpoint, as the original's initializers were.
+- `tf.compat.v1.tpu.CrossShardOptimizer` / `cross_replica_sum` need a TPU kernel; code that
+  imports them from plain TensorFlow gets ours, which work on any tf.distribute strategy.
+- `ReplicaContext.merge_call` keeps the caller's `tf.control_dependencies`: TF1 built one
+  replica's graph, where `with tf.control_dependencies(update_ops): opt.minimize(loss)`
+  made the train op wait for the update ops. Under a strategy, minimize() creates its ops in
+  a merge_call, on another thread that does not see the replica's control dependencies; the
+  values merge_call returns are passed through an identity (or group) created under them.
+- A TF2 summary writer made in model_fn (TF1 code mixing in `tf.compat.v2.summary`, as
+  simclr does) lives as long as the compiled step that writes with it (it is created
+  eagerly, and its resource would be destroyed with the Python object), and its `init()`
+  (`with tf.control_dependencies([writer.init()])`) gives an op, as in a TF1 graph: the
+  writer was initialised when it was created, so the op does nothing.
+- `tf.compat.v1.train.Saver` built by model_fn or scaffold_fn (typically for
+  `Scaffold(saver=...)`) is a `RecordedSaver`: it builds no save/restore ops, and the engine
+  restores checkpoints through its var_list, as TF1's session creator did with the
+  Scaffold's saver (e.g. `Saver(ema.variables_to_restore())` to evaluate moving averages).
+"""
+import contextlib
+import dataclasses
+
+import tensorflow as tf
+from tensorflow.python.distribute import distribute_lib
+from tensorflow.python.ops import summary_ops_v2
+
+from tpu_estimator_compat.api import optimizers
+from tpu_estimator_compat.engine import variable_store
+
+
+@dataclasses.dataclass(frozen=True)
+class InitFromCheckpointCall:
+    """One recorded call, with the names of the variables that existed when it was made
+    (TF1 mapped only those: a scope map in model_fn does not reach optimizer slots created
+    later). `variable_names` is None when every variable existed (scaffold_fn)."""
+    ckpt_dir_or_file: str
+    assignment_map: dict
+    variable_names: frozenset | None
+
+
+@contextlib.contextmanager
+def patched_legacy_api(recorded_calls, kept_alive):
+    """Within the block, `init_from_checkpoint` calls append to `recorded_calls`, and
+    objects that must live as long as the traced step (summary writers) to `kept_alive`."""
+    def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
+        names = None
+        if not tf.executing_eagerly():  # inside the model_fn trace
+            names = frozenset(variable_store.tf1_name(v)
+                              for v in tf.compat.v1.global_variables())
+        recorded_calls.append(
+            InitFromCheckpointCall(ckpt_dir_or_file, dict(assignment_map), names))
+
+    def writer_kept_alive(writer, *args, **kwargs):
+        _original_writer_constructor(writer, *args, **kwargs)
+        kept_alive.append(writer)
+
+    replacements = [
+        (tf.compat.v1.train, "init_from_checkpoint", init_from_checkpoint),
+        (tf.compat.v1.tpu, "CrossShardOptimizer", optimizers.CrossShardOptimizer),
+        (tf.compat.v1.tpu, "cross_replica_sum", optimizers.cross_replica_sum),
+        (distribute_lib.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
+        (tf.compat.v1.train, "Saver", RecordedSaver),
+        (summary_ops_v2._ResourceSummaryWriter, "init", _writer_init_as_op),
+        (summary_ops_v2._ResourceSummaryWriter, "__init__", writer_kept_alive),
+    ]
+    originals = [(module, name, getattr(module, name)) for module, name, _ in replacements]
+    try:
+        for module, name, value in replacements:
+            setattr(module, name, value)
+        yield
+    finally:
+        for module, name, value in originals:
+            setattr(module, name, value)
+
+
+_original_merge_call = distribute_lib.ReplicaContext.merge_call
+_original_writer_init = summary_ops_v2._ResourceSummaryWriter.init
+_original_writer_constructor = summary_ops_v2._ResourceSummaryWriter.__init__
+
+
+def _writer_init_as_op(self):
+    init = _original_writer_init(self)
+    if init is None and not tf.executing_eagerly():
+        return tf.no_op()
+    return init
+
+
+def _merge_call_keeping_dependencies(self, merge_fn, args=(), kwargs=None):
+    result = _original_merge_call(self, merge_fn, args, kwargs)
+    graph = tf.compat.v1.get_default_graph()
+    if tf.executing_eagerly() or not graph._control_dependencies_stack:  # pylint: disable=protected-access
+        return result
+    return tf.nest.map_structure(_under_current_dependencies, result)
+
+
+def _under_current_dependencies(value):
+    if isinstance(value, tf.Operation):
+        return tf.group(value)
+    if isinstance(value, tf.Tensor):
+        return tf.identity(value)
+    return value
+
+
+class RecordedSaver:
+    """A `tf.compat.v1.train.Saver` made in the model's code: remembers what it restores.
+
+    Takes the Saver's arguments; only `var_list` has an effect (None: every global
+    variable when it is made).
+    """
+
+    def __init__(self, var_list=None, *args, **kwargs):  # pylint: disable=unused-argument
+        if var_list is None:
+            var_list = tf.compat.v1.global_variables()
+        if isinstance(var_list, dict):
+            self._by_name = dict(var_list)
+        else:
+            self._by_name = {variable_store.tf1_name(v): v for v in var_list}
+
+    def restore_map(self):
+        """`{checkpoint name: variable}`."""
+        return {name: _as_variable(value) for name, value in self._by_name.items()}
+
+
+def _as_variable(value):
+    if isinstance(value, (list, tuple)) and len(value) == 1:  # a one-part partitioned list
+        return value[0]
+    return value

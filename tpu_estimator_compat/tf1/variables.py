@@ -1,0 +1,84 @@
+"""TF1 faces of the model's variables in TF1 code: hashable, with an `.op` named as in TF1.
+
+The engine creates the model's variables eagerly (see variable_store); TF1 code keeps
+variables and tensors in sets and dict keys and reads `v.op.name` (savers' var lists,
+`ExponentialMovingAverage.variables_to_restore()`, name filters). TensorFlow 2 makes them
+unhashable (`Tensor._USE_EQUALITY`), and an eagerly created variable's `.op` raises.
+
+`install()` makes both follow the TF1-code policy of `tf1_shapes` (user functions the engine
+calls, TF1 graphs): there, variables and graph tensors hash and compare by identity, as in
+TF1, and `.op` of an eagerly created variable is a `VariableOp` carrying its TF1 name.
+Everywhere else TensorFlow 2's behaviour is unchanged. v1 optimizers key their slots by a
+variable's `.op` when it has one; for eagerly created variables they keep TF2's key (the
+variable's unique id), wherever the slot is looked up from.
+"""
+from tensorflow.python.distribute import distribute_utils
+from tensorflow.python.distribute import values as distribute_values
+from tensorflow.python.eager import context
+from tensorflow.python.framework import ops
+from tensorflow.python.framework import tensor as tensor_lib
+from tensorflow.python.ops import resource_variable_ops
+from tensorflow.python.training import optimizer as optimizer_lib
+
+from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.engine import variable_store
+
+_variable_op = resource_variable_ops.BaseResourceVariable.op
+_distributed_variable_op = distribute_values.DistributedVariable.op
+_optimizer_slot_key = optimizer_lib._var_key  # pylint: disable=protected-access
+
+
+class VariableOp:
+    """What `variable.op` is in TF1 code for an eagerly created variable.
+
+    Has the attributes TF1 code reads: `name` (the TF1 name: no ':0', no per-replica
+    suffix), `type` ('VarHandleOp', as TF1's resource variables), `graph` (the graph being
+    built), `device` and `outputs`.
+    """
+
+    type = "VarHandleOp"
+
+    def __init__(self, variable):
+        self.name = variable_store.tf1_name(variable)
+        self.device = variable.device
+        self.graph = ops.get_default_graph()
+        self.outputs = [variable]
+
+    def __repr__(self):
+        return f"<tf.Operation '{self.name}' type={self.type}>"
+
+
+def _in_tf1_code():
+    return not context.executing_eagerly() and not tf1_shapes.POLICY
+
+
+def _tf1_op(variable):
+    handle = variable._handle  # pylint: disable=protected-access
+    if isinstance(handle, ops.EagerTensor) and _in_tf1_code():
+        return VariableOp(variable)
+    return _variable_op.fget(variable)
+
+
+def _tf1_distributed_op(variable):
+    if _in_tf1_code():
+        return VariableOp(variable)
+    return _distributed_variable_op.fget(variable)
+
+
+def _slot_key(variable):
+    container = distribute_utils.value_container(variable)
+    primary = getattr(container, "_primary", container)
+    if isinstance(getattr(primary, "_handle", None), ops.EagerTensor):
+        return container._unique_id  # pylint: disable=protected-access
+    return _optimizer_slot_key(variable)
+
+
+def install():
+    """Idempotent. Leaves an explicit `tf.compat.v1.disable_tensor_equality()` alone."""
+    if tensor_lib.Tensor._USE_EQUALITY is True:  # pylint: disable=protected-access
+        tensor_lib.Tensor._USE_EQUALITY = tf1_shapes.POLICY  # pylint: disable=protected-access
+    optimizer_lib._var_key = _slot_key  # pylint: disable=protected-access
+    resource_variable_ops.BaseResourceVariable.op = property(
+        _tf1_op, doc=_variable_op.__doc__)
+    distribute_values.DistributedVariable.op = property(
+        _tf1_distributed_op, doc=_distributed_variable_op.__doc__)
