@@ -5,6 +5,7 @@ TPUEstimator's behaviour (TF 2.15 + tensorflow-estimator 2.15, `use_tpu=False`) 
 result. The repros these come from are named in each docstring.
 """
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
@@ -80,3 +81,46 @@ def test_host_call_after_disable_v2_behavior_shapes(tmp_path, monkeypatch):
                                  config=tec.RunConfig(model_dir=str(tmp_path)))
     estimator.train(features_only_input_fn, max_steps=2)
     assert steps == [0, 1]
+
+
+def _one_shot_input_fn(params):
+    """disentanglement_lib's train.py: the input_fn returns a one-shot iterator's element of a
+    dataset of 3 batches (TF1: a new batch each step; evaluation ends with the dataset)."""
+    dataset = v1.data.Dataset.range(100).map(
+        lambda x: tf.cast(tf.reshape(x, [1]), tf.float32))
+    dataset = dataset.batch(params["batch_size"], drop_remainder=True).take(3)
+    return v1.data.make_one_shot_iterator(dataset).get_next()
+
+
+def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
+    """Expected: the original TPUEstimator (TF 2.15, use_tpu=False) read batches [0, 1],
+    [2, 3], [4, 5] in train and in evaluate, whose loss was -1.875 at step 3."""
+    seen = []
+
+    def model_fn(features, labels, mode, params):
+        w = v1.get_variable("w", [1], initializer=v1.zeros_initializer())
+        record = tf.numpy_function(
+            lambda f: seen.append(f.ravel().tolist()) or np.float32(0), [features], tf.float32)
+        loss = tf.reduce_mean(features * w) + tf.reshape(record, [])
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=2,
+                                 eval_batch_size=2,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(_one_shot_input_fn, steps=3)
+    assert seen == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    del seen[:]
+    results = estimator.evaluate(_one_shot_input_fn)  # steps=None: until the dataset ends
+    assert seen[:3] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]  # then the engine's stop batch
+    assert results["loss"] == pytest.approx(-1.875)
+    assert results["global_step"] == 3
+
+    def part_of_an_element(params):  # `.get_next()[0]`-style: cannot be re-read per step
+        return v1.data.Dataset.from_tensors(({"x": [1.0]}, [0.0])).repeat(
+            ).make_one_shot_iterator().get_next()[0]
+
+    with pytest.raises(ValueError, match=r"input_fn returned tensors of `make_one_shot_"
+                                         r"iterator\(\).get_next\(\)` other than the whole"):
+        estimator.train(part_of_an_element, steps=1)

@@ -1,0 +1,101 @@
+"""input_fns that end with `return dataset.make_one_shot_iterator().get_next()`.
+
+TF1 ran that iterator's op at every step: steps read successive batches, and evaluation
+without `steps` ended when the dataset did. Called eagerly, `get_next()` gives the first
+batch only, which the engine would repeat at every step. So while input_fn runs
+(`recording_iterators()`), one-shot iterators (`dataset.make_one_shot_iterator()` and
+`tf.compat.v1.data.make_one_shot_iterator(dataset)`) remember the elements their `get_next()`
+returns, and `Recorded.dataset_of(result)` gives the iterator's dataset when input_fn
+returned one such element (its tensors, in the same structure): the engine reads that
+dataset instead, from its start, as TF1's iterator did. Other tensors of a one-shot
+iterator (a part of an element, or computed from one) raise, naming the fix.
+"""
+import contextlib
+
+import tensorflow as tf
+from tensorflow.python.data.ops import dataset_ops
+
+
+class Recorded:
+    """The (element, dataset) pairs that one-shot iterators returned while input_fn ran."""
+
+    def __init__(self):
+        self.elements = []
+
+    def dataset_of(self, result):
+        """The dataset whose one-shot iterator element `result` is, or None when `result`
+        holds no tensor of a one-shot iterator.
+
+        Raises:
+          ValueError: `result` holds some tensors of a one-shot iterator's element but is
+            not that element.
+        """
+        leaves = {id(leaf) for leaf in tf.nest.flatten(result)}
+        for element, dataset in self.elements:
+            element_leaves = tf.nest.flatten(element)
+            if not leaves & {id(leaf) for leaf in element_leaves}:
+                continue
+            if _same_element(result, element):
+                return dataset
+            raise ValueError(
+                "input_fn returned tensors of `make_one_shot_iterator().get_next()` other than "
+                "the whole element (a part of it, or mixed with other values). TF1 read a new "
+                "batch at every step from that iterator; here input_fn runs once, so return "
+                "the dataset itself (with .map(...) for any change to its elements), or "
+                "exactly `iterator.get_next()`.")
+        return None
+
+
+def _same_element(result, element):
+    if isinstance(result, tuple) and isinstance(element, tuple):
+        return len(result) == len(element) and all(
+            _same_element(a, b) for a, b in zip(result, element))
+    if isinstance(result, dict) and isinstance(element, dict):
+        return result.keys() == element.keys() and all(
+            _same_element(result[key], element[key]) for key in result)
+    return result is element
+
+
+class _RecordingIterator:
+    """A one-shot iterator whose `get_next()` elements are recorded with its dataset."""
+
+    def __init__(self, iterator, dataset, recorded):
+        self._iterator = iterator
+        self._dataset = dataset
+        self._recorded = recorded
+
+    def get_next(self, name=None):
+        element = self._iterator.get_next(name) if name else self._iterator.get_next()
+        self._recorded.elements.append((element, self._dataset))
+        return element
+
+    def __getattr__(self, name):
+        return getattr(self._iterator, name)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self.get_next()
+
+
+@contextlib.contextmanager
+def recording_iterators():
+    """Within the block, one-shot iterators record their elements; yields the `Recorded`."""
+    recorded = Recorded()
+    original_method = dataset_ops.DatasetV1.make_one_shot_iterator
+    original_function = tf.compat.v1.data.make_one_shot_iterator
+
+    def method(dataset):
+        return _RecordingIterator(original_method(dataset), dataset, recorded)
+
+    def function(dataset):
+        return _RecordingIterator(original_function(dataset), dataset, recorded)
+
+    dataset_ops.DatasetV1.make_one_shot_iterator = method
+    tf.compat.v1.data.make_one_shot_iterator = function
+    try:
+        yield recorded
+    finally:
+        dataset_ops.DatasetV1.make_one_shot_iterator = original_method
+        tf.compat.v1.data.make_one_shot_iterator = original_function
