@@ -124,3 +124,28 @@ def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
     with pytest.raises(ValueError, match=r"input_fn returned tensors of `make_one_shot_"
                                          r"iterator\(\).get_next\(\)` other than the whole"):
         estimator.train(part_of_an_element, steps=1)
+
+
+def test_xla_replica_id_in_model_fn_on_eight_replicas(tmp_path, eight_devices):
+    """simclr objective.py: `xla.replica_id()` (from tensorflow.compiler.tf2xla.python) picks
+    each replica's rows of the cross-replica batch. On the simulated TPU TensorFlow's op was
+    compiled alone by XLA and crashed the process (segmentation fault); it is each replica's
+    index in the group, as on a TPU."""
+    from tensorflow.compiler.tf2xla.python import xla  # noqa: PLC0415
+
+    tensorflows_replica_id = xla.replica_id
+    seen = []
+
+    def model_fn(features, labels, mode, params):
+        replica_id = tf.cast(tf.cast(xla.replica_id(), tf.uint32), tf.int32)  # simclr's casts
+        record = tf.numpy_function(lambda r: seen.append(int(r)) or np.float32(0),
+                                   [replica_id], tf.float32)
+        spec = classifier_model_fn(features, labels, mode, params)
+        return spec._replace(loss=spec.loss + tf.reshape(record, []))
+
+    estimator = tec.TPUEstimator(
+        model_fn, train_batch_size=16,
+        config=tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices))
+    estimator.train(features_only_input_fn, max_steps=2)
+    assert sorted(seen) == sorted(list(range(8)) * 2)
+    assert xla.replica_id is tensorflows_replica_id  # restored after the trace
