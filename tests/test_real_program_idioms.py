@@ -117,13 +117,31 @@ def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
     assert results["loss"] == pytest.approx(-1.875)
     assert results["global_step"] == 3
 
-    def part_of_an_element(params):  # `.get_next()[0]`-style: cannot be re-read per step
-        return v1.data.Dataset.from_tensors(({"x": [1.0]}, [0.0])).repeat(
-            ).make_one_shot_iterator().get_next()[0]
+    def rearranged(params):  # simclr's data.py: the element's tensors in another structure
+        x, y, mask = v1.data.make_one_shot_iterator(v1.data.Dataset.from_tensor_slices(
+            (X[:4], Y[:4], np.ones(4, np.bool_))).batch(2)).get_next()
+        return {"x": x, "mask": mask}, y
 
-    with pytest.raises(ValueError, match=r"input_fn returned tensors of `make_one_shot_"
-                                         r"iterator\(\).get_next\(\)` other than the whole"):
-        estimator.train(part_of_an_element, steps=1)
+    batches = _host_batches(rearranged)
+    assert len(batches) == 2 and sorted(batches[1][0]) == ["mask", "x"]
+    np.testing.assert_array_equal(batches[1][0]["x"], X[2:4])
+    np.testing.assert_array_equal(batches[1][1], Y[2:4])
+
+    def computed(params):  # one batch computed from the element: would be repeated
+        return _one_shot_input_fn(params) * 2.0
+
+    with pytest.raises(ValueError, match=r"input_fn made a one-shot iterator "
+                                         r"\(`make_one_shot_iterator\(\)`\) but returned values"):
+        estimator.train(computed, steps=1)
+
+
+def _host_batches(input_fn):
+    """The batches the engine reads from `input_fn` (train mode, one device)."""
+    from tpu_estimator_compat.tf1 import iterators  # noqa: PLC0415
+
+    with iterators.recording_iterators() as recorded:
+        result = input_fn({"batch_size": 2})
+    return list(recorded.dataset_of(result).as_numpy_iterator())
 
 
 def test_xla_replica_id_in_model_fn_on_eight_replicas(tmp_path, eight_devices):

@@ -6,9 +6,9 @@ batch only, which the engine would repeat at every step. So while input_fn runs
 (`recording_iterators()`), one-shot iterators (`dataset.make_one_shot_iterator()` and
 `tf.compat.v1.data.make_one_shot_iterator(dataset)`) remember the elements their `get_next()`
 returns, and `Recorded.dataset_of(result)` gives the iterator's dataset when input_fn
-returned one such element (its tensors, in the same structure): the engine reads that
-dataset instead, from its start, as TF1's iterator did. Other tensors of a one-shot
-iterator (a part of an element, or computed from one) raise, naming the fix.
+returned such an element (or its tensors rearranged: the dataset is mapped to that
+structure): the engine reads that dataset instead, from its start, as TF1's iterator did.
+Other values (tensors computed from the element, constants) raise, naming the fix.
 """
 import contextlib
 
@@ -23,27 +23,37 @@ class Recorded:
         self.elements = []
 
     def dataset_of(self, result):
-        """The dataset whose one-shot iterator element `result` is, or None when `result`
-        holds no tensor of a one-shot iterator.
+        """The dataset that input_fn's `result` was read from, or None when input_fn made no
+        one-shot iterator or returned a Dataset. When `result` rearranges the element's
+        tensors (`images, labels = it.get_next(); return images, {'labels': labels}`), the
+        dataset is mapped to that structure.
 
         Raises:
-          ValueError: `result` holds some tensors of a one-shot iterator's element but is
-            not that element.
+          ValueError: `result` holds values that are not the iterator's tensors (tensors
+            computed from them, constants): one batch, which TF1 would have recomputed
+            from a new batch at every step.
         """
-        leaves = {id(leaf) for leaf in tf.nest.flatten(result)}
+        if not self.elements or isinstance(result, (tf.data.Dataset, tf.compat.v1.data.Dataset)):
+            return None
+        leaves = tf.nest.flatten(result)
         for element, dataset in self.elements:
-            element_leaves = tf.nest.flatten(element)
-            if not leaves & {id(leaf) for leaf in element_leaves}:
+            positions = {id(leaf): index for index, leaf in enumerate(tf.nest.flatten(element))}
+            taken = [positions.get(id(leaf)) for leaf in leaves]
+            if None in taken:
                 continue
             if _same_element(result, element):
                 return dataset
-            raise ValueError(
-                "input_fn returned tensors of `make_one_shot_iterator().get_next()` other than "
-                "the whole element (a part of it, or mixed with other values). TF1 read a new "
-                "batch at every step from that iterator; here input_fn runs once, so return "
-                "the dataset itself (with .map(...) for any change to its elements), or "
-                "exactly `iterator.get_next()`.")
-        return None
+
+            def rearranged(*components):
+                flat = tf.nest.flatten(components)
+                return tf.nest.pack_sequence_as(result, [flat[index] for index in taken])
+            return dataset.map(rearranged)
+        raise ValueError(
+            "input_fn made a one-shot iterator (`make_one_shot_iterator()`) but returned values "
+            "other than its `get_next()` tensors (tensors computed from them, or constants). "
+            "TF1 read a new batch at every step from that iterator; here input_fn runs once, "
+            "so its result would be one batch, repeated. Return the dataset itself, with "
+            ".map(...) for the computation, or the iterator's tensors alone.")
 
 
 def _same_element(result, element):
