@@ -155,6 +155,8 @@ def test_xla_replica_id_in_model_fn_on_eight_replicas(tmp_path, eight_devices):
     seen = []
 
     def model_fn(features, labels, mode, params):
+        assert xla.replica_id().dtype == tf.int32  # the XLA op's type: simclr also uses
+        tf.scatter_nd([[xla.replica_id()]], [1.0], [8])  # it uncast, as indices
         replica_id = tf.cast(tf.cast(xla.replica_id(), tf.uint32), tf.int32)  # simclr's casts
         record = tf.numpy_function(lambda r: seen.append(int(r)) or np.float32(0),
                                    [replica_id], tf.float32)

@@ -16,7 +16,7 @@
   (`with tf.control_dependencies([writer.init()])`) gives an op, as in a TF1 graph: the
   writer was initialised when it was created, so the op does nothing.
 - `xla.replica_id()` (`tensorflow.compiler.tf2xla.python.xla`; simclr's cross-replica
-  concatenation) is the replica's index in the strategy's sync group, as a uint32 like the
+  concatenation) is the replica's index in the strategy's sync group, an int32 like the
   XLA op's: TensorFlow's op means something only inside a replicated XLA computation (on the
   simulated TPU, XLA compiled it alone and the process crashed).
 - `tf.compat.v1.train.Saver` built by model_fn or scaffold_fn (typically for
@@ -88,7 +88,7 @@ _original_merge_call = distribute_lib.ReplicaContext.merge_call
 def _replica_id():
     """`xla.replica_id()`: this replica's index in its sync group (0 outside replicas)."""
     context = tf.distribute.get_replica_context()
-    return tf.cast(0 if context is None else context.replica_id_in_sync_group, tf.uint32)
+    return tf.cast(0 if context is None else context.replica_id_in_sync_group, tf.int32)
 _original_writer_init = summary_ops_v2._ResourceSummaryWriter.init
 _original_writer_constructor = summary_ops_v2._ResourceSummaryWriter.__init__
 
