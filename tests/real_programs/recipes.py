@@ -216,8 +216,8 @@ def simclr(work, use_tpu):
     tfds_cifar10(data, _rng())
     argv = ["--dataset=cifar10", "--data_dir=" + data, "--model_dir=" + model_dir,
             "--train_mode=pretrain", "--mode=train_then_eval", "--eval_split=test",
-            # eval: 4 examples per replica on 8 cores, for its top-5 contrastive accuracy
-            "--train_batch_size=8", "--eval_batch_size=32", "--train_steps=2",
+            # eval: 8 examples per replica on 8 cores, for its top-5 contrastive accuracy
+            "--train_batch_size=8", "--eval_batch_size=64", "--train_steps=2",
             "--checkpoint_steps=2", "--image_size=32", "--resnet_depth=18",
             "--width_multiplier=1", "--proj_out_dim=8", "--use_blur=false",
             "--learning_rate=0.1", "--weight_decay=0", "--temperature=0.5"] + _tpu_flag(use_tpu)
