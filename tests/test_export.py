@@ -24,6 +24,7 @@ from tpu_estimator_compat.export import saved_model as export
 from tpu_estimator_compat.export import outputs as eo
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.api.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
+from tpu_estimator_compat.estimator import export_estimator_savedmodel
 
 _layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
 _PYTHON = sys.executable
@@ -337,6 +338,16 @@ def test_use_tpu_false_estimator_still_writes_the_tpu_meta_graph(model_dir, tmp_
                                             _raw_receiver_fn())
         assert set(_meta_graphs(path)) == tag_sets
 
+
+def test_export_estimator_savedmodel_exports_an_estimator_for_tpu(model_dir, tmp_path):
+    """The original's module helper: a TPUEstimator(use_tpu=True) on the estimator's
+    model_fn, params and model_dir writes both MetaGraphs (Estimator's own export: `serve`)."""
+    estimator = tec.Estimator(_model_fn, model_dir=model_dir, params={"heads": True})
+    _model_fn.seen_params.clear()
+    path = export_estimator_savedmodel(estimator, str(tmp_path), _raw_receiver_fn())
+    assert set(_meta_graphs(path)) == {_SERVE, _SERVE_TPU}
+    assert os.path.dirname(path) == os.fsencode(tmp_path)
+    assert _model_fn.seen_params == [{"heads": True, "use_tpu": False}] * 2
 
 def test_export_to_cpu_false_writes_only_tpu_graph_with_variables(model_dir, tmp_path):
     path = _export(model_dir, tmp_path, _raw_receiver_fn(), export_to_cpu=False,

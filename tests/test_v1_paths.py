@@ -1,7 +1,9 @@
 """TF1 module paths under `tpu_estimator_compat.v1` (`_paths`, `_finder`), tf-slim as
 `contrib.slim` / `metrics` / `framework` / more `layers`, `HParams`, AsyncCheckpointSaverHook."""
 import importlib
+import inspect
 import json
+import pathlib
 import sys
 
 import numpy as np
@@ -35,6 +37,8 @@ def _exec(statement):
      "export.ServingInputReceiver", "tpu_estimator_compat.export.receivers:ServingInputReceiver"),
     ("from tensorflow.contrib.tpu.python.tpu import tpu_estimator",
      "tpu_estimator.TPUEstimator", tec.TPUEstimator),
+    ("from tensorflow.contrib.tpu.python.tpu.tpu_estimator import export_estimator_savedmodel",
+     "export_estimator_savedmodel", "tpu_estimator_compat.estimator:export_estimator_savedmodel"),
     ("from tensorflow.contrib.tpu.python.tpu import tpu_config", "tpu_config.TPUConfig",
      tec.TPUConfig),
     ("from tensorflow.contrib.tpu.python.tpu import tpu_optimizer",
@@ -104,6 +108,36 @@ def test_every_listed_path_serves_its_names():
     import tpu_estimator_compat.v1.contrib.slim.python.slim.nets.vgg as vgg  # noqa: PLC0415
     assert vgg is tf_slim.nets.vgg and not hasattr(tf_slim, "python")
 
+
+def _import_every_module_of_the_namespace():
+    """Imports every module of `tpu_estimator_compat.v1`: its files and `_paths`' paths."""
+    root = pathlib.Path(v1.__file__).parent
+    for file in sorted(root.rglob("*.py")):
+        parts = [part for part in file.relative_to(root).with_suffix("").parts
+                 if part != "__init__"]
+        importlib.import_module(".".join(["tpu_estimator_compat.v1", *parts]))
+    for path in _paths.MODULES:
+        importlib.import_module(f"tpu_estimator_compat.v1.{path}")
+
+
+def test_every_name_every_lazy_table_lists_resolves():
+    _import_every_module_of_the_namespace()
+    tables = dict(_lazy.TABLES)
+    assert {"tpu_estimator_compat.v1", "tpu_estimator_compat.v1.contrib.tpu",
+            "tpu_estimator_compat.v1.python.estimator.tpu.tpu_estimator"} <= set(tables)
+    unresolved = []
+    for module_name, (names, fallback) in tables.items():
+        module = sys.modules[module_name]
+        for name, spec in names.items():
+            try:
+                assert getattr(module, name) is _lazy.resolve(spec)
+            except (ImportError, AttributeError) as error:
+                unresolved.append(f"{module_name}.{name} = {spec!r}: {error}")
+        if fallback is not None and not inspect.ismodule(_lazy.resolve(fallback)):
+            unresolved.append(f"{module_name} falls back to {fallback!r}, not a module")
+    assert not unresolved
+    # contrib's submodules are all served.
+    assert all(inspect.ismodule(getattr(v1.contrib, name)) for name in v1.contrib.SUBMODULES)
 
 def test_tensorflow_modules_are_served_not_copied():
     from tpu_estimator_compat.v1.python.ops import math_ops  # noqa: PLC0415

@@ -375,6 +375,18 @@ class TPUEstimator(Estimator):
         return bool(hook_run.hooks) and not runtime.tpu_semantics
 
 
+def export_estimator_savedmodel(estimator, export_dir_base, serving_input_receiver_fn,
+                                assets_extra=None, as_text=False, checkpoint_path=None):
+    """Exports a trained `estimator` (an Estimator or TPUEstimator) for TPU serving, as the
+    original's module helper: a `TPUEstimator(use_tpu=True)` on its model_fn, params and
+    model_dir writes the SavedModel (`serve` and `serve, tpu` MetaGraphs). Returns its path."""
+    tpu_estimator = TPUEstimator(
+        estimator.model_fn, config=RunConfig(model_dir=estimator.model_dir),
+        params=estimator.params, use_tpu=True,
+        train_batch_size=2048, eval_batch_size=2048)  # required, unused by export
+    return tpu_estimator.export_saved_model(export_dir_base, serving_input_receiver_fn,
+                                            assets_extra, as_text, checkpoint_path)
+
 def _rows_per_replica_copy(plan):
     """With BROADCAST input only replica 0's rows count (every replica has the same)."""
     return (plan.model_fn_batch_size

@@ -154,12 +154,12 @@ class VariableStore:
         constant value. Where the strategy is not in force (a replica thread's eager
         context, under `tf.init_scope()`), the variable is created in its scope.
         """
-        initial_value = kwargs.get("initial_value")
-        if isinstance(initial_value, tf.Tensor) and tf.is_symbolic_tensor(initial_value):
-            constant = tf.get_static_value(initial_value)
-            kwargs = dict(kwargs, initial_value=(
-                step_graph.eager_value(initial_value) if constant is None else constant))
-        with tf.init_scope():
+        with tf.init_scope():  # eager_value must run eagerly, not add a call to the trace
+            initial_value = kwargs.get("initial_value")
+            if isinstance(initial_value, tf.Tensor) and tf.is_symbolic_tensor(initial_value):
+                constant = tf.get_static_value(initial_value)
+                kwargs = dict(kwargs, initial_value=(
+                    step_graph.eager_value(initial_value) if constant is None else constant))
             if distribute_lib.get_strategy() is not self._strategy:
                 with self._strategy.scope():
                     return _v1.Variable(**kwargs)

@@ -8,6 +8,10 @@ dotted path too (`_finder`).
 """
 import importlib
 
+# Module name -> (names, fallback) of every module set up by `install` so far, so that a
+# test can resolve every entry of every table.
+TABLES = {}
+
 
 def resolve(spec):
     """The object named by `spec`.
@@ -40,6 +44,7 @@ def install(module_globals, names=None, fallback=None, missing_hint=""):
     """
     module_name = module_globals["__name__"]
     names = dict(names or {})
+    TABLES[module_name] = (names, fallback)
 
     def __getattr__(name):  # pylint: disable=invalid-name
         spec = names.get(name)

@@ -34,7 +34,7 @@ def _from(module, *names):
     return {name: f"{_PKG}.{module}:{name}" for name in names}
 
 
-_TPU_ESTIMATOR = _from("estimator", "TPUEstimator") | _from(
+_TPU_ESTIMATOR = _from("estimator", "TPUEstimator", "export_estimator_savedmodel") | _from(
     "api.spec", "TPUEstimatorSpec")
 _TPU_CONFIG = _from("config.run_config", "RunConfig") | _from(
     "config.tpu_config", "TPUConfig", "InputPipelineConfig")

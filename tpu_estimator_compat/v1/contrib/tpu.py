@@ -1,6 +1,7 @@
 """`tf.contrib.tpu` (also `tf.estimator.tpu`): TPUEstimator and its helpers from this
 package, the rest of `tf.compat.v1.tpu` (`bfloat16_scope`, `outside_compilation`,
-`rewrite`, `shard`, ...) from TensorFlow. `AsyncCheckpointSaverHook` is contrib's only."""
+`rewrite`, `shard`, ...) from TensorFlow. `AsyncCheckpointSaverHook` and
+`export_estimator_savedmodel` are contrib's only."""
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
 
@@ -17,5 +18,9 @@ FALLBACK = "tensorflow:compat.v1.tpu"
 MISSING_HINT = (". Keras-on-TPU (TPUDistributionStrategy, keras_to_tpu_model) is not provided: "
                 "use tf.distribute.TPUStrategy.")
 
-_lazy.install(globals(), names={**NAMES, **_paths.ASYNC_CHECKPOINT_NAMES}, fallback=FALLBACK,
+# contrib's only (TensorFlow 2's tf.compat.v1.estimator.tpu has neither).
+_CONTRIB_ONLY = {**_paths.ASYNC_CHECKPOINT_NAMES, "export_estimator_savedmodel":
+                 "tpu_estimator_compat.estimator:export_estimator_savedmodel"}
+
+_lazy.install(globals(), names={**NAMES, **_CONTRIB_ONLY}, fallback=FALLBACK,
               missing_hint=MISSING_HINT)
