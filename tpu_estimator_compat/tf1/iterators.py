@@ -82,12 +82,6 @@ class _RecordingIterator:
     def __getattr__(self, name):
         return getattr(self._iterator, name)
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return self.get_next()
-
 
 @contextlib.contextmanager
 def recording_iterators():
