@@ -76,7 +76,7 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "  UNSUPPORTED  tensorflow.contrib.rnn  (line 13): module "
         "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
         "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
-        "framework, layers, metrics, opt, slim, stateless, summary, tpu, training} only.",
+        "framework, layers, learn, metrics, opt, slim, stateless, summary, tpu, training} only.",
         f"  difference   tensorflow.train.LoggingTensorHook  (line 14)  {known}",
         f"  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15)  {known}",
         f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",
@@ -203,19 +203,31 @@ def test_tensorflow_2_names_are_tf2_not_unsupported(tmp_path):
     assert cli.main(["check", str(tmp_path / "model.py")]) == 0
 
 
-@pytest.mark.parametrize("path, instead", [
-    ("tensorflow.contrib.learn.RunConfig", "Instead of tf.contrib.learn, use tf.estimator "
-     "(Estimator, RunConfig, ModeKeys, export; served here) with tf.data input functions"),
-    ("tensorflow.compat.v1.contrib.cloud.BigQueryReader", "Instead of tf.contrib.cloud, use "
-     "tf.io.gfile and tf.data, which read gs:// paths directly"),
+@pytest.mark.parametrize("path, api, instead", [
+    ("tensorflow.contrib.learn.RunConfig", "tensorflow.contrib.learn.RunConfig",
+     "Instead of the rest of tf.contrib.learn, use tf.estimator (Estimator, RunConfig, "
+     "ModeKeys, export; served here) with tf.data input functions"),
+    ("tensorflow.compat.v1.contrib.cloud.BigQueryReader", "tensorflow.compat.v1.contrib.cloud",
+     "Instead of tf.contrib.cloud, use tf.io.gfile and tf.data, which read gs:// paths "
+     "directly"),
 ])
-def test_unserved_contrib_modules_name_what_to_use_instead(path, instead):
+def test_unserved_contrib_modules_name_what_to_use_instead(path, api, instead):
     verdict = compat_check.Resolver().verdict(path)
     assert verdict.status == "unsupported"
-    assert verdict.api == ".".join(path.split(".")[:-1])
+    assert verdict.api == api
     assert instead in verdict.detail
     with pytest.raises(AttributeError, match=re.escape(instead)):
-        getattr(v1_contrib, path.split(".")[-2])
+        compat_check.lookup(_v1_relative(path))
+
+
+def _v1_relative(path):
+    return compat_check._v1_relative(path.split("."))
+
+
+def test_contrib_learn_serves_its_downloader_only():
+    verdict = compat_check.Resolver().verdict(
+        "tensorflow.contrib.learn.datasets.base.maybe_download")
+    assert verdict.status == "supported"
 
 
 def test_contrib_opt_serves_decoupled_weight_decay_only():
@@ -228,3 +240,83 @@ def test_contrib_opt_serves_decoupled_weight_decay_only():
         "tpu_estimator_compat provides tf.contrib.opt's decoupled weight decay only "
         "(AdamWOptimizer, MomentumWOptimizer, extend_with_decoupled_weight_decay, "
         "DecoupledWeightDecayExtension).")
+
+
+GUARDED = '''\
+import tensorflow.compat.v1 as tf
+
+try:
+    from tensorflow.contrib import cloud
+    from tensorflow.contrib.cloud import BigtableClient
+except (ValueError, ImportError) as error:
+    tf.logging.exception("Bigtable is not supported in TensorFlow 2.x.")
+    raise error
+
+try:
+    import tensorflow.contrib.rnn as rnn
+except ValueError:
+    rnn = None
+
+
+def source():
+    return cloud.BigtableClient, BigtableClient
+'''
+
+
+def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp_path):
+    (tmp_path / "input.py").write_text(GUARDED)
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path / "input.py")], out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[2].startswith(
+        "  optional     tensorflow.contrib.cloud  (line 4): imported only under "
+        "`except ImportError`, which the program handles; unsupported: module "
+        "'tpu_estimator_compat.v1.contrib' has no attribute 'cloud'.")
+    # `except ValueError` does not catch the ImportError: the program fails there.
+    assert lines[4].startswith("  UNSUPPORTED  tensorflow.contrib.rnn  (line 11): ")
+    assert totals["optional"] == {"tensorflow.contrib.cloud"}
+    assert totals["unsupported"] == {"tensorflow.contrib.rnn"}
+    assert lines[-1] == (
+        "4 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
+        "1 unsupported (+1 imported only under `except ImportError`, which the program "
+        "handles), 1 not in TensorFlow 1.x (the program's own errors).")
+    # Without the unguarded rnn import, the check passes.
+    (tmp_path / "input.py").write_text(GUARDED.split("try:\n    import")[0] + GUARDED.split(
+        "rnn = None\n")[1])
+    assert cli.main(["check", str(tmp_path / "input.py")]) == 0
+
+
+def test_an_unguarded_use_of_a_guarded_module_is_unsupported():
+    source = ("try:\n    import tensorflow.contrib.cloud as cloud\nexcept ImportError:\n"
+              "    pass\nimport tensorflow.contrib.cloud as cloud\ncloud.BigtableClient\n"
+              "try:\n    def later():\n        from tensorflow.contrib import rnn\n"
+              "except ImportError:\n    pass\n")
+    collector = compat_check._collect(source, "<source>")
+    assert collector.uses == {"tensorflow.contrib.cloud": 2,
+                              "tensorflow.contrib.cloud.BigtableClient": 6,
+                              "tensorflow.contrib.rnn": 9}
+    # (A function defined in a `try` runs its imports later, unguarded.)
+    assert collector.required == {"tensorflow.contrib.cloud",
+                                  "tensorflow.contrib.cloud.BigtableClient",
+                                  "tensorflow.contrib.rnn"}
+
+
+@pytest.mark.parametrize("path, status", [
+    ("tensorflow.compat.v1.logging.exception", "not-tf1"),  # TF 1.x raised AttributeError too
+    ("tensorflow.logging.exception", "not-tf1"),
+    ("tensorflow.train.NoSuchOptimizer", "not-tf1"),
+    ("tensorflow.no_such_name", "not-tf1"),
+    # Below modules that lost TF 1.x names since TensorFlow 2.15, a missing name may have been
+    # TF 1.x API: unsupported.
+    ("tensorflow.nn.rnn_cell.NoSuchCell", "unsupported"),
+    ("tensorflow.layers.no_such_layer", "unsupported"),
+    ("tensorflow.contrib.tpu.no_such_name", "unsupported"),
+    ("tensorflow.python.ops.math_ops.no_such_op", "unsupported"),
+])
+def test_names_tensorflow_1_never_had_are_not_unsupported(path, status):
+    verdict = compat_check.Resolver().verdict(path)
+    assert verdict.api == path
+    assert verdict.status == status
+    if status == "not-tf1":
+        assert verdict.detail.startswith("TensorFlow 1.x did not have it either (the program's "
+                                         "own error, raised there too): module ")

@@ -2,8 +2,9 @@
 returned per step) and the host's view of one step on 8 replicas, with fake step and
 replica functions (no model_fn, no estimator).
 
-Step outputs are written by `_outputs` and loop results read by `_train_result` and
-`_inference_result` only: the places to change when their structure changes.
+Step outputs are `engine.step_outputs` types: `StepOutputs` from the fake steps,
+`ReplicaOutputs` from the fake replica functions; loop results are read by `_train_result`
+and `_inference_result` only.
 """
 import numpy as np
 import pytest
@@ -18,29 +19,32 @@ from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import runtime as runtime_lib
 from tpu_estimator_compat.engine import step_graph
+from tpu_estimator_compat.engine.step_outputs import ReplicaOutputs
+from tpu_estimator_compat.engine.step_outputs import StepOutputs
 from tpu_estimator_compat.engine.variable_store import VariableStore
 
 REPLICAS = 8
 
 
-def _outputs(**fields):
-    """Step outputs (of a replica, or the host's view of a step) with these fields."""
-    return dict(fields)
-
-
 def _train_result(result):
-    loss, host_call, hook_fetches, finite = result
-    return {"loss": loss.numpy(), "host_call": tf.nest.map_structure(np.asarray, host_call),
-            "hook_fetches": tf.nest.map_structure(np.asarray, hook_fetches),
-            "finite": bool(finite)}
+    """A `TrainLoopResult` as {'loss', 'host_call', 'hook_fetches', 'finite'} of numpy."""
+    return {"loss": result.loss.numpy(),
+            "host_call": tf.nest.map_structure(np.asarray, result.host_call),
+            "hook_fetches": tf.nest.map_structure(np.asarray, result.hook_fetches),
+            "finite": bool(result.loss_finite)}
+
+
+def _present(outputs):
+    return {name: value for name, value in outputs._asdict().items() if value is not None}
 
 
 def _inference_result(result):
-    """{'steps': steps run, field: per-step scalars or concatenated batch values, 'rows':
-    rows per step of each batch output, 'hook_fetches': ...}."""
-    scalars, batches, rows, hook_fetches = tf.nest.map_structure(np.asarray, result)
-    return {**scalars, **batches, "rows": rows, "hook_fetches": hook_fetches,
-            "steps": len(scalars["stop"])}
+    """An `InferenceLoopResult` as {'steps': steps run, field: per-step scalars or
+    concatenated batch values, 'rows': rows per step of each batch output, 'hook_fetches':
+    ...} of numpy."""
+    result = result.numpy()
+    return {**_present(result._replace(batches=None, rows=None)), **_present(result.batches),
+            "rows": _present(result.rows), "steps": len(result.stop)}
 
 
 # The loops alone: a plain step function on a plain iterator, one device. -----------------
@@ -50,12 +54,12 @@ def test_train_loop_runs_n_steps_and_returns_the_last_and_per_step_values():
 
     def step(x):
         with tf.control_dependencies([ran.assign_add(1)]):
-            return _outputs(loss=tf.identity(x), loss_finite=tf.math.is_finite(x),
-                            host_call={"x": tf.reshape(x, [1])},
-                            hook_fetches={"double": 2 * x,
-                                          "ramp": tf.range(tf.cast(x, tf.int32))})
+            return StepOutputs(loss=tf.identity(x), loss_finite=tf.math.is_finite(x),
+                               host_call={"x": tf.reshape(x, [1])},
+                               hook_fetches={"double": 2 * x,
+                                             "ramp": tf.range(tf.cast(x, tf.int32))})
 
-    loop = loops.make_train_loop(step, _outputs(
+    loop = loops.make_train_loop(step, StepOutputs(
         loss=tf.TensorSpec([], tf.float32), loss_finite=tf.TensorSpec([], tf.bool),
         host_call={"x": tf.TensorSpec([1], tf.float32)},
         hook_fetches={"double": tf.TensorSpec([], tf.float32),
@@ -75,8 +79,8 @@ def test_train_loop_runs_n_steps_and_returns_the_last_and_per_step_values():
 
 def test_train_loop_reports_a_non_finite_loss_at_any_step():
     loop = loops.make_train_loop(
-        lambda x: _outputs(loss=x, loss_finite=tf.math.is_finite(x)),
-        _outputs(loss=tf.TensorSpec([], tf.float32), loss_finite=tf.TensorSpec([], tf.bool)))
+        lambda x: StepOutputs(loss=x, loss_finite=tf.math.is_finite(x)),
+        StepOutputs(loss=tf.TensorSpec([], tf.float32), loss_finite=tf.TensorSpec([], tf.bool)))
     iterator = iter(tf.data.Dataset.from_tensor_slices([1.0, np.nan, 3.0, 4.0, 5.0]))
     result = _train_result(loop(iterator, tf.constant(3)))
     assert result["loss"] == 3.0 and not result["finite"]
@@ -86,10 +90,10 @@ def test_train_loop_reports_a_non_finite_loss_at_any_step():
 def _inference_step(element):
     """Rows of value `i`, a stop flag; the hooks fetch the rows' sum."""
     x, stop = element["x"], element["stop"]
-    return _outputs(loss=tf.reduce_sum(x), loss_has_real_rows=tf.logical_not(stop),
-                    metric_updates={"mean": tf.reduce_mean(x)}, predictions={"p": 2 * x},
-                    mask=tf.cast(tf.fill(tf.shape(x), tf.logical_not(stop)), tf.int32),
-                    stop=stop, hook_fetches={"sum": tf.reduce_sum(x)})
+    return StepOutputs(loss=tf.reduce_sum(x), loss_has_real_rows=tf.logical_not(stop),
+                       metric_updates={"mean": tf.reduce_mean(x)}, predictions={"p": 2 * x},
+                       mask=tf.cast(tf.fill(tf.shape(x), tf.logical_not(stop)), tf.int32),
+                       stop=stop, hook_fetches={"sum": tf.reduce_sum(x)})
 
 
 def _inference_input():
@@ -102,7 +106,7 @@ def _inference_input():
 
 def _inference_loop():
     scalar, rows = tf.TensorSpec([], tf.float32), tf.TensorSpec([None], tf.float32)
-    return loops.make_inference_loop(_inference_step, _outputs(
+    return loops.make_inference_loop(_inference_step, StepOutputs(
         loss=scalar, loss_has_real_rows=tf.TensorSpec([], tf.bool),
         metric_updates={"mean": scalar}, predictions={"p": rows},
         mask=tf.TensorSpec([None], tf.int32), stop=tf.TensorSpec([], tf.bool),
@@ -162,7 +166,7 @@ def _device_loop(strategy, replica_fn, iterator, make_loop):
 def test_train_step_gives_replica_0s_loss_and_batch_outputs_of_all_replicas(eight_devices):
     iterator = _iterator(eight_devices, ModeKeys.TRAIN, 16 * 6)
     loop = _device_loop(
-        eight_devices, lambda x: _outputs(loss=tf.reduce_sum(x), host_call={"rows": x}),
+        eight_devices, lambda x: ReplicaOutputs(loss=tf.reduce_sum(x), host_call={"rows": x}),
         iterator, loops.make_train_loop)
 
     first = _train_result(loop(iterator, tf.constant(1)))
@@ -181,9 +185,9 @@ def test_inference_step_stops_when_every_replica_has_reached_the_end(eight_devic
 
     def replica_fn(element):
         x, signals = element
-        return _outputs(loss=tf.reduce_sum(x), predictions={"x": x},
-                        mask=tf.cast(signals["mask"], tf.int32),
-                        stop=tf.cast(tf.reshape(tf.reduce_all(signals["stop"]), [1]), tf.int32))
+        stop = tf.cast(tf.reshape(tf.reduce_all(signals["stop"]), [1]), tf.int32)
+        return ReplicaOutputs(loss=tf.reduce_sum(x), predictions={"x": x},
+                              mask=tf.cast(signals["mask"], tf.int32), stop=stop)
 
     result = _inference_result(
         _device_loop(eight_devices, replica_fn, iterator, loops.make_inference_loop)(
@@ -201,7 +205,7 @@ def test_inference_step_stops_when_every_replica_has_reached_the_end(eight_devic
 def test_a_scalar_batch_output_is_an_error_naming_the_fix(eight_devices):
     iterator = _iterator(eight_devices, ModeKeys.TRAIN, 32)
     def replica_fn(x):
-        return _outputs(loss=tf.reduce_sum(x), host_call={"sum": tf.reduce_sum(x)})
+        return ReplicaOutputs(loss=tf.reduce_sum(x), host_call={"sum": tf.reduce_sum(x)})
 
     with pytest.raises(RuntimeError, match=r"All tensors outfed from TPU should preserve batch "
                                            r"size dimension.*\(in host_call\).*"

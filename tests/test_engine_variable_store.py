@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from tpu_estimator_compat.engine import step_graph
-from tpu_estimator_compat.engine import variable_store
 from tpu_estimator_compat.engine.variable_store import VariableStore
+from tpu_estimator_compat.tf1 import variables as tf1_variables
 
 _v1 = tf.compat.v1
 REPLICAS = 8
@@ -36,8 +36,8 @@ def _trace(strategy, store, replica_fn):
 @pytest.mark.parametrize("name, expected", [
     ("dense/kernel:0", "dense/kernel"), ("dense/kernel/Adam/", "dense/kernel/Adam"),
     ("mean/total/replica_3:0", "mean/total"), ("global_step", "global_step")])
-def test_tf1_name(name, expected):
-    assert variable_store.tf1_name(name) == expected
+def test_tf1_name(name, expected):  # the names the store keys variables by
+    assert tf1_variables.tf1_name(name) == expected
 
 
 def test_variables_are_created_once_shared_by_replicas_and_reused_by_later_traces(

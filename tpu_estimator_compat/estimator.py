@@ -123,7 +123,7 @@ class Estimator:
         runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                   hook_run)
         engine.sync(latest, compiled, self._warm_start_from)
-        hook_run.start(engine, compiled.traced.step_hooks)
+        hook_run.start(compiled.traced.placed_hooks)
         step = engine.global_step
         last_step = max_steps if max_steps is not None else (
             step + steps if steps is not None else float("inf"))
@@ -267,12 +267,13 @@ class Estimator:
         _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run,
                                                             until_input_ends)
         engine.sync(checkpoint, compiled, self._warm_start_from)
-        hook_run.start(engine, compiled.traced.step_hooks)
+        hook_run.start(compiled.traced.placed_hooks)
         return checkpoint, plan, iterator, engine, compiled, hook_run
 
-    def _prepare(self, mode, input_fn, hook_run=None, until_input_ends=False):
-        """Runtime, batch plan, input iterator, engine and compiled model for one call
-        (`until_input_ends`: evaluate(steps=None), see `inputs.distributed_iterator`)."""
+    def _prepare(self, mode, input_fn, hook_run, until_input_ends=False):
+        """Runtime, batch plan, input iterator, engine and compiled model for one call, with
+        the call's hooks placed (`until_input_ends`: evaluate(steps=None), see
+        `inputs.distributed_iterator`)."""
         runtime = self._runtime(mode)
         plan = self._plan(mode, runtime)
         iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program,

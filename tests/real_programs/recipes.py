@@ -203,10 +203,13 @@ def uda_image(work, use_tpu):
                    [{"image": image(), "label": [int(rng.randint(10))]} for _ in range(16)])
     write_tfrecord(os.path.join(data, "unsup-0.tfrecord"),
                    [{"ori_image": image(), "aug_image": image()} for _ in range(16)])
+    # wrn_size 16, not less: narrower, its 1x1 stride-2 shortcut convolutions have fewer than
+    # 16 input channels, whose filter gradient oneDNN computes past a buffer's end (a native
+    # crash in plain TensorFlow: onednn_1x1_crash.py).
     argv = ["--do_train=true", "--do_eval=true", "--task_name=cifar10", "--sup_size=16",
             "--aug_copy=1", "--unsup_ratio=1", "--train_batch_size=8", "--eval_batch_size=8",
             "--data_dir=" + data, "--model_dir=" + model_dir, "--train_steps=2",
-            "--iterations=1", "--save_steps=2", "--wrn_size=4", "--uda_confidence_thresh=0.8",
+            "--iterations=1", "--save_steps=2", "--wrn_size=16", "--uda_confidence_thresh=0.8",
             "--uda_softmax_temp=0.4", "--tsa=linear_schedule"] + _tpu_flag(use_tpu)
     return argv, [_ckpt(model_dir, 2)]
 

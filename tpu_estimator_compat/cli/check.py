@@ -17,7 +17,17 @@ the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_d
 - supported otherwise;
 - `tf2` for `tensorflow.compat.v2` names: TensorFlow 2 code, which the namespace serves as
   TensorFlow itself does (`compat.v2` is `tensorflow.compat.v2`), whether or not TensorFlow
-  2.21 still has the name (those it lacks say so, but do not fail the check).
+  2.21 still has the name (those it lacks say so, but do not fail the check);
+- `not-tf1` when TensorFlow 1.x did not have the name either (`tf.logging.exception`): the
+  program's own error, which TF 1.x raised too. TF 1.x's API is TensorFlow's own `compat.v1`
+  module tree, less the modules that lost TF 1.x names since TensorFlow 2.15 (`_CHANGED_V1`);
+  below those, and everywhere else (contrib, `tensorflow.python`), a missing name is
+  unsupported;
+- `optional` for an unsupported module that the program imports only under a `try` whose
+  `except` catches ImportError (and uses only through the names that import binds): the
+  program handles its absence itself, as it does on TensorFlow 2.
+
+Only `unsupported` fails the check.
 """
 import ast
 import dataclasses
@@ -51,13 +61,24 @@ DIFFERENCES = {
     "contrib.tpu.AsyncCheckpointSaverHook": _CONTRIB,
     "contrib.training.HParams": _CONTRIB,
 }
+# Modules of TensorFlow 1.x's API (`tf.compat.v1.<path>`) that lost names between
+# TensorFlow 2.15 (the last release with tf.estimator; its compat.v1 is TF 1.x's API without
+# contrib) and 2.21, found by listing both versions' `tf.compat.v1` trees: below these, a name
+# TensorFlow 2.21 lacks may have been TF 1.x API.
+_CHANGED_V1 = ("data.experimental", "estimator", "keras", "layers", "nn.rnn_cell",
+               "tpu.experimental")
+# TensorFlow's generated TF1 API modules (named either way, depending on how TF was imported).
+_TF_V1_API = ("tensorflow._api.v2.compat.v1", "tensorflow.compat.v1")
+# What catches a failing import: `except ImportError` and its bases.
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 _SKIPPED_DIRS = {".git", "__pycache__", ".venv", "venv", "site-packages", "node_modules"}
 
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
     """How the namespace serves one API: `status` is 'supported', 'difference',
-    'unsupported' or 'tf2'; `detail` is the README anchor or the reason."""
+    'unsupported', 'tf2', 'not-tf1' or 'optional'; `detail` is the README anchor or the
+    reason."""
     api: str
     status: str
     detail: str = ""
@@ -97,6 +118,9 @@ class Resolver:
                 api = ".".join(walked + [part])
                 if tf2:
                     return Verdict(api, "tf2", _tf2_missing(api, error))
+                if _not_in_tf1(_v1_relative(walked), part):
+                    return Verdict(api, "not-tf1", f"TensorFlow 1.x did not have it either "
+                                   f"(the program's own error, raised there too): {error}")
                 return Verdict(api, "unsupported", str(error))
             walked.append(part)
         api = ".".join(walked)
@@ -116,6 +140,20 @@ class Resolver:
             self._difference_ids = {id(lookup(key)): anchor
                                     for key, anchor in DIFFERENCES.items()}
         return self._difference_ids
+
+
+def _not_in_tf1(parent, name):
+    """Whether TF 1.x's API had a module at `parent` (v1-relative) without `name` in it."""
+    path = f"{parent}.{name}" if parent else name
+    if any(path == m or path.startswith(m + ".") for m in _CHANGED_V1):
+        return False
+    import tensorflow as tf  # noqa: PLC0415  (imported already, by the namespace)
+    module = tf.compat.v1
+    for part in filter(None, parent.split(".")):
+        module = getattr(module, part, None)
+    module_name = getattr(module, "__name__", "") if isinstance(module, types.ModuleType) else ""
+    return (any(module_name == api or module_name.startswith(api + ".") for api in _TF_V1_API)
+            and not hasattr(module, name))
 
 
 def _tf2_missing(api, error):
@@ -156,60 +194,107 @@ def lookup(relative_path):
 
 
 class _Collector(ast.NodeVisitor):
-    """Every TF API path used in one module, with its first line."""
+    """Every TF API path used in one module, with its first line (`uses`), and those used at
+    least once other than under an import guard (`required`): an import in the body of a
+    `try` catching ImportError, or a name bound by such an import."""
 
     def __init__(self):
         self.aliases = {}
+        self.guarded_aliases = set()
         self.uses = {}
+        self.required = set()
+        self._guards = 0
 
-    def _use(self, path, line):
+    def _use(self, path, line, guarded):
         if "." in path:
             self.uses.setdefault(path, line)
+            if not guarded:
+                self.required.add(path)
+
+    def _bind(self, name, path, guarded):
+        self.aliases[name] = path
+        if guarded:
+            self.guarded_aliases.add(name)
+        else:
+            self.guarded_aliases.discard(name)
+
+    def visit_Try(self, node):  # noqa: N802
+        guards = any(_catches_import_error(handler.type) for handler in node.handlers)
+        self._guards += guards
+        for statement in node.body:
+            self.visit(statement)
+        self._guards -= guards
+        for statement in node.handlers + node.orelse + node.finalbody:
+            self.visit(statement)
+
+    def visit_FunctionDef(self, node):  # noqa: N802
+        guards, self._guards = self._guards, 0  # its body runs later, outside the `try`
+        self.generic_visit(node)
+        self._guards = guards
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
 
     def visit_Import(self, node):  # noqa: N802
         for alias in node.names:
             root = alias.name.partition(".")[0]
             if root in ROOTS:
-                self.aliases[alias.asname or root] = alias.name if alias.asname else root
-                self._use(alias.name, node.lineno)
+                self._bind(alias.asname or root, alias.name if alias.asname else root,
+                           self._guards > 0)
+                self._use(alias.name, node.lineno, self._guards > 0)
 
     def visit_ImportFrom(self, node):  # noqa: N802
         if node.level or not node.module or node.module.partition(".")[0] not in ROOTS:
             return
         for alias in node.names:
             if alias.name == "*":
-                self._use(node.module, node.lineno)
+                self._use(node.module, node.lineno, self._guards > 0)
                 continue
             path = f"{node.module}.{alias.name}"
-            self.aliases[alias.asname or alias.name] = path
-            self._use(path, node.lineno)
+            self._bind(alias.asname or alias.name, path, self._guards > 0)
+            self._use(path, node.lineno, self._guards > 0)
 
     def _path(self, node):
-        """The TF path an expression (Name or attribute chain) names, or None."""
+        """(TF path, guarded) of an expression (Name or attribute chain), or (None, False)."""
         attributes = []
         while isinstance(node, ast.Attribute):
             attributes.append(node.attr)
             node = node.value
         if isinstance(node, ast.Name) and node.id in self.aliases:
-            return ".".join([self.aliases[node.id]] + attributes[::-1])
-        return None
+            return (".".join([self.aliases[node.id]] + attributes[::-1]),
+                    node.id in self.guarded_aliases)
+        return None, False
 
     def visit_Attribute(self, node):  # noqa: N802
-        path = self._path(node)
+        path, guarded = self._path(node)
         if path is None:
             self.generic_visit(node)
         else:
-            self._use(path, node.lineno)
+            self._use(path, node.lineno, guarded)
 
     def visit_Assign(self, node):  # noqa: N802
         self.generic_visit(node)
-        path = self._path(node.value)
+        path, guarded = self._path(node.value)
         for target in node.targets:
             if isinstance(target, ast.Name):
                 if path is None:
                     self.aliases.pop(target.id, None)
+                    self.guarded_aliases.discard(target.id)
                 else:
-                    self.aliases[target.id] = path
+                    self._bind(target.id, path, guarded)
+
+
+def _catches_import_error(handler_type):
+    """Whether an `except` clause of this type catches ImportError."""
+    if handler_type is None:
+        return True
+    types_ = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
+    return any(isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS for t in types_)
+
+
+def _collect(source, filename):
+    collector = _Collector()
+    collector.visit(ast.parse(source, filename))
+    return collector
 
 
 def uses_in_source(source, filename="<source>"):
@@ -218,9 +303,7 @@ def uses_in_source(source, filename="<source>"):
     Raises:
       SyntaxError: `source` does not parse.
     """
-    collector = _Collector()
-    collector.visit(ast.parse(source, filename))
-    return collector.uses
+    return _collect(source, filename).uses
 
 
 def python_files(paths):
@@ -239,22 +322,25 @@ def python_files(paths):
 def check(paths, out=sys.stdout, resolver=None):
     """Prints the report for `paths`; returns `{status: set of APIs}` (with 'unparsable')."""
     resolver = resolver or Resolver()
-    totals = {"supported": set(), "difference": set(), "unsupported": set(), "tf2": set(),
-              "unparsable": set()}
+    totals = {status: set() for status in _LABELS} | {"unparsable": set()}
     for filename in python_files(paths):
         with open(filename, encoding="utf-8", errors="replace") as f:
             source = f.read()
         try:
-            uses = uses_in_source(source, filename)
+            collector = _collect(source, filename)
         except SyntaxError as error:
             print(f"{filename}\n  cannot parse ({error.msg}, line {error.lineno}): not checked",
                   file=out)
             totals["unparsable"].add(filename)
             continue
-        verdicts = {}
-        for path, line in uses.items():
+        verdicts, required = {}, set()
+        for path, line in collector.uses.items():
             verdict = resolver.verdict(path)
             verdicts.setdefault(verdict, line)
+            if path in collector.required:
+                required.add(verdict)
+        verdicts = {_optional(v) if v.status == "unsupported" and v not in required else v: line
+                    for v, line in verdicts.items()}
         if verdicts:
             print(filename, file=out)
         for verdict, line in sorted(verdicts.items(), key=lambda item: item[1]):
@@ -264,10 +350,17 @@ def check(paths, out=sys.stdout, resolver=None):
     return totals
 
 
+_LABELS = {"supported": "supported", "difference": "difference", "unsupported": "UNSUPPORTED",
+           "tf2": "TF2", "not-tf1": "not-in-TF1", "optional": "optional"}
+
+
+def _optional(verdict):
+    return Verdict(verdict.api, "optional", "imported only under `except ImportError`, which "
+                   f"the program handles; unsupported: {verdict.detail}")
+
+
 def _line(verdict, line):
-    label = {"supported": "supported", "difference": "difference",
-             "unsupported": "UNSUPPORTED", "tf2": "TF2"}[verdict.status]
-    text = f"{label:<12} {verdict.api}  (line {line})"
+    text = f"{_LABELS[verdict.status]:<12} {verdict.api}  (line {line})"
     if verdict.status == "difference":
         return f"{text}  see {README}#{verdict.detail}"
     if verdict.detail:
@@ -276,10 +369,15 @@ def _line(verdict, line):
 
 
 def _summary(totals):
-    count = sum(len(totals[s]) for s in ("supported", "difference", "unsupported", "tf2"))
+    count = len(set().union(*(totals[status] for status in _LABELS)))
     text = (f"{count} TensorFlow APIs used: {len(totals['supported'])} supported, "
             f"{len(totals['difference'])} supported with documented differences, "
             f"{len(totals['unsupported'])} unsupported")
+    if totals["optional"]:
+        text += (f" (+{len(totals['optional'])} imported only under `except ImportError`, "
+                 "which the program handles)")
+    if totals["not-tf1"]:
+        text += f", {len(totals['not-tf1'])} not in TensorFlow 1.x (the program's own errors)"
     if totals["tf2"]:
         text += f", {len(totals['tf2'])} TensorFlow 2 (tensorflow.compat.v2, TensorFlow's own)"
     unparsable = len(totals["unparsable"])

@@ -1,26 +1,32 @@
 """The device loops: `tf.function`s that run many steps per host round trip.
 
 `make_step_body` runs one `strategy.run` of the replica function and returns the host's
-view of the outputs (replica 0's loss; batch tensors concatenated across replicas). The
-engine traces it once, TF1-style (`step_graph.StepGraph`), which creates the model's
-variables and tells the structure of the outputs; the loops then copy the pruned step into
-the body of a `tf.while_loop` (`step(element)` below is `StepGraph.instantiate`):
+view of its `ReplicaOutputs` (a `StepOutputs`: replica 0's loss, batch tensors concatenated
+across replicas). The engine traces it once, TF1-style (`step_graph.StepGraph`), which
+creates the model's variables and tells the structure of the outputs; the loops then copy
+the pruned step into the body of a `tf.while_loop` (`step(element)` below is
+`StepGraph.instantiate`):
 
-    train_loop(iterator, n):      n x step(next(iterator))                 -> last loss, host_call tensors per step,
-                                                                              whether every local replica's loss was finite at every step
-    inference_loop(iterator, n):  step(next(iterator)) until n or all stop -> outputs per step
+    train_loop(iterator, n):      n x step(next(iterator))                 -> TrainLoopResult
+    inference_loop(iterator, n):  step(next(iterator)) until n or all stop -> InferenceLoopResult
 
-Both also return the hooks' fetches (`hook_fetches`, see `hooks.py`): replica 0's values from
-the last step (inference: the last step where replica 0 had real examples).
+Both also return the hooks' fetches (`hook_fetches`, see `hook_placement.py`): replica 0's
+values from the last step (inference: the last step where replica 0 had real examples).
 """
 import tensorflow as tf
 
 from tpu_estimator_compat.tf1 import patches as legacy_patches
 from tpu_estimator_compat.engine import runtime as runtime_lib
 from tpu_estimator_compat.engine import step_graph
+from tpu_estimator_compat.engine.step_outputs import BatchOutputs
+from tpu_estimator_compat.engine.step_outputs import InferenceLoopResult
+from tpu_estimator_compat.engine.step_outputs import StepOutputs
+from tpu_estimator_compat.engine.step_outputs import TrainLoopResult
+from tpu_estimator_compat.engine.step_outputs import map_present
 
-_BATCH_OUTPUTS = ("host_call", "metrics", "predictions", "mask", "stop")
-_SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates")
+# StepOutputs stacked per step by the inference loop (`stop` too: with max_steps=1 a loop
+# that ran its one step may have stopped).
+_SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates", "stop")
 
 
 def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept_alive,
@@ -45,42 +51,46 @@ def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept
 
 
 def _host_view(strategy, per_replica):
+    """The `StepOutputs` of the replicas' `ReplicaOutputs` (a PerReplica nest)."""
     # Evaluation on several workers: every worker gets global replica 0's scalars (so all
     # return the same results); elsewhere replica 0 is local. Training broadcasts its loss
     # once per loop instead (training.py), not once per step.
-    inference = "mask" in per_replica
+    inference = per_replica.mask is not None
     first = (_global_first_replica if inference and runtime_lib.is_between_graph(strategy)
              else _local_first_replica)
-    view = {}
     # Replica 0's scalars, fetched only once every replica computed its own (the loss waits
     # for the replica's train op, a metric value for its update), as TF1 ran all replicas.
-    scalars = [per_replica.get("loss"), per_replica.get("metric_updates", {})]
+    scalars = [per_replica.loss, per_replica.metric_updates]
     replicas_done = tf.group([strategy.experimental_local_results(v)
                               for v in tf.nest.flatten(scalars) if v is not None])
-    for key, value in per_replica.items():
-        if key in ("loss", "metric_updates"):
-            with tf.control_dependencies([replicas_done]):
-                view[key] = tf.nest.map_structure(
-                    lambda v: tf.identity(first(strategy, v)), value)
-        elif key == "hook_fetches":  # this worker's first replica: hooks run on every worker
-            view[key] = tf.nest.map_structure(
-                lambda v: _local_first_replica(strategy, v), value)
-        elif key in _BATCH_OUTPUTS:
-            view[key] = tf.nest.map_structure(
-                lambda v, key=key: _gather(strategy, v, key), value)
+
+    def replica_0(value):
+        with tf.control_dependencies([replicas_done]):
+            return map_present(lambda v: tf.identity(first(strategy, v)), value)
+
+    def gathered(name):
+        return map_present(lambda v: _gather(strategy, v, name), getattr(per_replica, name))
+
+    view = StepOutputs(
+        loss=replica_0(per_replica.loss),
+        host_call=gathered("host_call"),
+        metrics=gathered("metrics"),
+        metric_updates=replica_0(per_replica.metric_updates),
+        predictions=gathered("predictions"),
+        mask=gathered("mask"),
+        # this worker's first replica: hooks run on every worker
+        hook_fetches=map_present(lambda v: _local_first_replica(strategy, v),
+                                 per_replica.hook_fetches))
     if not inference:  # no collective: this worker's replicas, AND-ed over the loop
-        view["loss_finite"] = _all_local_finite(strategy, per_replica["loss"])
-    if inference:  # whether replica 0 had data
-        if first is _local_first_replica:
-            local_mask = _local_first_replica(strategy, per_replica["mask"])
-            view["loss_has_real_rows"] = tf.reduce_any(local_mask > 0)
-        else:
-            has_rows = strategy.run(  # int32: the cross-replica gather has no bool kernel
-                lambda mask: tf.cast(tf.reduce_any(mask > 0), tf.int32),
-                args=(per_replica["mask"],))
-            view["loss_has_real_rows"] = first(strategy, has_rows) > 0
-        view["stop"] = tf.reduce_all(view["stop"] > 0)
-    return view
+        return view._replace(loss_finite=_all_local_finite(strategy, per_replica.loss))
+    if first is _local_first_replica:  # whether replica 0 had data
+        has_real_rows = tf.reduce_any(_local_first_replica(strategy, per_replica.mask) > 0)
+    else:
+        has_rows = strategy.run(  # int32: the cross-replica gather has no bool kernel
+            lambda mask: tf.cast(tf.reduce_any(mask > 0), tf.int32), args=(per_replica.mask,))
+        has_real_rows = first(strategy, has_rows) > 0
+    return view._replace(loss_has_real_rows=has_real_rows,
+                         stop=tf.reduce_all(gathered("stop") > 0))
 
 
 def _local_first_replica(strategy, value):
@@ -109,44 +119,44 @@ def _gather(strategy, value, key):
 
 
 def make_train_loop(step_fn, step_outputs):
-    """`train_loop(iterator, num_steps) -> (last loss, {'host_call': stacked per step},
-    last step's hook fetches, whether every local replica's loss was finite at every step)`."""
-    host_call_spec = step_outputs.get("host_call", {})
-    hook_spec = step_outputs.get("hook_fetches", {})
+    """`train_loop(iterator, num_steps) -> TrainLoopResult`; `step_outputs` is the traced
+    step's `StepOutputs` (for shapes and dtypes)."""
+    host_call_spec = step_outputs.host_call
+    hook_spec = _hook_fetches(step_outputs)
 
     @tf.function(autograph=False)
     def train_loop(iterator, num_steps):
-        arrays = _tensor_arrays(host_call_spec)
+        arrays = _tensor_arrays({} if host_call_spec is None else host_call_spec)
 
         def body(i, loss, finite, arrays, hook_values):
             outputs = step_fn(next(iterator))
-            arrays = _write(arrays, i, outputs.get("host_call", {}))
-            finite = tf.logical_and(finite, outputs["loss_finite"])
-            return i + 1, outputs["loss"], finite, arrays, outputs.get("hook_fetches", {})
+            arrays = _write(arrays, i, outputs.host_call)
+            finite = tf.logical_and(finite, outputs.loss_finite)
+            return i + 1, outputs.loss, finite, arrays, _hook_fetches(outputs)
 
-        loop_vars = (tf.constant(0), tf.zeros([], step_outputs["loss"].dtype), tf.constant(True),
+        loop_vars = (tf.constant(0), tf.zeros([], step_outputs.loss.dtype), tf.constant(True),
                      arrays, _initial_values(hook_spec))
         _, loss, finite, arrays, hook_values = tf.while_loop(
             lambda i, *_: i < num_steps, body, loop_vars,
             shape_invariants=_shape_invariants(loop_vars, hook_spec))
-        return loss, _stack(arrays), hook_values, finite
+        return TrainLoopResult(loss=loss, loss_finite=finite,
+                               host_call=None if host_call_spec is None else _stack(arrays),
+                               hook_fetches=hook_values)
 
     return train_loop
 
 
 def make_inference_loop(step_fn, step_outputs):
-    """`loop(iterator, max_steps) -> (scalars stacked per step, batch outputs, rows per step,
-    hook fetches)`.
+    """`loop(iterator, max_steps) -> InferenceLoopResult`; `step_outputs` as for training.
 
     Stops after `max_steps` or at the first step where every replica got a stop batch.
     Batch outputs may change size from step to step (the final partial batch on CPU/GPU), so
     they are concatenated, with each step's row count to split them again on the host.
     """
-    # `stop` per step too: with max_steps=1 a loop that ran its one step may have stopped.
-    scalar_spec = {k: step_outputs[k] for k in _SCALAR_OUTPUTS + ("stop",)
-                   if k in step_outputs}
-    batch_spec = {k: v for k, v in step_outputs.items() if k in _BATCH_OUTPUTS and k != "stop"}
-    hook_spec = step_outputs.get("hook_fetches", {})
+    # The loop variables hold only the outputs the step has, by field name.
+    scalar_spec = _present(step_outputs, _SCALAR_OUTPUTS)
+    batch_spec = _present(step_outputs, BatchOutputs._fields)
+    hook_spec = _hook_fetches(step_outputs)
 
     @tf.function(autograph=False)
     def inference_loop(iterator, max_steps):
@@ -156,25 +166,37 @@ def make_inference_loop(step_fn, step_outputs):
 
         def body(i, stopped, scalars, batches, rows, hook_values):
             outputs = step_fn(next(iterator))
-            scalars = _write(scalars, i, {k: outputs[k] for k in scalar_spec})
-            step_batches = {k: outputs[k] for k in batch_spec}
+            scalars = _write(scalars, i, _present(outputs, scalar_spec))
+            step_batches = _present(outputs, batch_spec)
             batches = _write(batches, i, step_batches)
             rows = _write(rows, i, tf.nest.map_structure(lambda t: tf.shape(t)[0], step_batches))
             if hook_spec:  # keep the values of the last step where replica 0 had examples
-                new_values = outputs["hook_fetches"]
-                hook_values = tf.cond(outputs["loss_has_real_rows"], lambda: new_values,
+                new_values = outputs.hook_fetches
+                hook_values = tf.cond(outputs.loss_has_real_rows, lambda: new_values,
                                       lambda: hook_values)
-            return i + 1, outputs["stop"], scalars, batches, rows, hook_values
+            return i + 1, outputs.stop, scalars, batches, rows, hook_values
 
         loop_vars = (tf.constant(0), tf.constant(False), scalars, batches, rows,
                      _initial_values(hook_spec))
         _, _, scalars, batches, rows, hook_values = tf.while_loop(
             lambda i, stopped, *_: tf.logical_and(i < max_steps, tf.logical_not(stopped)),
             body, loop_vars, shape_invariants=_shape_invariants(loop_vars, hook_spec))
-        return (_stack(scalars), tf.nest.map_structure(lambda a: a.concat(), batches),
-                _stack(rows), hook_values)
+        return InferenceLoopResult(
+            batches=BatchOutputs(**tf.nest.map_structure(lambda a: a.concat(), batches)),
+            rows=BatchOutputs(**_stack(rows)), hook_fetches=hook_values, **_stack(scalars))
 
     return inference_loop
+
+
+def _hook_fetches(outputs):
+    """The hooks' fetches of a step: `{}` when it has none."""
+    return {} if outputs.hook_fetches is None else outputs.hook_fetches
+
+
+def _present(outputs, names):
+    """`{name: outputs.<name>}` for the `names` whose output is not None."""
+    return {name: getattr(outputs, name) for name in names
+            if getattr(outputs, name) is not None}
 
 
 def _initial_values(spec):
@@ -201,6 +223,8 @@ def _tensor_arrays(spec, infer_shape=True, dtype=None):
                                  infer_shape=infer_shape,
                                  element_shape=None if (dtype or not infer_shape) else t.shape),
         spec)
+
+
 def _write(arrays, index, values):
     if values is None:
         return arrays

@@ -42,6 +42,7 @@ import tensorflow as tf
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.tf1 import patches as legacy_patches
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.state import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
@@ -51,6 +52,7 @@ from tpu_estimator_compat.tf1 import shapes as tf1_shapes
 from tpu_estimator_compat.tf1 import variables as tf1_variables
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.engine.step_outputs import StepOutputs
 from tpu_estimator_compat.engine.variable_store import VariableStore
 
 # The user's code run by the engine is TF1 code: TF1 shapes, hashable variables with `.op`.
@@ -62,8 +64,8 @@ tf1_variables.install()
 class CompiledMode:
     """The traced step and loop of one mode for one input signature."""
     traced: model_step.TracedSpec
-    step_outputs: dict  # symbolic outputs of the step, for shapes and dtypes
-    loop: object
+    step_outputs: StepOutputs  # symbolic outputs of the step, for shapes and dtypes
+    loop: object  # loop(iterator, n) -> step_outputs.TrainLoopResult / InferenceLoopResult
     init_from_checkpoint_calls: list
     program: object = None  # the model_bridge.UserProgram traced
     kept_alive: list = dataclasses.field(default_factory=list)  # objects the step uses
@@ -92,37 +94,33 @@ class ModelEngine:
     def global_step(self):
         return int(self.store.global_step.numpy())
 
-    def compile(self, mode, program, plan, iterator, hook_run=None):
+    def compile(self, mode, program, plan, iterator, hooks=hook_placement.NO_HOOKS):
         """Traces the model for `mode` on `iterator`'s element spec (once per signature).
 
-        With `hook_run` (a `hooks.HookRun`), the trace also places the hooks, so traces are
-        cached per set of `hooks=` objects too. New hook objects reuse a trace of the same
-        signature when it computes all they fetch (StopAtStepHook, hooks fetching what an
-        earlier set fetched...); otherwise the model is traced again, keeping the latest
-        hooked trace per signature.
+        The trace also places `hooks` (a `hook_placement.HookPlacement`), so traces are
+        cached per `hooks.trace_key` (set of `hooks=` objects) too. New hook objects reuse
+        a trace of the same signature when it computes all they fetch (StopAtStepHook,
+        hooks fetching what an earlier set fetched...); otherwise the model is traced
+        again, keeping the latest hooked trace per signature.
         """
         base = (mode, plan, repr(iterator.element_spec))
-        hook_key = hook_run.trace_key if hook_run is not None else ()
-        key = base + (hook_key,)
+        key = base + (hooks.trace_key,)
         if key in self._compiled:
             return self._compiled[key]
-        if hook_run is not None:
-            for other in [k for k in self._compiled if k[:3] == base]:
-                compiled = self._compiled[other]
-                if (compiled.traced.step_hooks is not None
-                        and hook_run.try_attach(self, compiled.traced.step_hooks)):
-                    del self._compiled[other]  # the trace now serves this set of hooks
-                    self._compiled[key] = compiled
-                    return compiled
-        if hook_key:  # hooks passed afresh each call must not pile up traces
+        for other in [k for k in self._compiled if k[:3] == base]:
+            compiled = self._compiled[other]
+            if hooks.reuse(compiled.traced.placed_hooks):
+                del self._compiled[other]  # the trace now serves this set of hooks
+                self._compiled[key] = compiled
+                return compiled
+        if hooks.trace_key:  # hooks passed afresh each call must not pile up traces
             for stale in [k for k in self._compiled if k[:3] == base and k[3]]:
                 del self._compiled[stale]
-        self._compiled[key] = self._trace(mode, program, plan, iterator, hook_run)
+        self._compiled[key] = self._trace(mode, program, plan, iterator, hooks)
         return self._compiled[key]
 
-    def _trace(self, mode, program, plan, iterator, hook_run=None):
-        traced = model_step.TracedSpec(
-            step_hooks=hook_run.new_step_hooks(self) if hook_run is not None else None)
+    def _trace(self, mode, program, plan, iterator, hooks):
+        traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store))
         init_calls = []
         replica_fn = model_step.make_replica_fn(
             program.model_fn, mode, self.runtime, plan, program, traced)

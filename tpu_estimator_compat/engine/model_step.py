@@ -1,14 +1,16 @@
 """One replica's step: call the user's model_fn on a batch and pick what the mode needs.
 
-Runs inside `strategy.run`, in replica context, while a `tf.function` is being traced. The
-Python-side parts of the spec (host_call/metric functions, scaffold_fn, hooks) are recorded
-from the first replica in a `TracedSpec` for the host side to use; the first replica also
-places the SessionRunHooks (`hooks.StepHooks`), whose fetches become step outputs.
+Runs inside `strategy.run`, in replica context, while the step is traced; returns the
+replica's `ReplicaOutputs`. The Python-side parts of the spec (host_call/metric functions,
+scaffold_fn) are recorded from the first replica in a `TracedSpec` for the host side to use;
+the call's SessionRunHooks are placed through `TracedSpec.placed_hooks` (`hook_placement`),
+their fetches becoming step outputs.
 """
 import dataclasses
 
 import tensorflow as tf
 
+from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import padding
@@ -16,6 +18,7 @@ from tpu_estimator_compat.api import spec as spec_lib
 from tpu_estimator_compat.tf1 import shapes as tf1_shapes
 from tpu_estimator_compat.api import tpu_context
 from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.engine.step_outputs import ReplicaOutputs
 
 
 @dataclasses.dataclass
@@ -25,7 +28,7 @@ class TracedSpec:
     host_call_fn: object = None
     metric_fn: object = None
     predictions_is_dict: bool = True
-    step_hooks: object = None  # hooks.StepHooks: the SessionRunHooks placed in this trace
+    placed_hooks: object = hook_placement.NO_TRACED_HOOKS  # the SessionRunHooks in the trace
     scaffold: object = None  # what scaffold_fn returned, or the EstimatorSpec's scaffold
     input_signature: object = None  # (features, labels) TensorSpecs of one replica's batch
     params: dict = None  # the params model_fn got
@@ -33,9 +36,6 @@ class TracedSpec:
     @property
     def scaffold_fn(self):
         return getattr(self.spec, "scaffold_fn", None)
-
-    def hooks(self, mode):
-        return spec_hooks(self.spec, mode)
 
     def restore_map(self):
         """`{checkpoint name: variable}` of the Scaffold's Saver, if model_fn or scaffold_fn
@@ -63,8 +63,7 @@ def spec_hooks(spec, mode):
 def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
     """The function `strategy.run` calls with one replica's element of the dataset."""
     def replica_fn(element):
-        if traced.step_hooks is not None:
-            traced.step_hooks.enter_replica()
+        traced.placed_hooks.enter_replica()
         signals = None
         if mode != ModeKeys.TRAIN:
             element, signals = element
@@ -85,14 +84,13 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
         _check_spec_type(spec, mode, runtime)
         if traced.spec is None:
             _record(traced, spec, (features, labels), params)
-        outputs = _outputs_for_mode(spec, mode)
-        if traced.step_hooks is not None:  # the tensors the SessionRunHooks fetch
-            outputs["hook_fetches"] = traced.step_hooks.replica_outputs(spec_hooks(spec, mode))
+        outputs = _outputs_for_mode(spec, mode)._replace(  # + what the hooks fetch
+            hook_fetches=traced.placed_hooks.replica_fetches(spec_hooks(spec, mode)))
         if signals is not None:
             # int32: the cross-replica gather has no bool kernel
-            outputs["mask"] = tf.cast(signals[padding.MASK], tf.int32)
-            outputs["stop"] = tf.cast(tf.reshape(tf.reduce_all(signals[padding.STOP]), [1]),
-                                      tf.int32)
+            outputs = outputs._replace(
+                mask=tf.cast(signals[padding.MASK], tf.int32),
+                stop=tf.cast(tf.reshape(tf.reduce_all(signals[padding.STOP]), [1]), tf.int32))
         return outputs
     return replica_fn
 
@@ -141,26 +139,22 @@ def _record(traced, spec, inputs, params):
 
 
 def _outputs_for_mode(spec, mode):
+    """The spec's `ReplicaOutputs` for `mode` (no mask, stop or hook fetches yet)."""
     host_call = getattr(spec, "host_call", None)
-    outputs = {}
     if mode == ModeKeys.TRAIN:
         with tf.control_dependencies([spec.train_op]):
-            outputs["loss"] = tf.identity(spec.loss)
-            if host_call:
-                outputs["host_call"] = tf.nest.map_structure(tf.identity, host_call[1])
-        return outputs
-    if host_call:
-        outputs["host_call"] = host_call[1]
-    if mode == ModeKeys.EVAL:
-        outputs["loss"] = spec.loss
-        eval_metrics = getattr(spec, "eval_metrics", None)
-        if eval_metrics:
-            outputs["metrics"] = eval_metrics[1]
-        if getattr(spec, "eval_metric_ops", None):
-            outputs["metric_updates"] = _metric_update_values(spec.eval_metric_ops)
-    else:
-        outputs["predictions"] = spec.predictions
-    return outputs
+            return ReplicaOutputs(
+                loss=tf.identity(spec.loss),
+                host_call=tf.nest.map_structure(tf.identity, host_call[1]) if host_call else None)
+    host_call_tensors = host_call[1] if host_call else None
+    if mode == ModeKeys.PREDICT:
+        return ReplicaOutputs(host_call=host_call_tensors, predictions=spec.predictions)
+    eval_metrics = getattr(spec, "eval_metrics", None)
+    return ReplicaOutputs(
+        loss=spec.loss, host_call=host_call_tensors,
+        metrics=eval_metrics[1] if eval_metrics else None,
+        metric_updates=(_metric_update_values(spec.eval_metric_ops)
+                        if getattr(spec, "eval_metric_ops", None) else None))
 
 
 def _metric_update_values(eval_metric_ops):

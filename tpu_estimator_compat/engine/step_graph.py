@@ -52,7 +52,7 @@ class StepGraph:
     def __init__(self, graph, inputs, outputs):
         self.graph = graph
         self._inputs = inputs  # placeholders of the flattened element, in order
-        self.outputs = outputs  # nest of tensors of `graph`
+        self.outputs = outputs  # nest of tensors of `graph` (None leaves: no output)
         self._pruned_ops = _ops_in_copy_order(tf.nest.flatten(outputs, expand_composites=True))
 
     @classmethod
@@ -95,7 +95,7 @@ def _is_capture(op):
 
 def _copy(graph, ops, inputs, outputs):
     """Copies `ops` of `graph` into the current graph; `inputs` maps placeholders (refs) to
-    their values; returns `outputs` (a nest of tensors of `graph`) as copied."""
+    their values; returns `outputs` (a nest of tensors of `graph`, or None) as copied."""
     destination = tf.compat.v1.get_default_graph()
     for function in graph._functions.values():  # pylint: disable=protected-access
         if not destination._is_function(function.name):  # pylint: disable=protected-access
@@ -116,7 +116,8 @@ def _copy(graph, ops, inputs, outputs):
             continue  # an input or a capture
         op_copies[op] = _copy_op(op, destination, copies, op_copies)
     return tf.nest.map_structure(
-        lambda t: destination.capture(t) if isinstance(t, ops_lib.EagerTensor) else copies[t.ref()],
+        lambda t: t if t is None else (destination.capture(t)
+                                       if isinstance(t, ops_lib.EagerTensor) else copies[t.ref()]),
         outputs, expand_composites=True)
 
 
@@ -191,7 +192,7 @@ def _ops_in_copy_order(fetches):
     """The ops `fetches` need, inputs first; ops that need no variable update come first."""
     needed = set()
     stack = [t.op if isinstance(t, tf.Tensor) else t for t in fetches
-             if not isinstance(t, ops_lib.EagerTensor)]  # eager values need no op
+             if t is not None and not isinstance(t, ops_lib.EagerTensor)]  # eager: no op
     while stack:
         op = stack.pop()
         if op in needed:

@@ -11,27 +11,16 @@ variable in the traced graph's v1 collections (`prepare_graph()`), which is wher
 `compute_gradients`, `tf.compat.v1.trainable_variables()` and savers look for them.
 """
 import contextlib
-import re
 import threading
 
 import tensorflow as tf
 from tensorflow.python.distribute import distribute_lib
 
 from tpu_estimator_compat.engine import step_graph
+from tpu_estimator_compat.tf1.variables import GLOBAL_STEP_NAME
+from tpu_estimator_compat.tf1.variables import tf1_name
 
 _v1 = tf.compat.v1
-GLOBAL_STEP_NAME = "global_step"
-_REPLICA_SUFFIX = re.compile(r"/replica_\d+$")  # a mirrored variable's copy on replica N
-
-
-def tf1_name(variable_or_name):
-    """The TF1 graph name of a variable: no ':0' suffix, no trailing '/'.
-
-    v1 optimizer slots arrive as 'dense/kernel/Adam/'; TF1 wrote 'dense/kernel/Adam'.
-    """
-    name = variable_or_name if isinstance(variable_or_name, str) else variable_or_name.name
-    name = _REPLICA_SUFFIX.sub("", name[:-2] if name.endswith(":0") else name).rstrip("/")
-    return name
 
 
 class VariableStore:

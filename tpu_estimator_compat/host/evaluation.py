@@ -24,14 +24,13 @@ _UNTIL_THE_END = np.iinfo(np.int32).max
 
 @multi_worker.explains_worker_failures("Evaluation")
 def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
-                   checkpoint_path, rows_per_replica_copy=None, hook_run=None,
-                   steps_per_loop=None):
+                   checkpoint_path, hook_run, rows_per_replica_copy=None, steps_per_loop=None):
     """Evaluates and writes the results; returns the results dict.
 
     Args:
       rows_per_replica_copy: with BROADCAST input every replica sees the same batch; only
         replica 0's rows (this many per step) count, as in the original.
-      hook_run: the call's started `hooks.HookRun`, or None.
+      hook_run: the call's started `hooks.HookRun`.
       steps_per_loop: None runs every step in one loop (the hooks see one run, as with
         TPUEstimator on TPU); 1 runs them in loops of one step (the hooks see each step, as
         with Estimator).
@@ -40,26 +39,26 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
         if getattr(compiled.traced.spec, name, None):
             spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
     engine.store.reset_local_variables()
-    scalars, batches, rows = _run_loops(compiled, iterator, steps or _UNTIL_THE_END,
-                                        steps_per_loop, hook_run)
-    steps_run = _per_step(batches, rows, rows_per_replica_copy)
-    loss_steps = scalars["loss_has_real_rows"]
+    outputs = _run_loops(compiled, iterator, steps or _UNTIL_THE_END, steps_per_loop,
+                         hook_run)
+    steps_run = _per_step(outputs, rows_per_replica_copy)
+    loss_steps = outputs.loss_has_real_rows
     traced = compiled.traced
     results = {}
     if traced.metric_fn is not None:
-        results.update(_metric_fn_results(traced.metric_fn, steps_run, batches))
-    if "metric_updates" in scalars:
+        results.update(_metric_fn_results(traced.metric_fn, steps_run, outputs.batches))
+    if outputs.metric_updates is not None:
         last_real = np.flatnonzero(loss_steps)
         if last_real.size or not steps_run:  # no example at all: zero-row stop batches only
             at = last_real[-1] if last_real.size else -1
             results.update({name: values[at]
-                            for name, values in scalars["metric_updates"].items()})
+                            for name, values in outputs.metric_updates.items()})
     spec_lib.validate_metric_names(results)
     is_chief = engine.runtime.is_chief  # with several workers, only the chief writes
     if traced.host_call_fn is not None and is_chief:
         _run_host_call(traced.host_call_fn, steps_run, global_step)
     if loss_steps.any():
-        results["loss"] = np.float32(np.mean(scalars["loss"][loss_steps]))
+        results["loss"] = np.float32(np.mean(outputs.loss[loss_steps]))
     else:  # TF1's mean loss over no example is 0; NaN when only replica 0 had none
         results["loss"] = np.float32("nan" if steps_run else 0.0)
     results["global_step"] = np.int64(global_step)  # numpy scalars, as TF1's session gave
@@ -69,49 +68,41 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
 
 def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run):
     """Runs the eval loop until `steps`, the end of the input or a hook's stop request;
-    returns (scalars, batches, rows) of all its steps, as numpy."""
+    returns the `InferenceLoopResult` of all its steps, as numpy."""
     runs = []
     while steps > 0:
         size = min(steps, steps_per_loop or steps)
-        if hook_run is not None:
-            hook_run.before_loop()
-        scalars, batches, rows, hook_values = tf.nest.map_structure(
-            np.asarray, compiled.loop(iterator, tf.constant(size)))
-        runs.append((scalars, batches, rows))
-        stop = len(scalars["stop"]) < size or bool(scalars["stop"][-1])
-        if hook_run is not None:
-            if scalars["loss_has_real_rows"].any():
-                stop = hook_run.after_loop(hook_values) or stop
-            else:  # only the end of the input: as TF1's run that hit OutOfRange
-                hook_run.skip_after_loop()
-                stop = True
+        hook_run.before_loop()
+        run = compiled.loop(iterator, tf.constant(size)).numpy()
+        runs.append(run)
+        stop = len(run.stop) < size or bool(run.stop[-1])
+        if run.loss_has_real_rows.any():
+            stop = hook_run.after_loop(run.hook_fetches) or stop
+        else:  # only the end of the input: as TF1's run that hit OutOfRange
+            hook_run.skip_after_loop()
+            stop = True
         steps -= size
         if stop:
             break
-    if hook_run is not None:
-        hook_run.end()
-    return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *runs)
+    hook_run.end()
+    return runs[0].concatenate(*runs[1:])
 
 
-def _per_step(batches, rows, rows_per_replica_copy):
-    """[{output: this step's real rows}] for the steps that had any real row."""
+def _per_step(outputs, rows_per_replica_copy):
+    """The `BatchOutputs` of the steps that had any real row: their real rows of metrics
+    (mask dropped)."""
     steps = []
-    offsets = tf.nest.map_structure(lambda r: np.concatenate([[0], np.cumsum(r)]), rows)
-    for index in range(len(rows["mask"])):
-        step = tf.nest.map_structure(
-            lambda values, offset: values[offset[index]:offset[index + 1]], batches, offsets)
-        mask = step.pop("mask").astype(bool)
+    for step in outputs.batches_per_step():
+        mask = step.mask.astype(bool)
+        metrics = step.metrics if step.metrics is not None else {}
         if rows_per_replica_copy:  # only replica 0's copy counts
             metrics = tf.nest.map_structure(
-                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy],
-                step.get("metrics", {}))
+                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy], metrics)
             mask = mask[:rows_per_replica_copy]
-        else:
-            metrics = step.get("metrics", {})
         if not mask.any():
             continue
-        step["metrics"] = tf.nest.map_structure(lambda v: _real_rows(v, mask), metrics)
-        steps.append(step)
+        steps.append(step._replace(
+            mask=None, metrics=tf.nest.map_structure(lambda v: _real_rows(v, mask), metrics)))
     return steps
 
 
@@ -140,22 +131,23 @@ def _metric_fn_results(metric_fn, steps, batches):
     """The metrics over every step's real rows; over zero rows when there was no example
     (as TF1, e.g. accuracy 0.0)."""
     if not steps:
-        empty = tf.nest.map_structure(lambda v: np.asarray(v)[:0], batches.get("metrics", {}))
+        empty = tf.nest.map_structure(lambda v: np.asarray(v)[:0],
+                                      batches.metrics if batches.metrics is not None else {})
         with host_calls.MetricFnRunner(metric_fn, empty) as runner:
             return runner.result()
-    with host_calls.MetricFnRunner(metric_fn, steps[0]["metrics"]) as runner:
+    with host_calls.MetricFnRunner(metric_fn, steps[0].metrics) as runner:
         for step in steps:
-            runner.update(step["metrics"])
+            runner.update(step.metrics)
         return runner.result()
 
 
 def _run_host_call(fn, steps, global_step):
     if not steps:
         return
-    runner = host_calls.HostCallRunner(fn, steps[0]["host_call"])
+    runner = host_calls.HostCallRunner(fn, steps[0].host_call)
     try:
         for step in steps:
-            runner(step["host_call"], global_step=global_step)
+            runner(step.host_call, global_step=global_step)
     finally:
         runner.close()
 

@@ -12,47 +12,38 @@ import tensorflow as tf
 
 
 def generate_predictions(compiled, iterator, *, steps_per_loop, predict_keys,
-                         yield_single_examples, rows_per_replica_copy=None, hook_run=None):
+                         yield_single_examples, hook_run, rows_per_replica_copy=None):
     """Yields predictions (single examples or batches) until the input is exhausted.
 
     Args:
-      hook_run: the call's started `hooks.HookRun`, or None.
+      hook_run: the call's started `hooks.HookRun`.
     """
     is_dict = compiled.traced.predictions_is_dict
     while True:
-        if hook_run is not None:
-            hook_run.before_loop()
-        scalars, batches, rows, hook_values = compiled.loop(iterator, tf.constant(steps_per_loop))
-        batches = tf.nest.map_structure(np.asarray, batches)
-        rows = tf.nest.map_structure(np.asarray, rows)
-        steps_run = len(rows["mask"])
+        hook_run.before_loop()
+        run = compiled.loop(iterator, tf.constant(steps_per_loop))  # an InferenceLoopResult
         stop = False
-        if hook_run is not None:
-            if np.asarray(scalars["loss_has_real_rows"]).any():
-                stop = hook_run.after_loop(hook_values)
-            else:
-                hook_run.skip_after_loop()
-        for predictions in _real_rows_per_step(batches, rows, rows_per_replica_copy):
+        if np.asarray(run.loss_has_real_rows).any():
+            stop = hook_run.after_loop(run.hook_fetches)
+        else:
+            hook_run.skip_after_loop()
+        run = run._replace(hook_fetches={}).numpy()
+        for predictions in _real_rows_per_step(run, rows_per_replica_copy):
             predictions = _select(predictions, predict_keys, is_dict)
             if yield_single_examples:
                 yield from _single_examples(predictions, is_dict)
             else:
                 yield predictions
-        saw_the_end = steps_run < steps_per_loop or bool(np.asarray(scalars["stop"])[-1])
+        saw_the_end = len(run.stop) < steps_per_loop or bool(run.stop[-1])
         if stop or saw_the_end:  # a hook asked, or every replica saw the end
-            if hook_run is not None:
-                hook_run.end()
+            hook_run.end()
             return
 
 
-def _real_rows_per_step(batches, rows, rows_per_replica_copy):
-    offsets = tf.nest.map_structure(lambda r: np.concatenate([[0], np.cumsum(r)]), rows)
-    for index in range(len(rows["mask"])):
-        mask_offset = offsets["mask"]
-        mask = batches["mask"][mask_offset[index]:mask_offset[index + 1]].astype(bool)
-        predictions = tf.nest.map_structure(
-            lambda values, offset: values[offset[index]:offset[index + 1]],
-            batches["predictions"], offsets["predictions"])
+def _real_rows_per_step(run, rows_per_replica_copy):
+    for step in run.batches_per_step():
+        mask = step.mask.astype(bool)
+        predictions = step.predictions
         if rows_per_replica_copy:
             mask = mask[:rows_per_replica_copy]
             predictions = tf.nest.map_structure(lambda v: v[:rows_per_replica_copy], predictions)

@@ -3,7 +3,7 @@
     while global_step < last_step:
         n = min(iterations_per_loop, last_step - global_step)
         hooks: before_run
-        loss, host_call_tensors, hook_values, finite = train_loop(iterator, n)   # n steps
+        result = train_loop(iterator, n)   # n steps (a TrainLoopResult)
         stop if any replica's loss was not finite at any step (NanLossDuringTrainingError)
         hooks: after_run; run host_call per step; log; write summaries; checkpoint when due
           (never from NaN/Inf weights: a NaN gradient stops training there instead)
@@ -24,7 +24,6 @@ import tensorflow as tf
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.host import checkpoint_saves
-from tpu_estimator_compat.host import hooks as hooks_lib
 from tpu_estimator_compat.host import host_calls
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.host import multi_worker
@@ -34,7 +33,6 @@ from tpu_estimator_compat.host import summaries
 from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 from tpu_estimator_compat.api import spec as spec_lib
 from tpu_estimator_compat.config.tpu_config import parse_iterations_per_loop
-from tpu_estimator_compat.api.spec import ModeKeys
 
 
 class IterationSizer:
@@ -66,18 +64,16 @@ class IterationSizer:
 @multi_worker.explains_worker_failures("Training")
 def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                  iterations_per_loop, examples_per_step, host_call_every_n_steps,
-                 tpu_semantics, saving_listeners=(), hook_run=None):
+                 tpu_semantics, hook_run, saving_listeners=()):
     """Runs loops until `last_step`, the end of a finite input or a stop request from a hook
     or saving listener; returns the final loss.
 
     Args:
       hook_run: the call's `hooks.HookRun`, already started (begin/after_create_session
-        done); None for no hooks.
+        done).
     """
     sizer = IterationSizer(iterations_per_loop)
     step = engine.global_step
-    if hook_run is None:
-        hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, ())
     # Multi-worker: every worker runs this loop in lockstep; decisions are the chief's and
     # only the chief writes files (multi_worker.py).
     workers = multi_worker.WorkerGroup(engine.runtime)
@@ -100,8 +96,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                 started = time.time()
                 hook_run.before_loop()
                 try:
-                    loss_tensor, host_call_tensors, hook_values, finite = compiled.loop(
-                        iterator, tf.constant(size))
+                    result = compiled.loop(iterator, tf.constant(size))  # TrainLoopResult
                 except tf.errors.OutOfRangeError:
                     engine.mark_changed()
                     new_step = engine.global_step
@@ -122,12 +117,12 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                 # The chief's replica 0's loss, whether every replica's losses were finite
                 # and whether any worker got SIGTERM.
                 loss, finite, preempted = workers.loop_end(
-                    float(loss_tensor), bool(finite), preemption_watch.requested)
-                stop = hook_run.after_loop(hook_values)
+                    float(result.loss), bool(result.loss_finite), preemption_watch.requested)
+                stop = hook_run.after_loop(result.hook_fetches)
                 if not (finite and math.isfinite(loss)):
                     raise NanLossDuringTrainingError(step, new_step,
                                                      checkpoints.latest_checkpoint(model_dir))
-                host_call.run(host_call_tensors, first_step=step)
+                host_call.run(result.host_call, first_step=step)
                 progress.loop_done(new_step, loss)
                 step = new_step
                 for saver in savers:

@@ -33,7 +33,7 @@ from tensorflow.python.distribute import distribute_lib
 from tensorflow.python.ops import summary_ops_v2
 
 from tpu_estimator_compat.api import optimizers
-from tpu_estimator_compat.engine import variable_store
+from tpu_estimator_compat.tf1 import variables as tf1_variables
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +53,7 @@ def patched_legacy_api(recorded_calls, kept_alive):
     def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
         names = None
         if not tf.executing_eagerly():  # inside the model_fn trace
-            names = frozenset(variable_store.tf1_name(v)
+            names = frozenset(tf1_variables.tf1_name(v)
                               for v in tf.compat.v1.global_variables())
         recorded_calls.append(
             InitFromCheckpointCall(ckpt_dir_or_file, dict(assignment_map), names))
@@ -129,7 +129,7 @@ class RecordedSaver:
         if isinstance(var_list, dict):
             self._by_name = dict(var_list)
         else:
-            self._by_name = {variable_store.tf1_name(v): v for v in var_list}
+            self._by_name = {tf1_variables.tf1_name(v): v for v in var_list}
 
     def restore_map(self):
         """`{checkpoint name: variable}`."""

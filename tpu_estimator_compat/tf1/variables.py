@@ -12,6 +12,8 @@ Everywhere else TensorFlow 2's behaviour is unchanged. v1 optimizers key their s
 variable's `.op` when it has one; for eagerly created variables they keep TF2's key (the
 variable's unique id), wherever the slot is looked up from.
 """
+import re
+
 from tensorflow.python.distribute import distribute_utils
 from tensorflow.python.distribute import values as distribute_values
 from tensorflow.python.eager import context
@@ -21,11 +23,20 @@ from tensorflow.python.ops import resource_variable_ops
 from tensorflow.python.training import optimizer as optimizer_lib
 
 from tpu_estimator_compat.tf1 import shapes as tf1_shapes
-from tpu_estimator_compat.engine import variable_store
 
+GLOBAL_STEP_NAME = "global_step"  # TF1's name of the global step variable
+_REPLICA_SUFFIX = re.compile(r"/replica_\d+$")  # a mirrored variable's copy on replica N
 _variable_op = resource_variable_ops.BaseResourceVariable.op
 _distributed_variable_op = distribute_values.DistributedVariable.op
 _optimizer_slot_key = optimizer_lib._var_key  # pylint: disable=protected-access
+
+
+def tf1_name(variable_or_name):
+    """The TF1 graph name of a variable: no ':0' suffix, no per-replica suffix, no trailing
+    '/' (v1 optimizer slots arrive as 'dense/kernel/Adam/'; TF1 wrote 'dense/kernel/Adam').
+    """
+    name = variable_or_name if isinstance(variable_or_name, str) else variable_or_name.name
+    return _REPLICA_SUFFIX.sub("", name[:-2] if name.endswith(":0") else name).rstrip("/")
 
 
 class VariableOp:
@@ -39,7 +50,7 @@ class VariableOp:
     type = "VarHandleOp"
 
     def __init__(self, variable):
-        self.name = variable_store.tf1_name(variable)
+        self.name = tf1_name(variable)
         self.device = variable.device
         self.graph = ops.get_default_graph()
         self.outputs = [variable]

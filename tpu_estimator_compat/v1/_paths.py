@@ -128,6 +128,9 @@ MODULES = {
     "contrib.training.python.training.evaluation": Virtual(_EVALUATION),
     "contrib.training.python.training.hparam": Virtual(
         _from("v1.contrib._hparam", "HParams")),
+    # tf.contrib.learn.datasets.base (its downloader only)
+    "contrib.learn.datasets": Virtual(),
+    "contrib.learn.datasets.base": Virtual(_from("v1.contrib._learn_datasets", "maybe_download")),
     # tensorflow.contrib.slim and contrib.{slim,framework,layers}.python...: tf-slim's modules.
     # (`contrib.slim` is made here, not an alias of tf_slim, so that nothing is added to
     # tf_slim when `contrib.slim.python` is imported: no entry may lie below an alias.)

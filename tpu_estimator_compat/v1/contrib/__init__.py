@@ -1,21 +1,19 @@
 """`tf.contrib`: the parts that TPUEstimator programs use, each loaded on first use.
 
 `tf.contrib` was removed in TensorFlow 2. `tpu`, `cluster_resolver`, `data`, `layers`, `opt`
-(decoupled weight decay only), `stateless`, `summary`, `training` and `framework` are provided
-by this package (with tf-slim's help for the last three); `slim` and `metrics` are tf-slim's
+(decoupled weight decay only), `learn` (its downloader only), `stateless`, `summary`,
+`training` and `framework` are provided by this package (with tf-slim's help for the last three); `slim` and `metrics` are tf-slim's
 (`_tf_slim`). Other contrib modules are not provided; for some, the error names what to use
 instead (`REPLACEMENTS`).
 """
 from tpu_estimator_compat.v1 import _lazy
 
-_OWN = ("cluster_resolver", "data", "framework", "layers", "opt", "stateless", "summary",
-        "tpu", "training")
+_OWN = ("cluster_resolver", "data", "framework", "layers", "learn", "opt", "stateless",
+        "summary", "tpu", "training")
 SUBMODULES = tuple(sorted(_OWN + ("metrics", "slim")))
 
 # What to use instead of the contrib modules that programs use most and that are not served.
 REPLACEMENTS = {
-    "learn": "tf.estimator (Estimator, RunConfig, ModeKeys, export; served here) with tf.data "
-             "input functions, as TF 1.x's deprecation notices of tf.contrib.learn said",
     "cloud": "tf.io.gfile and tf.data, which read gs:// paths directly (credentials come "
              "from GOOGLE_APPLICATION_CREDENTIALS or the VM's service account, without "
              "configure_gcs), and tensorflow-io's tfio.bigquery / tfio.bigtable instead of "

@@ -1,0 +1,209 @@
+"""The SessionRunHooks' fetches in the traced step: placing them, and resolving fetches.
+
+While the step is traced, `StepHooks` (the host's `hook_placement.TracedHooks`) lets the
+call's `HookRun` begin the hooks in the step's graph; the tensors their first before_run()
+fetches become step outputs (`ReplicaOutputs.hook_fetches`). Every fetch, then and later
+(before_run, `SessionStandIn.run`), resolves to a `Fetch`:
+
+    'output'       a tensor of the step graph: a step output (replica 0's value from the
+                   loop's last step); a tensor not placed while tracing raises
+                   NotComputedError
+    'global_step'  the global step (the variable, its read tensor, e.g. StopAtStepHook's,
+                   or its name): read on the host when asked (the value after the loop)
+    'variable'     one of the model's variables (or its name): its current value
+    'operation'    None (the step runs whatever it runs)
+    'constant'     an eager tensor: its value
+"""
+import contextlib
+import dataclasses
+
+import tensorflow as tf
+from tensorflow.python.training import basic_session_run_hooks
+
+from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.tf1.variables import GLOBAL_STEP_NAME
+from tpu_estimator_compat.tf1.variables import tf1_name
+
+_v1 = tf.compat.v1
+# training_util.GLOBAL_STEP_READ_KEY: where _get_or_create_global_step_read() caches its tensor.
+_GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
+
+
+class NotComputedError(ValueError):
+    """A hook fetched a tensor of the step's graph that the traced loop does not output."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Fetch:
+    """How one fetched leaf gets its value: kind is 'output' (a step output, `key`),
+    'global_step', 'variable' (`value` is the variable), 'operation' (None) or 'constant'."""
+    kind: str
+    key: str = None
+    value: object = None
+
+
+class StepHooks:
+    """The step outputs computed for the hooks of one traced step, and its graph.
+
+    Made by `HookRun.new_trace` for each traced step; `enter_replica` and `replica_fetches`
+    run in the replica function while the step is traced (once: see `step_graph`). The
+    hooks are placed by the first replica: their fetches become step outputs.
+
+    Args:
+      run: the `HookRun` whose hooks are placed (it begins them: `begin_in_trace`).
+      variables: the engine's `VariableStore` (`global_step`, `named_variables()`).
+    """
+
+    def __init__(self, run, variables):
+        self.mode = run.mode
+        self.traced_by = run
+        self.variables = variables
+        self.graph = None  # the graph the hooks were placed in
+        self.spec_hooks = []  # the hooks of the spec model_fn returned in that trace
+        self.outputs = {}  # key -> replica-0 tensor of `graph`
+        self._keys = {}  # tensor.ref() -> key
+        self._first_replica_pending = False
+
+    def enter_replica(self):
+        """At the start of the replica function: notes whether this is the first replica."""
+        self._first_replica_pending = self.graph is None
+
+    def replica_fetches(self, spec_hooks):
+        """`{key: tensor}` to return from the replica function (replica context, traced).
+
+        Replica 0 places the hooks (begin, after_create_session, first before_run) and
+        returns their fetches; the other replicas return zeros of the same structure, since
+        only replica 0's values are used.
+        """
+        if not self._first_replica_pending:  # a later replica
+            return {key: _zeros_like(tensor) for key, tensor in self.outputs.items()}
+        self._first_replica_pending = False
+        self.graph = _v1.get_default_graph()
+        self.spec_hooks = list(spec_hooks)
+        self.outputs, self._keys = {}, {}
+        self.traced_by.begin_in_trace(self)
+        return dict(self.outputs)
+
+    def hooks_for(self, call_hooks):
+        """(hooks HookRun calls, CheckpointSaverHooks) for a call's `hooks=` plus the spec's."""
+        hooks = list(call_hooks) + list(self.spec_hooks)
+        if self.mode != ModeKeys.TRAIN:
+            return hooks, []
+        saver_type = _v1.train.CheckpointSaverHook
+        return ([h for h in hooks if not isinstance(h, saver_type)],
+                [h for h in hooks if isinstance(h, saver_type)])
+
+    def resolve(self, fetches, tracing):
+        """`fetches` (any nest of tensors, operations, variables, names) as `Fetch` leaves.
+
+        While tracing, tensors of the step graph become step outputs; afterwards they must be
+        among those outputs.
+        """
+        return tf.nest.map_structure(lambda leaf: self._resolve_leaf(leaf, tracing), fetches)
+
+    def _resolve_leaf(self, leaf, tracing):
+        if isinstance(leaf, (str, bytes)):
+            leaf = self._by_name(leaf.decode() if isinstance(leaf, bytes) else leaf)
+            if isinstance(leaf, Fetch):
+                return leaf
+        if isinstance(leaf, tf.Variable):
+            if self._is_global_step(leaf):
+                return Fetch("global_step")
+            return Fetch("variable", value=leaf)
+        if isinstance(leaf, tf.Operation):
+            return Fetch("operation")
+        if isinstance(leaf, tf.Tensor):
+            if not tf.is_symbolic_tensor(leaf):
+                return Fetch("constant", value=leaf.numpy())
+            if self._is_global_step(leaf):
+                return Fetch("global_step")
+            key = self._keys.get(leaf.ref())
+            if key is not None:
+                return Fetch("output", key=key)
+            if tracing and leaf.graph is self.graph:
+                key = f"fetch_{len(self.outputs)}"
+                self._keys[leaf.ref()] = key
+                self.outputs[key] = leaf
+                return Fetch("output", key=key)
+            if leaf.graph is not self.graph:
+                raise ValueError(
+                    f"A hook fetched {leaf}, which is not a tensor of the model's step graph "
+                    "(tensors of a nested tf.cond/while_loop body, of another graph or of "
+                    "another replica cannot be fetched). Fetch a tensor model_fn built at "
+                    "its top level, or its name.")
+            raise NotComputedError(
+                f"A hook fetched {leaf}, which the traced device loop does not compute: "
+                "tpu_estimator_compat learns the tensors to compute from each hook's FIRST "
+                "before_run() (called when the model's step is traced); later before_run() "
+                "calls and session.run() can only get those. Request every tensor you may "
+                "need in the first before_run() (e.g. return the same fetches every time and "
+                "ignore the values you skip).")
+        raise TypeError(
+            f"Fetch argument {leaf!r} has invalid type {type(leaf)}: a hook may fetch "
+            "tensors, operations, variables or their names.")
+
+    def _by_name(self, name):
+        variables = self.variables.named_variables()
+        base = name[:-2] if name.endswith(":0") else name
+        if base in variables:
+            return Fetch("global_step") if base == GLOBAL_STEP_NAME else \
+                Fetch("variable", value=variables[base])
+        if self.graph is None:
+            raise ValueError(f"Cannot fetch {name!r}: the model's step has not been traced.")
+        try:
+            return self.graph.as_graph_element(name, allow_tensor=True, allow_operation=True)
+        except (KeyError, ValueError) as e:
+            raise ValueError(
+                f"A hook fetched {name!r}, which names no tensor, operation or variable of "
+                f"the model's step graph ({e}).") from None
+
+    def _is_global_step(self, value):
+        if isinstance(value, tf.Variable):
+            return (value is self.variables.global_step or
+                    tf1_name(value) == GLOBAL_STEP_NAME)
+        if self.graph is None:
+            return False
+        return any(value is read for read in self.graph.get_collection(_GLOBAL_STEP_READ_KEY))
+
+
+def ensure_global_step_read(graph):
+    """Puts a plain read of the global step in the graph's global-step-read cache.
+
+    TF1 hooks (StopAtStepHook, StepCounterHook...) fetch `_get_or_create_global_step_read()`,
+    which would otherwise build an is-initialized `cond` inside the replica computation. Its
+    value is answered on the host anyway.
+    """
+    reads = graph.get_collection_ref(_GLOBAL_STEP_READ_KEY)
+    reads[:] = [t for t in reads if getattr(t, "graph", None) is graph]
+    global_step = _v1.train.get_global_step(graph)
+    if not reads and global_step is not None:
+        with graph.name_scope(None), graph.name_scope("global_step/"):
+            reads.append(tf.identity(global_step, name="read_for_hooks"))
+
+
+@contextlib.contextmanager
+def variables_as_graph_elements():
+    """Lets LoggingTensorHook take variables (`{'step': get_global_step()}`) in begin().
+
+    TF1 variables were graph elements; ours are created eagerly, so the hook's check that a
+    tensor belongs to the current graph would reject them. They are read on the host.
+    """
+    original = getattr(basic_session_run_hooks, "_as_graph_element", None)
+    if original is None:
+        yield
+        return
+
+    def as_graph_element(obj):
+        return obj if isinstance(obj, tf.Variable) else original(obj)
+
+    basic_session_run_hooks._as_graph_element = as_graph_element  # pylint: disable=protected-access
+    try:
+        yield
+    finally:
+        basic_session_run_hooks._as_graph_element = original  # pylint: disable=protected-access
+
+
+def _zeros_like(tensor):
+    shape = [0 if dim is None else dim for dim in tensor.shape.as_list()] \
+        if tensor.shape.rank is not None else []
+    return tf.zeros(shape, tensor.dtype)
