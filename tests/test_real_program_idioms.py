@@ -5,6 +5,7 @@ TPUEstimator's behaviour (TF 2.15 + tensorflow-estimator 2.15, `use_tpu=False`) 
 result. The repros these come from are named in each docstring.
 """
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
@@ -40,6 +41,23 @@ def test_xla_module_of_tensorflow_compiler_is_served_as_tensorflows_own():
     assert xla is real_xla and callable(xla.replica_id)
 
 
+def test_split_host_batches_after_disable_v2_behavior_shapes(tmp_path, monkeypatch,
+                                                            eight_devices):
+    """simclr run.py calls tf.disable_v2_behavior() and trains on the TPU with PER_HOST_V1
+    input (the default): each host batch is split across the replicas, and with TF1 shapes
+    its static size is a `Dimension` (corpus simclr, runner-tpu)."""
+    from tensorflow.python.framework import tensor_shape  # noqa: PLC0415
+
+    monkeypatch.setattr(tensor_shape, "_TENSORSHAPE_V2_OVERRIDE",
+                        tensor_shape._TENSORSHAPE_V2_OVERRIDE)  # restored after the test
+    v1.disable_v2_tensorshape()
+    estimator = tec.TPUEstimator(
+        classifier_model_fn, train_batch_size=16,
+        config=tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices))
+    estimator.train(features_only_input_fn, max_steps=2)
+    assert estimator.get_variable_value("global_step") == 2
+
+
 def test_host_call_after_disable_v2_behavior_shapes(tmp_path, monkeypatch):
     """resnet_main.py calls tf.disable_v2_behavior() and passes a host_call: with TF1 shapes
     a first dimension is a `Dimension` (repro resnet_main_3.py)."""
@@ -63,3 +81,91 @@ def test_host_call_after_disable_v2_behavior_shapes(tmp_path, monkeypatch):
                                  config=tec.RunConfig(model_dir=str(tmp_path)))
     estimator.train(features_only_input_fn, max_steps=2)
     assert steps == [0, 1]
+
+
+def _one_shot_input_fn(params):
+    """disentanglement_lib's train.py: the input_fn returns a one-shot iterator's element of a
+    dataset of 3 batches (TF1: a new batch each step; evaluation ends with the dataset)."""
+    dataset = v1.data.Dataset.range(100).map(
+        lambda x: tf.cast(tf.reshape(x, [1]), tf.float32))
+    dataset = dataset.batch(params["batch_size"], drop_remainder=True).take(3)
+    return v1.data.make_one_shot_iterator(dataset).get_next()
+
+
+def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
+    """Expected: the original TPUEstimator (TF 2.15, use_tpu=False) read batches [0, 1],
+    [2, 3], [4, 5] in train and in evaluate, whose loss was -1.875 at step 3."""
+    seen = []
+
+    def model_fn(features, labels, mode, params):
+        w = v1.get_variable("w", [1], initializer=v1.zeros_initializer())
+        record = tf.numpy_function(
+            lambda f: seen.append(f.ravel().tolist()) or np.float32(0), [features], tf.float32)
+        loss = tf.reduce_mean(features * w) + tf.reshape(record, [])
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=2,
+                                 eval_batch_size=2,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(_one_shot_input_fn, steps=3)
+    assert seen == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    del seen[:]
+    results = estimator.evaluate(_one_shot_input_fn)  # steps=None: until the dataset ends
+    assert seen[:3] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]  # then the engine's stop batch
+    assert results["loss"] == pytest.approx(-1.875)
+    assert results["global_step"] == 3
+
+    def rearranged(params):  # simclr's data.py: the element's tensors in another structure
+        x, y, mask = v1.data.make_one_shot_iterator(v1.data.Dataset.from_tensor_slices(
+            (X[:4], Y[:4], np.ones(4, np.bool_))).batch(2)).get_next()
+        return {"x": x, "mask": mask}, y
+
+    batches = _host_batches(rearranged)
+    assert len(batches) == 2 and sorted(batches[1][0]) == ["mask", "x"]
+    np.testing.assert_array_equal(batches[1][0]["x"], X[2:4])
+    np.testing.assert_array_equal(batches[1][1], Y[2:4])
+
+    def computed(params):  # one batch computed from the element: would be repeated
+        return _one_shot_input_fn(params) * 2.0
+
+    with pytest.raises(ValueError, match=r"input_fn made a one-shot iterator "
+                                         r"\(`make_one_shot_iterator\(\)`\) but returned values"):
+        estimator.train(computed, steps=1)
+
+
+def _host_batches(input_fn):
+    """The batches the engine reads from `input_fn` (train mode, one device)."""
+    from tpu_estimator_compat.tf1 import iterators  # noqa: PLC0415
+
+    with iterators.recording_iterators() as recorded:
+        result = input_fn({"batch_size": 2})
+    return list(recorded.dataset_of(result).as_numpy_iterator())
+
+
+def test_xla_replica_id_in_model_fn_on_eight_replicas(tmp_path, eight_devices):
+    """simclr objective.py: `xla.replica_id()` (from tensorflow.compiler.tf2xla.python) picks
+    each replica's rows of the cross-replica batch. On the simulated TPU TensorFlow's op was
+    compiled alone by XLA and crashed the process (segmentation fault); it is each replica's
+    index in the group, as on a TPU."""
+    from tensorflow.compiler.tf2xla.python import xla  # noqa: PLC0415
+
+    tensorflows_replica_id = xla.replica_id
+    seen = []
+
+    def model_fn(features, labels, mode, params):
+        assert xla.replica_id().dtype == tf.int32  # the XLA op's type: simclr also uses
+        tf.scatter_nd([[xla.replica_id()]], [1.0], [8])  # it uncast, as indices
+        replica_id = tf.cast(tf.cast(xla.replica_id(), tf.uint32), tf.int32)  # simclr's casts
+        record = tf.numpy_function(lambda r: seen.append(int(r)) or np.float32(0),
+                                   [replica_id], tf.float32)
+        spec = classifier_model_fn(features, labels, mode, params)
+        return spec._replace(loss=spec.loss + tf.reshape(record, []))
+
+    estimator = tec.TPUEstimator(
+        model_fn, train_batch_size=16,
+        config=tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices))
+    estimator.train(features_only_input_fn, max_steps=2)
+    assert sorted(seen) == sorted(list(range(8)) * 2)
+    assert xla.replica_id is tensorflows_replica_id  # restored after the trace

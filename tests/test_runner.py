@@ -248,12 +248,23 @@ class Hook(tf.estimator.SessionRunHook):
     pass
 """
 
+# tensorflow_hub before 0.16 (TF1 Hub format), installed: served the v1 namespace by default.
+OLD_HUB = """
+from tensorflow.compat.v1 import estimator as tf_estimator
+
+
+class LatestModuleExporter(tf_estimator.Exporter):
+    pass
+"""
+
 V1_FOR_PROGRAM = """
 import importlib.util
 import sys
+import tensorflow_hub
 import oldlib.hooks
 import plainlib
 report = {"oldlib": oldlib.hooks.tf.__name__, "oldlib_tpu": oldlib.hooks.tpu.__name__,
+          "hub_exporter_base": tensorflow_hub.LatestModuleExporter.__mro__[1].__name__,
           "oldlib_hook_base": oldlib.hooks.Hook.__mro__[1].__name__,
           "plainlib": plainlib.tf.__name__}
 if importlib.util.find_spec("gin"):
@@ -268,6 +279,8 @@ def test_v1_for_serves_the_namespace_to_named_libraries_and_gin_tf(tmp_path):
     _write(str(libs / "oldlib" / "__init__.py"), "")
     _write(str(libs / "oldlib" / "hooks.py"), OLD_LIBRARY)
     _write(str(libs / "plainlib.py"), THIRD_PARTY)
+    _write_distribution(libs, "tensorflow-hub", "0.15.0")
+    _write(str(libs / "tensorflow_hub" / "__init__.py"), OLD_HUB)
     _write(str(tmp_path / "prog.py"), V1_FOR_PROGRAM)
     result = _run(["--v1-for", "oldlib", str(tmp_path / "prog.py")], cwd=str(tmp_path),
                   env_extra={"pythonpath": [REPO, str(libs)]})
@@ -276,12 +289,33 @@ def test_v1_for_serves_the_namespace_to_named_libraries_and_gin_tf(tmp_path):
     gin = {"gin_hook_base": "SessionRunHook"} if "gin_hook_base" in report else {}
     assert report == {"oldlib": "tpu_estimator_compat.v1",
                       "oldlib_tpu": "tpu_estimator_compat.v1.contrib.tpu",
-                      "oldlib_hook_base": "SessionRunHook", "plainlib": "tensorflow", **gin}
+                      "oldlib_hook_base": "SessionRunHook", "plainlib": "tensorflow",
+                      "hub_exporter_base": "Exporter", **gin}
     without = _run([str(tmp_path / "prog.py")], cwd=str(tmp_path),
                    env_extra={"pythonpath": [REPO, str(libs)]})
     assert without.returncode == 1
     assert without.stderr.rstrip().endswith(
         "ModuleNotFoundError: No module named 'tensorflow.contrib'")
+
+
+def _write_distribution(site_dir, name, version):
+    """An installed distribution's metadata (what `importlib.metadata.version` reads)."""
+    _write(str(site_dir / f"{name.replace('-', '_')}-{version}.dist-info" / "METADATA"),
+           f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+@pytest.mark.parametrize("version, served", [("0.15.0", True), ("0.12.0", True),
+                                             ("0.16.0", False), ("0.16.1", False)])
+def test_tensorflow_hub_before_0_16_is_served_the_v1_namespace(
+        tmp_path, monkeypatch, version, served):
+    _write_distribution(tmp_path, "tensorflow-hub", version)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert runner.v1_libraries() == ("gin.tf",) + (("tensorflow_hub",) if served else ())
+
+
+def test_a_library_not_installed_is_not_served(monkeypatch):
+    monkeypatch.setattr(runner, "_V1_LIBRARIES_BEFORE", (("nolib", "no-such-dist", (9,)),))
+    assert runner.v1_libraries() == runner.V1_LIBRARIES
 
 
 def test_v1_for_matches_the_module_and_its_submodules_only():

@@ -98,9 +98,18 @@ def test_unknown_names_raise_attribute_error_with_hints():
         v1.no_such_op  # pylint: disable=pointless-statement
     with pytest.raises(AttributeError, match="tf.contrib was removed in TensorFlow 2"):
         v1.contrib.rnn  # pylint: disable=pointless-statement
-    with pytest.raises(AttributeError, match="canned estimators and exporters are not"):
+    with pytest.raises(AttributeError, match="canned estimators and BestExporter are not"):
         v1.estimator.DNNClassifier  # pylint: disable=pointless-statement
     assert {"contrib", "estimator", "placeholder", "layers"} <= set(dir(v1))
+
+
+def test_estimator_serves_the_exporters():
+    """`tf.estimator.Exporter` is subclassed at import by TF1-era libraries
+    (tensorflow_hub's `LatestModuleExporter`)."""
+    train_and_evaluate = importlib.import_module("tpu_estimator_compat.host.train_and_evaluate")
+    for name in ("Exporter", "LatestExporter", "FinalExporter"):
+        assert getattr(v1.estimator, name) is getattr(train_and_evaluate, name)
+    assert issubclass(v1.estimator.LatestExporter, v1.estimator.Exporter)
 
 
 # Overrides ----------------------------------------------------------------------------------

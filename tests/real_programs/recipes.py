@@ -4,7 +4,9 @@ A recipe's `prepare(work, use_tpu)` writes the program's inputs under `work` (a 
 directory) and returns `(argv, expected)`: the program's arguments, and the files whose
 existence shows it finished its job (checkpoints, results). Programs are run from a copy of
 `<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and `pythonpath`
-are relative to `work/src`.
+are relative to `work/src`. `tf1_libraries` names the installed TF1-era libraries a program
+imports that import TF1 names themselves (see `run.py`: with rewritten imports such a program
+runs through the runner, which serves those libraries the v1 namespace).
 """
 import dataclasses
 import os
@@ -30,6 +32,7 @@ class Program:
     pythonpath: Sequence[str] = (".",)
     check_paths: Sequence[str] = (".",)  # what `check` reads, relative to work/src
     has_use_tpu: bool = True
+    tf1_libraries: Sequence[str] = ()
 
 
 def _rng():
@@ -216,11 +219,13 @@ def simclr(work, use_tpu):
     tfds_cifar10(data, _rng())
     argv = ["--dataset=cifar10", "--data_dir=" + data, "--model_dir=" + model_dir,
             "--train_mode=pretrain", "--mode=train_then_eval", "--eval_split=test",
-            "--train_batch_size=8", "--eval_batch_size=8", "--train_steps=2",
+            # eval: 8 examples per replica on 8 cores, for its top-5 contrastive accuracy
+            "--train_batch_size=8", "--eval_batch_size=64", "--train_steps=2",
             "--checkpoint_steps=2", "--image_size=32", "--resnet_depth=18",
             "--width_multiplier=1", "--proj_out_dim=8", "--use_blur=false",
             "--learning_rate=0.1", "--weight_decay=0", "--temperature=0.5"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(model_dir, 2)]
+    return argv, [_ckpt(model_dir, 2), os.path.join(model_dir, "result.json"),
+                  os.path.join(model_dir, "hub", "2", "tfhub_module.pb")]
 
 
 def albert_zh_classifier(work, use_tpu):
@@ -304,7 +309,8 @@ PROGRAMS = [
             "google-research+simclr", "run.py", "SimCLR contrastive pre-training (TF1 code) on "
             "a TFDS builder, LARS, cross-replica batch norm, train_then_eval + hub export",
             simclr, check_paths=("data.py", "data_util.py", "lars_optimizer.py", "model.py",
-                                 "model_util.py", "objective.py", "resnet.py", "run.py")),
+                                 "model_util.py", "objective.py", "resnet.py", "run.py"),
+            tf1_libraries=("tensorflow_hub",)),
     Program("albert_zh_classifier", "brightmart/albert_zh",
             "52149e82faf3eddd02f31dc2942a4d06bc78c247", "brightmart+albert_zh",
             "run_classifier.py", "albert_zh sentence-pair fine-tuning (LCQMC format), "
@@ -314,7 +320,7 @@ PROGRAMS = [
             "86a644d4ed35c771560dc3360756363d35477357", "google-research+disentanglement_lib",
             "bin/dlib_train", "beta-VAE (conv encoder/decoder) configured with gin, TF-Hub "
             "module export from the checkpoint, evaluate; use_tpu=False in the program",
-            disentanglement_vae, has_use_tpu=False),
+            disentanglement_vae, has_use_tpu=False, tf1_libraries=("gin.tf", "tensorflow_hub")),
 ]
 
 

@@ -6,7 +6,12 @@ SNAPSHOTS holds one directory per repository snapshot (`owner+name`, e.g. `googl
 with the repository's files at the commit listed in `recipes.py`. Each program runs in a fresh
 copy, on tiny data generated for it, in up to four modes:
 
-  rewrite-cpu   imports rewritten `tensorflow` -> `tpu_estimator_compat.v1`, use_tpu=False
+  rewrite-cpu   imports rewritten `tensorflow` -> `tpu_estimator_compat.v1`, use_tpu=False;
+                run with `python`, or, when the program imports TF1-era libraries
+                (`tf1_libraries`: gin.tf, tensorflow_hub < 0.16, which import TF1 names
+                themselves), with `python -m tpu_estimator_compat run --keep-tf2 SRC
+                --v1-for LIBRARY...`: the program's rewritten files as they are, those
+                libraries served the v1 namespace
   rewrite-tpu   same, use_tpu=True on the simulated 8-core TPU
   runner-cpu    unmodified, `python -m tpu_estimator_compat run SCRIPT ARGS`, use_tpu=False
   runner-tpu    same, use_tpu=True on the simulated 8-core TPU
@@ -107,6 +112,11 @@ def run_one(program, mode, snapshots, python, logs, timeout):
     if mode == "check":
         command = [python, "-m", "tpu_estimator_compat", "check"] + [
             os.path.join(src, p) for p in program.check_paths]
+    elif mode.startswith("rewrite") and program.tf1_libraries:
+        command = [python, "-m", "tpu_estimator_compat", "run", "--keep-tf2", src]
+        for library in program.tf1_libraries:
+            command += ["--v1-for", library]
+        command.append(script)
     elif mode.startswith("rewrite"):
         command = [python, script]
     else:

@@ -14,9 +14,10 @@ How: `builtins.__import__` (which every `import` statement calls) is wrapped. Th
 module globals, which Python passes to it, say which file imports: program code is any file
 outside the installed-library directories (site-packages, dist-packages, the standard
 library) and outside this package (and outside any `--keep-tf2` directory). Library modules named by
-`--v1-for MODULE` or in `V1_LIBRARIES` (TF1-era libraries that cannot import on TensorFlow
-2.21, such as gin-config's `gin.tf`, which subclasses `tf.estimator.SessionRunHook`), and the
-modules below them, get the v1 namespace too. Everything else (TensorFlow itself, tf_keras,
+`--v1-for MODULE` or in `v1_libraries()` (TF1-era libraries that cannot import on TensorFlow
+2.21: gin-config's `gin.tf`, which subclasses `tf.estimator.SessionRunHook`, and
+tensorflow_hub before 0.16, whose `LatestModuleExporter` subclasses `tf.estimator.Exporter`),
+and the modules below them, get the v1 namespace too. Everything else (TensorFlow itself, tf_keras,
 tensorflow_hub, numpy...) imports the real TensorFlow 2, whose module stays
 `sys.modules['tensorflow']`.
 
@@ -27,6 +28,8 @@ the program are TF2 objects.
 """
 import builtins
 import functools
+import importlib.metadata
+import itertools
 import os
 import runpy
 import site
@@ -38,6 +41,32 @@ NAMESPACE = "tpu_estimator_compat.v1"
 _LIBRARY_PARTS = ("site-packages", "dist-packages")
 # Libraries served the v1 namespace by default: they need TF1 names to import at all.
 V1_LIBRARIES = ("gin.tf",)
+# ...and those that do only before a version: (module, distribution, first TF2-only version).
+_V1_LIBRARIES_BEFORE = (("tensorflow_hub", "tensorflow-hub", (0, 16)),)
+
+
+def _version(distribution):
+    """The installed version of `distribution` as a tuple of its leading numbers, or None."""
+    try:
+        text = importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    numbers = []
+    for part in text.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers)
+
+
+def v1_libraries():
+    """The libraries served the v1 namespace without `--v1-for`: `V1_LIBRARIES`, and
+    tensorflow_hub when the installed one is older than 0.16 (TF1 Hub format:
+    `hub.Module`, `create_module_spec`; it imports `tf.compat.v1.estimator`)."""
+    older = tuple(module for module, distribution, first_tf2 in _V1_LIBRARIES_BEFORE
+                  if (_version(distribution) or first_tf2) < first_tf2)
+    return V1_LIBRARIES + older
 
 
 def _library_dirs(keep_tf2_dirs):
@@ -65,7 +94,7 @@ class ImportRedirect:
                     or path.startswith(self._library_dirs))
 
     def serves_v1_to(self, module_name):
-        """Whether library module `module_name` is one `--v1-for` / `V1_LIBRARIES` names or
+        """Whether library module `module_name` is one `--v1-for` / `v1_libraries()` names or
         lies below one."""
         return any(module_name == name or module_name.startswith(name + ".")
                    for name in self._v1_for)
@@ -103,13 +132,13 @@ def redirected_name(name):
 
 def run(argv, keep_tf2_dirs=(), v1_for=()):
     """Runs `argv` = `[SCRIPT, ARGS...]` or `['-m', MODULE, ARGS...]` with the redirect;
-    the modules in `v1_for` (and `V1_LIBRARIES`) get the v1 namespace too.
+    the modules in `v1_for` (and `v1_libraries()`) get the v1 namespace too.
 
     Returns only if the program returns; its `SystemExit` and exceptions propagate (so the
     process exits with the program's status).
     """
     redirect = ImportRedirect([os.path.abspath(d) for d in keep_tf2_dirs],
-                              V1_LIBRARIES + tuple(v1_for))
+                              v1_libraries() + tuple(v1_for))
     redirect.install()
     try:
         if argv[0] == "-m":

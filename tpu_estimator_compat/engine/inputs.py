@@ -31,6 +31,7 @@ from tpu_estimator_compat.engine import input_checks
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import padding
+from tpu_estimator_compat.tf1 import iterators
 from tpu_estimator_compat.tf1 import shapes as tf1_shapes
 from tpu_estimator_compat.api import tpu_context
 from tpu_estimator_compat.engine.batching import Distribution
@@ -145,8 +146,11 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
             runtime, host_id, *_deployment(runtime, plan, host_id, index))
     params = facts.call_params(batch_size=plan.input_fn_batch_size, context=context,
                                use_tpu=runtime.tpu_semantics)
-    with tf1_shapes.tf1_shapes():
+    with tf1_shapes.tf1_shapes(), iterators.recording_iterators() as recorded:
         result = model_bridge.call_input_fn(input_fn, mode, params, facts.config, input_context)
+    iterated = recorded.dataset_of(result)  # `make_one_shot_iterator().get_next()`
+    if iterated is not None:
+        result = iterated
     if (mode == ModeKeys.PREDICT and runtime.tpu_semantics
             and not isinstance(result, (tf.data.Dataset, tf.compat.v1.data.Dataset))):
         raise TypeError("For mode PREDICT, `input_fn` must return `Dataset` instead of "
@@ -209,8 +213,8 @@ def _to_replica_batches(datasets, plan, replicas_per_host):
 
 
 def _static_batch_size(element_spec):
-    dims = {spec.shape[0] if spec.shape.rank else None
-            for spec in tf.nest.flatten(element_spec)}
+    dims = {tf.compat.dimension_value(spec.shape[0]) if spec.shape.rank else None
+            for spec in tf.nest.flatten(element_spec)}  # a TF1 `Dimension` is not hashable
     return dims.pop() if len(dims) == 1 else None
 
 

@@ -15,6 +15,10 @@
   eagerly, and its resource would be destroyed with the Python object), and its `init()`
   (`with tf.control_dependencies([writer.init()])`) gives an op, as in a TF1 graph: the
   writer was initialised when it was created, so the op does nothing.
+- `xla.replica_id()` (`tensorflow.compiler.tf2xla.python.xla`; simclr's cross-replica
+  concatenation) is the replica's index in the strategy's sync group, an int32 like the
+  XLA op's: TensorFlow's op means something only inside a replicated XLA computation (on the
+  simulated TPU, XLA compiled it alone and the process crashed).
 - `tf.compat.v1.train.Saver` built by model_fn or scaffold_fn (typically for
   `Scaffold(saver=...)`) is a `RecordedSaver`: it builds no save/restore ops, and the engine
   restores checkpoints through its var_list, as TF1's session creator did with the
@@ -24,6 +28,7 @@ import contextlib
 import dataclasses
 
 import tensorflow as tf
+from tensorflow.compiler.tf2xla.python import xla
 from tensorflow.python.distribute import distribute_lib
 from tensorflow.python.ops import summary_ops_v2
 
@@ -63,6 +68,7 @@ def patched_legacy_api(recorded_calls, kept_alive):
         (tf.compat.v1.tpu, "cross_replica_sum", optimizers.cross_replica_sum),
         (distribute_lib.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
         (tf.compat.v1.train, "Saver", RecordedSaver),
+        (xla, "replica_id", _replica_id),
         (summary_ops_v2._ResourceSummaryWriter, "init", _writer_init_as_op),
         (summary_ops_v2._ResourceSummaryWriter, "__init__", writer_kept_alive),
     ]
@@ -77,6 +83,12 @@ def patched_legacy_api(recorded_calls, kept_alive):
 
 
 _original_merge_call = distribute_lib.ReplicaContext.merge_call
+
+
+def _replica_id():
+    """`xla.replica_id()`: this replica's index in its sync group (0 outside replicas)."""
+    context = tf.distribute.get_replica_context()
+    return tf.cast(0 if context is None else context.replica_id_in_sync_group, tf.int32)
 _original_writer_init = summary_ops_v2._ResourceSummaryWriter.init
 _original_writer_constructor = summary_ops_v2._ResourceSummaryWriter.__init__
 

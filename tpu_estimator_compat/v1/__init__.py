@@ -10,6 +10,7 @@ Every name of `tf.compat.v1` is served as it is at the moment it is read, so tem
 | `contrib` | `tpu`, `cluster_resolver`, `data`, `layers`, `summary`, `training`, `framework`, `slim`, `metrics` |
 | `estimator` | `Estimator`, `EstimatorSpec`, `ModeKeys`, `RunConfig`, hooks, `export`, `tpu`... |
 | `tpu` | `tf.compat.v1.tpu`; `CrossShardOptimizer`, `cross_replica_sum` work off-TPU |
+| `config` | `tf.compat.v1.config`; `experimental_connect_to_cluster` also works in graph mode |
 | `distribute` | `tf.compat.v1.distribute`; `cluster_resolver.TPUClusterResolver` needs no TPU |
 | `compat` | `tf.compat` with `v1` = this namespace (for `tf.compat.v1.estimator...`) |
 | `python` | `tensorflow.python`, with TF1's estimator and TPU modules (`_paths`) |
@@ -62,6 +63,7 @@ _lazy.install(
         "contrib": "tpu_estimator_compat.v1.contrib",
         "estimator": "tpu_estimator_compat.v1.estimator",
         "tpu": "tpu_estimator_compat.v1.tpu",
+        "config": "tpu_estimator_compat.v1.config",  # `_paths`
         "distribute": "tpu_estimator_compat.v1.distribute",
         "compat": "tpu_estimator_compat.v1.compat",
         "python": "tpu_estimator_compat.v1.python",

@@ -102,6 +102,9 @@ MODULES = {
     "tpu.experimental": Virtual(
         _from("v1._tpu_system", "initialize_tpu_system", "shutdown_tpu_system"),
         fallback="tensorflow:compat.v1.tpu.experimental"),
+    # tf.config: TensorFlow's, connecting to a cluster from graph mode too.
+    "config": Virtual(_from("v1._tpu_system", "experimental_connect_to_cluster"),
+                      fallback="tensorflow:compat.v1.config"),
     # tensorflow.contrib.tpu.python.{tpu,ops}
     "contrib.tpu.python": Virtual(),
     "contrib.tpu.python.tpu": Virtual(fallback="tensorflow.python.tpu"),

@@ -1,5 +1,6 @@
-"""`tf.tpu.experimental.initialize_tpu_system` and `shutdown_tpu_system` that accept this
-package's `TPUClusterResolver` (TensorFlow's assert that the resolver is TensorFlow's own).
+"""`tf.tpu.experimental.initialize_tpu_system`, `shutdown_tpu_system` and
+`tf.config.experimental_connect_to_cluster` that accept this package's `TPUClusterResolver`
+(TensorFlow's assert that the resolver is TensorFlow's own), also in TF1 graph mode.
 
 - On the simulated TPU (`TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES=N`, read by the resolver
   when built, or now when no resolver is given) there is no TPU system: initialising logs
@@ -8,10 +9,15 @@ package's `TPUClusterResolver` (TensorFlow's assert that the resolver is TensorF
 - Otherwise our resolver is resolved first, so that without a TPU the call raises the
   resolver's `NoTPUFoundError` (what was tried, how to run without a TPU), as the estimator
   does; TensorFlow's function then runs with TensorFlow's resolver.
+- `experimental_connect_to_cluster` connects under eager execution even when called in graph
+  mode (TF1 programs call it after `disable_v2_behavior()`; TensorFlow's function raises
+  there): the connection is the eager context's, the one the engine runs on; the caller's
+  graph mode is left as it was.
 """
 import logging
 
 import tensorflow as tf
+from tensorflow.python.eager import context as _context
 
 from tpu_estimator_compat.engine import cluster_resolver as _resolvers
 
@@ -66,3 +72,20 @@ def shutdown_tpu_system(cluster_resolver=None):
     if _simulated_cores(cluster_resolver):
         return None
     return tf.tpu.experimental.shutdown_tpu_system(_tensorflows(cluster_resolver))
+
+
+def experimental_connect_to_cluster(cluster_spec_or_resolver, *args, **kwargs):
+    """`tf.config.experimental_connect_to_cluster`, callable in graph mode too (see the module
+    docstring). A simulated TPU has no cluster: logged, nothing done."""
+    cores = _simulated_cores(cluster_spec_or_resolver) if isinstance(
+        cluster_spec_or_resolver, _resolvers.TPUClusterResolver) else None
+    if cores:
+        _log.info("experimental_connect_to_cluster: the TPU is simulated on %d local devices "
+                  "(%s=%d); there is no cluster to connect to.", cores,
+                  _resolvers.SIMULATED_TPU_CORES_ENV, cores)
+        return None
+    if isinstance(cluster_spec_or_resolver, _resolvers.TPUClusterResolver):
+        cluster_spec_or_resolver = cluster_spec_or_resolver.resolve()
+    with _context.eager_mode():
+        return tf.config.experimental_connect_to_cluster(
+            cluster_spec_or_resolver, *args, **kwargs)

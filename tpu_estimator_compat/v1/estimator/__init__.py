@@ -1,7 +1,8 @@
 """`tf.estimator`: Estimator and TPUEstimator support from this package, hooks from
-`tf.compat.v1.train`, and the `export` and `tpu` submodules.
+`tf.compat.v1.train`, the exporters of `EvalSpec` (`Exporter`, `LatestExporter`,
+`FinalExporter`), and the `export` and `tpu` submodules.
 
-Canned estimators (DNNClassifier, LinearRegressor, BoostedTrees...), exporters and
+Canned estimators (DNNClassifier, LinearRegressor, BoostedTrees...), `BestExporter` and
 `tf.estimator.inputs` are not provided.
 """
 from tpu_estimator_compat.v1 import _lazy
@@ -22,6 +23,8 @@ NAMES = {
     "train_and_evaluate": "tpu_estimator_compat.host.train_and_evaluate:train_and_evaluate",
     "TrainSpec": "tpu_estimator_compat.host.train_and_evaluate:TrainSpec",
     "EvalSpec": "tpu_estimator_compat.host.train_and_evaluate:EvalSpec",
+    **{name: f"tpu_estimator_compat.host.train_and_evaluate:{name}"
+       for name in ("Exporter", "FinalExporter", "LatestExporter")},
     "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
     "export": f"{__name__}.export",
     "tpu": f"{__name__}.tpu",
@@ -31,6 +34,6 @@ NAMES = {
 _lazy.install(
     globals(), names=NAMES,
     missing_hint=(". tpu_estimator_compat provides Estimator, TPUEstimator (tf.estimator.tpu), "
-                  "their specs, configs, train_and_evaluate, hooks and export; canned "
-                  "estimators and exporters are not provided."),
+                  "their specs, configs, train_and_evaluate, hooks, exporters and export; "
+                  "canned estimators and BestExporter are not provided."),
 )
