@@ -113,7 +113,7 @@ class TPUClusterResolver(_cluster_resolver_lib.ClusterResolver):
         Raises:
           NoTPUFoundError: if no TPU can be resolved.
         """
-        from tpu_estimator_compat.v1 import _tpu_system  # noqa: PLC0415  (imports this module)
+        from tpu_estimator_compat.legacy_api import tpu_system as _tpu_system  # noqa: PLC0415  (imports this module)
         resolver = TPUClusterResolver(tpu, zone, project)
         if not resolver.simulated_cores:
             tf.config.experimental_connect_to_cluster(resolver.resolve())

@@ -19,7 +19,7 @@ module (`compat.v1.train`).
 import dataclasses
 
 _PKG = "tpu_estimator_compat"
-_SLIM = f"{_PKG}.v1.contrib._tf_slim"
+_SLIM = f"{_PKG}.legacy_api.tf_slim"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,11 +43,11 @@ _TPU_OPTIMIZER = _from("api.optimizers", "CrossShardOptimizer")
 _ESTIMATOR = _from("estimator", "Estimator") | _from("state.warm_start", "WarmStartSettings") | {
     "VocabInfo": "tensorflow:compat.v1.train.VocabInfo",
     "_load_global_step_from_checkpoint_dir":
-        f"{_PKG}.v1._estimator_private:load_global_step_from_checkpoint_dir"}
+        f"{_PKG}.legacy_api.estimator_private:load_global_step_from_checkpoint_dir"}
 _EVALUATION = {"checkpoints_iterator": "tensorflow:compat.v1.train.checkpoints_iterator",
                "wait_for_new_checkpoint":
                    "tensorflow.python.training.checkpoint_utils:wait_for_new_checkpoint"}
-_ASYNC_CHECKPOINT = _from("v1.contrib._async_checkpoint", "AsyncCheckpointSaverHook")
+_ASYNC_CHECKPOINT = _from("legacy_api.async_checkpoint", "AsyncCheckpointSaverHook")
 _EXPORT = f"{_PKG}.v1.estimator.export"
 
 MODULES = {
@@ -100,10 +100,10 @@ MODULES = {
     "python.tpu.async_checkpoint": Virtual(_ASYNC_CHECKPOINT),
     # tf.tpu.experimental: TensorFlow's, initialising the TPU system via our resolver too.
     "tpu.experimental": Virtual(
-        _from("v1._tpu_system", "initialize_tpu_system", "shutdown_tpu_system"),
+        _from("legacy_api.tpu_system", "initialize_tpu_system", "shutdown_tpu_system"),
         fallback="tensorflow:compat.v1.tpu.experimental"),
     # tf.config: TensorFlow's, connecting to a cluster from graph mode too.
-    "config": Virtual(_from("v1._tpu_system", "experimental_connect_to_cluster"),
+    "config": Virtual(_from("legacy_api.tpu_system", "experimental_connect_to_cluster"),
                       fallback="tensorflow:compat.v1.config"),
     # tensorflow.contrib.tpu.python.{tpu,ops}
     "contrib.tpu.python": Virtual(),
@@ -127,10 +127,10 @@ MODULES = {
     "contrib.training.python.training": Virtual(),
     "contrib.training.python.training.evaluation": Virtual(_EVALUATION),
     "contrib.training.python.training.hparam": Virtual(
-        _from("v1.contrib._hparam", "HParams")),
+        _from("legacy_api.hparam", "HParams")),
     # tf.contrib.learn.datasets.base (its downloader only)
     "contrib.learn.datasets": Virtual(),
-    "contrib.learn.datasets.base": Virtual(_from("v1.contrib._learn_datasets", "maybe_download")),
+    "contrib.learn.datasets.base": Virtual(_from("legacy_api.learn_datasets", "maybe_download")),
     # tensorflow.contrib.slim and contrib.{slim,framework,layers}.python...: tf-slim's modules.
     # (`contrib.slim` is made here, not an alias of tf_slim, so that nothing is added to
     # tf_slim when `contrib.slim.python` is imported: no entry may lie below an alias.)

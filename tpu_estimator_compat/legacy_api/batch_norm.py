@@ -14,7 +14,7 @@ the mean over replicas of the per-replica batch statistics.
 import tensorflow as tf
 from tensorflow.python.training import moving_averages
 
-from tpu_estimator_compat.v1.contrib import _variables
+from tpu_estimator_compat.legacy_api import model_variables as _variables
 
 _v1 = tf.compat.v1
 _smart_cond = tf.__internal__.smart_cond.smart_cond
