@@ -111,8 +111,9 @@ def _per_step(outputs, rows_per_replica_copy, scalars=None):
         mask = step.mask.astype(bool)
         metrics = step.metrics if step.metrics is not None else {}
         if rows_per_replica_copy:  # only replica 0's copy counts
-            metrics = tf.nest.map_structure(
-                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy], metrics)
+            metrics = _map_metrics(
+                metrics, scalars, lambda v: v,
+                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy])
             mask = mask[:rows_per_replica_copy]
         if not mask.any():
             continue
