@@ -188,3 +188,56 @@ def test_input_of_unknown_length_without_steps_is_logged_and_runs_to_its_end(
     caplog.clear()
     estimator.evaluate(eval_input_fn)  # a known, finite length: nothing to say
     assert not [m for m in caplog.messages if m.startswith("evaluate(steps=None)")]
+
+
+# A scalar in eval_metrics (google-research/disentanglement_lib passes its losses): the
+# original's CPU path called metric_fn on it directly; its TPU outfeed rejected it.
+
+def _scalar_loss_model_fn(shapes_seen):
+    def model_fn(features, labels, mode, params):
+        bias = v1.get_variable("bias", [], initializer=v1.zeros_initializer())
+        loss = tf.reduce_mean(features) + bias
+
+        def metric_fn(scalar_loss, rows):
+            shapes_seen.append(scalar_loss.shape.rank)
+            return {"m": v1.metrics.mean(scalar_loss), "n": v1.metrics.mean(rows),
+                    "s": v1.metrics.mean(tf.reshape(scalar_loss, [1, 1]))}
+        return tec.TPUEstimatorSpec(mode, loss=loss,
+                                    eval_metrics=(metric_fn, [loss, features[:, 0]]))
+    return model_fn
+
+
+def _seven_rows_input_fn(params):
+    rows = np.arange(7, dtype=np.float32).reshape(7, 1)
+    return tf.data.Dataset.from_tensor_slices((rows, rows)).batch(params["batch_size"])
+
+
+def test_scalar_eval_metrics_reach_metric_fn_once_per_step_with_use_tpu_false(tmp_path):
+    shapes_seen = []
+    estimator = tec.TPUEstimator(_scalar_loss_model_fn(shapes_seen), use_tpu=False,
+                                 eval_batch_size=2,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    # The original (TF1 TPUEstimator, use_tpu=False) on batches [0 1] [2 3] [4 5] [6]:
+    # each batch's mean loss is one update, the final partial batch's too.
+    results = estimator.evaluate(_seven_rows_input_fn)
+    assert {k: results[k] for k in ("m", "n", "s", "loss")} == {
+        "m": 3.375, "n": 3.0, "s": 3.375, "loss": 3.375}
+    assert estimator.evaluate(_seven_rows_input_fn, steps=2)["m"] == 1.5  # original: 1.5
+    assert set(shapes_seen) == {0}
+
+
+@pytest.mark.parametrize("use_tpu, message", [
+    (True, "All tensors outfed from TPU should preserve batch size dimension, but got "
+           "scalar Tensor"),
+    (False, "eval_metrics passes a scalar (Tensor"),
+])
+def test_scalar_eval_metrics_on_several_replicas_are_rejected(tmp_path, eight_devices,
+                                                              use_tpu, message):
+    config = tec.RunConfig(model_dir=str(tmp_path), eval_distribute=eight_devices,
+                           train_distribute=eight_devices)
+    estimator = tec.TPUEstimator(_scalar_loss_model_fn([]), use_tpu=use_tpu,
+                                 train_batch_size=16, eval_batch_size=16, config=config)
+    with pytest.raises(RuntimeError) as error:
+        estimator.evaluate(_seven_rows_input_fn)
+    assert str(error.value).startswith(message)
+    assert "tf.reshape(x, [1])" in str(error.value)

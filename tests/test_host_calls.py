@@ -161,6 +161,22 @@ def test_scalar_tensor_is_rejected_with_the_original_message(tensors, name):
     assert "tf.reshape(x, [1])" in message
 
 
+def test_scalars_reach_metric_fn_as_scalars_when_allowed():
+    ranks = []
+
+    def metric_fn(loss, values):
+        ranks.append((loss.shape.rank, values.shape.rank))
+        return {"loss": tf.compat.v1.metrics.mean(loss),
+                "values": tf.compat.v1.metrics.mean(values)}
+
+    example = [np.float32(0.0), np.zeros([2], np.float32)]
+    with host_calls.MetricFnRunner(metric_fn, example, scalars=True) as runner:
+        runner.update([np.float32(1.0), np.array([1.0, 2.0], np.float32)])
+        runner.update([np.float32(4.0), np.array([6.0], np.float32)])
+        assert runner.result() == {"loss": 2.5, "values": 3.0}
+    assert ranks == [(0, 1)]
+
+
 @pytest.mark.parametrize("returned, fragment", [
     (lambda v: tf.compat.v1.metrics.mean(v), "must return a dict"),
     (lambda v: {"mean": tf.reduce_mean(v)}, "for metric 'mean'"),

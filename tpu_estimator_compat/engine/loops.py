@@ -30,11 +30,13 @@ _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates", "stop")
 
 
 def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept_alive,
-                   after_replicas):
+                   after_replicas, tpu_semantics=True):
     """The Python function of one step on every replica; see the module docstring.
 
     `after_replicas()` is called after the replicas' calls, in cross-replica context;
     `init_from_checkpoint_calls` and `kept_alive` are `legacy_patches.patched_legacy_api`'s.
+    Without `tpu_semantics`, a scalar `eval_metrics` tensor of a single replica reaches the
+    host as one row (TF1's CPU path called metric_fn on it directly).
     """
     def replica_step(element):
         with step_graph.building_replica(), store.creating_variables_in_replica():
@@ -46,11 +48,11 @@ def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept
         with legacy_patches.patched_legacy_api(init_from_checkpoint_calls, kept_alive):
             per_replica = strategy.run(replica_step, args=(element,))
             after_replicas()
-        return _host_view(strategy, per_replica)
+        return _host_view(strategy, per_replica, tpu_semantics)
     return step
 
 
-def _host_view(strategy, per_replica):
+def _host_view(strategy, per_replica, tpu_semantics):
     """The `StepOutputs` of the replicas' `ReplicaOutputs` (a PerReplica nest)."""
     # Evaluation on several workers: every worker gets global replica 0's scalars (so all
     # return the same results); elsewhere replica 0 is local. Training broadcasts its loss
@@ -69,7 +71,9 @@ def _host_view(strategy, per_replica):
             return map_present(lambda v: tf.identity(first(strategy, v)), value)
 
     def gathered(name):
-        return map_present(lambda v: _gather(strategy, v, name), getattr(per_replica, name))
+        scalar_rows = name == "metrics" and not tpu_semantics
+        return map_present(lambda v: _gather(strategy, v, name, scalar_rows),
+                           getattr(per_replica, name))
 
     view = StepOutputs(
         loss=replica_0(per_replica.loss),
@@ -108,8 +112,19 @@ def _global_first_replica(strategy, value):
     return strategy.gather(rows, axis=0)[0]
 
 
-def _gather(strategy, value, key):
+def _gather(strategy, value, key, scalar_rows=False):
+    """`value` concatenated across replicas on axis 0; with `scalar_rows`, a single
+    replica's scalar as one row."""
     first = strategy.experimental_local_results(value)[0]
+    if first.shape.rank == 0 and scalar_rows:
+        if strategy.num_replicas_in_sync > 1:
+            raise RuntimeError(
+                f"eval_metrics passes a scalar ({first}) to metric_fn while evaluating on "
+                f"{strategy.num_replicas_in_sync} replicas (RunConfig's eval_distribute): "
+                "a scalar is supported with use_tpu=False on one replica only. Reshape it "
+                "to [1] (tf.reshape(x, [1])) to receive one row per replica, or evaluate "
+                "without eval_distribute.")
+        return tf.reshape(first, [1])
     if first.shape.rank == 0:
         raise RuntimeError(
             "All tensors outfed from TPU should preserve batch size dimension, but got "

@@ -127,7 +127,8 @@ class ModelEngine:
         kept_alive = []
         step_body = loops.make_step_body(self.runtime.strategy, self.store, replica_fn,
                                          init_calls, kept_alive,
-                                         after_replicas=traced.build_scaffold)
+                                         after_replicas=traced.build_scaffold,
+                                         tpu_semantics=self.runtime.tpu_semantics)
         optimizers.reset_cross_shard_optimizer_usage()
         if program.config.tf_random_seed is not None:
             # Variables are initialised eagerly in creation order: same seed, same values.

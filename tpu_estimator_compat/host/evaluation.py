@@ -4,6 +4,7 @@
     outputs = inference_loop(iterator, steps or "until every replica has seen the end")
     hooks: after_run (values of the last step with real rows); end
     for each step with real rows:  metric_fn updates on the step's tensors, padding dropped
+                                   (use_tpu=False: a scalar tensor is one value per step)
     results = metric values + loss (mean over steps) + global_step
     (no example at all: metric_fn's values over zero rows and loss 0, as TF1)
 
@@ -41,12 +42,15 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     engine.store.reset_local_variables()
     outputs = _run_loops(compiled, iterator, steps or _UNTIL_THE_END, steps_per_loop,
                          hook_run)
-    steps_run = _per_step(outputs, rows_per_replica_copy)
+    scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
+        compiled.traced.spec)
+    steps_run = _per_step(outputs, rows_per_replica_copy, scalars)
     loss_steps = outputs.loss_has_real_rows
     traced = compiled.traced
     results = {}
     if traced.metric_fn is not None:
-        results.update(_metric_fn_results(traced.metric_fn, steps_run, outputs.batches))
+        results.update(_metric_fn_results(traced.metric_fn, steps_run, outputs.batches,
+                                          scalars))
     if outputs.metric_updates is not None:
         last_real = np.flatnonzero(loss_steps)
         if last_real.size or not steps_run:  # no example at all: zero-row stop batches only
@@ -88,22 +92,43 @@ def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run):
     return runs[0].concatenate(*runs[1:])
 
 
-def _per_step(outputs, rows_per_replica_copy):
+def _scalar_metric_tensors(spec):
+    """Which `eval_metrics` tensors are scalars, flattened (`tf.nest` order); None if none.
+    Without TPU semantics the engine sends each as one row per step (one replica)."""
+    eval_metrics = getattr(spec, "eval_metrics", None)
+    if not eval_metrics:
+        return None
+    flags = [np.ndim(t) == 0 if not hasattr(t, "shape") else t.shape.rank == 0
+             for t in tf.nest.flatten(eval_metrics[1])]
+    return flags if any(flags) else None
+
+
+def _per_step(outputs, rows_per_replica_copy, scalars=None):
     """The `BatchOutputs` of the steps that had any real row: their real rows of metrics
-    (mask dropped)."""
+    (mask dropped); the `scalars` (flattened flags) as 0-d arrays."""
     steps = []
     for step in outputs.batches_per_step():
         mask = step.mask.astype(bool)
         metrics = step.metrics if step.metrics is not None else {}
         if rows_per_replica_copy:  # only replica 0's copy counts
-            metrics = tf.nest.map_structure(
-                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy], metrics)
+            metrics = _map_metrics(
+                metrics, scalars, lambda v: v,
+                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy])
             mask = mask[:rows_per_replica_copy]
         if not mask.any():
             continue
-        steps.append(step._replace(
-            mask=None, metrics=tf.nest.map_structure(lambda v: _real_rows(v, mask), metrics)))
+        steps.append(step._replace(mask=None, metrics=_map_metrics(
+            metrics, scalars, lambda v: v[0], lambda v: _real_rows(v, mask))))
     return steps
+
+
+def _map_metrics(metrics, scalars, on_scalar, on_rows):
+    """`metrics` with `on_scalar` applied to the tensors flagged in `scalars` (flattened
+    flags, or None), `on_rows` to the others."""
+    flat = tf.nest.flatten(metrics)
+    flags = scalars or [False] * len(flat)
+    return tf.nest.pack_sequence_as(
+        metrics, [on_scalar(v) if scalar else on_rows(v) for v, scalar in zip(flat, flags)])
 
 
 def _real_rows(values, mask):
@@ -127,15 +152,17 @@ def _real_rows(values, mask):
         "use an input whose size is a multiple of the batch size.")
 
 
-def _metric_fn_results(metric_fn, steps, batches):
+def _metric_fn_results(metric_fn, steps, batches, scalars=None):
     """The metrics over every step's real rows; over zero rows when there was no example
     (as TF1, e.g. accuracy 0.0)."""
     if not steps:
-        empty = tf.nest.map_structure(lambda v: np.asarray(v)[:0],
-                                      batches.metrics if batches.metrics is not None else {})
-        with host_calls.MetricFnRunner(metric_fn, empty) as runner:
+        empty = _map_metrics(batches.metrics if batches.metrics is not None else {}, scalars,
+                             lambda v: np.zeros([], np.asarray(v).dtype),
+                             lambda v: np.asarray(v)[:0])
+        with host_calls.MetricFnRunner(metric_fn, empty, scalars=bool(scalars)) as runner:
             return runner.result()
-    with host_calls.MetricFnRunner(metric_fn, steps[0].metrics) as runner:
+    with host_calls.MetricFnRunner(metric_fn, steps[0].metrics,
+                                   scalars=bool(scalars)) as runner:
         for step in steps:
             runner.update(step.metrics)
         return runner.result()

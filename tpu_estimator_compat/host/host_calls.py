@@ -30,9 +30,11 @@ class _HostInputs:
       kind: `"eval_metrics"` or `"host_call"`, for messages.
       example_tensors: A list/tuple or dict of numpy arrays, `tf.TensorSpec`s or tensors
         whose dtype and non-batch dimensions the per-step tensors will have.
+      scalars: Whether a scalar example is fed as a scalar (TF1's CPU path) instead of
+        raising TPU's error.
     """
 
-    def __init__(self, kind, example_tensors):
+    def __init__(self, kind, example_tensors, scalars=False):
         if isinstance(example_tensors, dict):
             self._keys = sorted(example_tensors)
         elif isinstance(example_tensors, (list, tuple)):
@@ -41,6 +43,7 @@ class _HostInputs:
             raise TypeError(f"{kind}[1] should be tuple or list, or dict; got "
                             f"{type(example_tensors).__name__}: {example_tensors!r}")
         self._kind = kind
+        self._scalars = scalars
         self._is_dict = isinstance(example_tensors, dict)
         self._specs = [self._spec(key, example_tensors[key]) for key in self._keys]
         self._np_dtypes = [spec.dtype.as_numpy_dtype for spec in self._specs]
@@ -54,6 +57,8 @@ class _HostInputs:
             array = np.asarray(value)
             shape = tf.TensorShape(array.shape)
             dtype = tf.string if array.dtype.kind in "USO" else tf.as_dtype(array.dtype)
+        if shape.rank == 0 and self._scalars:
+            return tf.TensorSpec([], dtype)
         if shape.rank == 0:
             raise RuntimeError(
                 f"{_SCALAR_MESSAGE}{self._kind}[1][{key!r}] ({dtype.name}: {value!r}). "
@@ -118,14 +123,16 @@ class MetricFnRunner:
       metric_fn: The user's metric function.
       example_tensors: The tensor structure of one step (numpy arrays or `tf.TensorSpec`s,
         batch dimension of any size).
+      scalars: Whether scalars are fed to `metric_fn` as scalars, one per step (the
+        original with use_tpu=False); else they raise TPU's error.
 
     Raises:
-      RuntimeError: If an example tensor is a scalar (no batch dimension).
+      RuntimeError: If an example tensor is a scalar (no batch dimension), unless `scalars`.
       TypeError: If `metric_fn` does not return a dict of `(value, update_op)` pairs.
     """
 
-    def __init__(self, metric_fn, example_tensors):
-        self._inputs = _HostInputs("eval_metrics", example_tensors)
+    def __init__(self, metric_fn, example_tensors, scalars=False):
+        self._inputs = _HostInputs("eval_metrics", example_tensors, scalars)
         self._graph = tf.Graph()
         with self._graph.as_default():
             metrics = self._inputs.call(metric_fn, self._inputs.build())
