@@ -356,8 +356,8 @@ def release_garbage():
 
     Both sides are reference cycles (a `tf.function` of a bound method), so they are freed by
     Python's next full garbage collection, wherever it happens. The baseline's distributed
-    iterator has TensorFlow's defaults (autotuning), whose destruction can stall for up to
-    60 s (see `tpu_estimator_compat/engine/inputs.py`); collected inside the next
+    iterator has TensorFlow's defaults (autotuning), whose destruction can stall for minutes
+    (see `tpu_estimator_compat/engine/inputs.py`); collected inside the next
     configuration, that stall was billed to its first side's warm-up (ours: 47 s vs 9 s).
     """
     started = time.perf_counter()
@@ -388,8 +388,8 @@ def report(results, args):
             for r in results]
     print(_common.format_table(
         ["configuration", "setup s", "teardown s", "loop-only ex/s", "loop-only ratio"], rows))
-    for r in results:
-        print(f"  {r['replicas']} replica(s): garbage collection after the configuration "
+    for r in results[:-1]:
+        print(f"  {r['replicas']} replica(s): garbage collection before the next configuration "
               f"(not timed: the sides' iterators' destruction) {r['release_s']:.1f} s")
     for r in results:
         print(f"  {r['replicas']} replica(s) per repetition ex/s: ours "
@@ -415,7 +415,8 @@ def main(argv=None):
         strategy = tf.distribute.MirroredStrategy(devices[:replicas])  # once per process
         print(f"[{replicas} replica(s)] warming up and timing...", flush=True)
         results.append(bench_configuration(tf, layers, strategy, data, args))
-        results[-1]["release_s"] = release_garbage()
+        if replicas != args.replicas[-1]:  # the last one's garbage goes at exit, as before
+            results[-1]["release_s"] = release_garbage()
     report(results, args)
     return 0
 
