@@ -1,6 +1,7 @@
-"""Smoke test: `bench/train_throughput.py` still runs end to end and prints its ratio line.
+"""Smoke tests: the benches (`bench/train_throughput.py`, `exit_latency.py`, `warm_up.py`)
+still run end to end and print their result lines.
 
-Runs the bench in a subprocess (it splits the CPU into logical devices at start-up, which this
+Each runs in a subprocess (it splits the CPU into logical devices at start-up, which this
 test process has already done) with the smallest flags: it checks that the script works, not
 what it measures.
 """
@@ -36,4 +37,17 @@ def test_exit_latency_bench_prints_its_verdict_line():
         env={**env, "TF_CPP_MIN_LOG_LEVEL": "2"})
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"^1 core\(s\): max exit \d+\.\d+ s \(target < 5 s\): (PASS|ABOVE TARGET)$",
+                     result.stdout, re.MULTILINE), result.stdout
+
+
+def test_warm_up_bench_prints_its_ratio_line():
+    bench = os.path.join(os.path.dirname(_BENCH), "warm_up.py")
+    env = {key: value for key, value in os.environ.items()
+           if key != "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"}  # the bench splits the CPU
+    result = subprocess.run(
+        [sys.executable, bench, "--replicas", "1", "--repeats", "1", "--batch_size", "8"],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**env, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^1 replica\(s\): warm-up ratio ours/baseline = \d+\.\d+$",
                      result.stdout, re.MULTILINE), result.stdout
