@@ -241,3 +241,24 @@ def test_scalar_eval_metrics_on_several_replicas_are_rejected(tmp_path, eight_de
         estimator.evaluate(_seven_rows_input_fn)
     assert str(error.value).startswith(message)
     assert "tf.reshape(x, [1])" in str(error.value)
+
+
+def test_eval_metrics_on_several_replicas_with_use_tpu_false_count_every_example(
+        tmp_path, eight_devices):
+    """CPU/GPU semantics on 8 replicas (eval_distribute): batches are not padded, so the last
+    step's replicas hold batches of different sizes; every example is counted once (the
+    original's Estimator dropped a final partial batch there; see "Known differences")."""
+    def model_fn(features, labels, mode, params):
+        bias = v1.get_variable("bias", [], initializer=v1.zeros_initializer())
+        return tec.TPUEstimatorSpec(
+            mode, loss=tf.reduce_mean(features) + bias,
+            eval_metrics=(lambda rows: {"n": v1.metrics.mean(rows)}, [features[:, 0]]))
+
+    def input_fn(params):
+        rows = np.arange(37, dtype=np.float32).reshape(37, 1)
+        return tf.data.Dataset.from_tensor_slices((rows, rows)).batch(params["batch_size"])
+
+    config = tec.RunConfig(model_dir=str(tmp_path), eval_distribute=eight_devices)
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, eval_batch_size=2, config=config)
+    results = estimator.evaluate(input_fn)
+    assert results["n"] == pytest.approx(18.0)  # mean of 0..36: each row once

@@ -130,6 +130,11 @@ def _gather(strategy, value, key, scalar_rows=False):
             "All tensors outfed from TPU should preserve batch size dimension, but got "
             f"scalar {first} (in {key}). Reshape it to [1] (tf.reshape(x, [1])); the host "
             "receives it concatenated across replicas.")
+    if not runtime_lib.is_between_graph(strategy):
+        # This process holds every replica: concatenate here. Batches of different sizes
+        # (CPU/GPU semantics: an input's last batches are not padded) cannot go through a
+        # collective all-gather, which needs one shape on every replica.
+        return tf.concat(strategy.experimental_local_results(value), axis=0)
     return strategy.gather(value, axis=0)
 
 
