@@ -17,6 +17,7 @@ from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.config import model_dir as model_dir_lib
 from tpu_estimator_compat.config.run_config import RunConfig
+from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 from tpu_estimator_compat.tf1 import eager_calls
 from tpu_estimator_compat.engine import model_engine as engine_lib
 from tpu_estimator_compat.host import evaluation
@@ -337,6 +338,12 @@ class TPUEstimator(Estimator):
                                 ("eval_batch_size", eval_batch_size),
                                 ("predict_batch_size", predict_batch_size)):
                 _check_batch_size(name, value)
+            if (config.tpu_config.per_host_input_for_training
+                    == InputPipelineConfig.PER_SHARD_V1
+                    and config.tpu_config.num_cores_per_replica):
+                raise ValueError(
+                    "Model parallelism only supports per host input for training. Please "
+                    "adjust TPURunconfig.per_host_input_for_training.")
         elif eval_on_tpu:
             logging.warning("eval_on_tpu ignored because use_tpu is False.")
             eval_on_tpu = False

@@ -1,6 +1,8 @@
 """`params['context']`: what input_fn and model_fn may ask about the replicas (TPU semantics)."""
 import collections
 
+_JOB = "worker"
+
 _Deployment = collections.namedtuple(
     "_Deployment", ["host_device", "invocation_index", "total_invocations", "replicas_consumed"])
 
@@ -23,26 +25,41 @@ class TPUContext:
 
     @property
     def num_of_replicas_per_host(self):
+        if self._runtime.model_parallel:
+            raise ValueError("num_of_replicas_per_host is not supported for model_parallelism")
         return self._runtime.replicas_per_host
+
+    @property
+    def num_cores(self):
+        """TPU cores in the system: `num_replicas * num_cores_per_replica`."""
+        return self._runtime.num_cores
 
     @property
     def num_of_cores_per_host(self):
-        return self._runtime.replicas_per_host
+        return self._runtime.cores_per_host
 
     @property
     def device_assignment(self):
-        """There is no explicit device assignment: the tf.distribute strategy places replicas."""
-        return None
+        """The replicas' `tf.tpu.experimental.DeviceAssignment` with model parallelism
+        (`TPUConfig.num_cores_per_replica`; on the simulated TPU, on its topology), else
+        None. model_fn only."""
+        if self._deployment is not None:
+            raise RuntimeError("This TPUContext instance must not be called from input_fn.")
+        return self._runtime.device_assignment
 
     def device_for_replica(self, replica_id):
-        """(host device string, ordinal within the host) of `replica_id`."""
+        """(host device string, ordinal of the replica's first core on its host)."""
+        assignment = self._runtime.device_assignment
+        if assignment is not None:
+            return (assignment.host_device(replica=replica_id, job=_JOB),
+                    int(assignment.tpu_ordinal(replica=replica_id)))
         host, ordinal = divmod(replica_id, self._runtime.replicas_per_host)
-        return f"/job:worker/task:{host}/device:CPU:0", ordinal
+        return f"/job:{_JOB}/task:{host}/device:CPU:0", ordinal
 
     def tpu_host_placement_function(self, replica_id=None, host_id=None):
         if replica_id is not None:
-            host_id = replica_id // self._runtime.replicas_per_host
-        return f"/job:worker/task:{host_id or 0}/device:CPU:0"
+            return self.device_for_replica(replica_id)[0]
+        return f"/job:{_JOB}/task:{host_id or 0}/device:CPU:0"
 
     def current_input_fn_deployment(self):
         """(host device, invocation index, total invocations, replicas consumed) of this call."""
@@ -62,6 +79,6 @@ class TPUContext:
 
 def input_fn_context(runtime, host_id, invocation_index, total_invocations, replicas_consumed):
     """The context handed to one input_fn call."""
-    deployment = _Deployment(f"/job:worker/task:{host_id}/device:CPU:0", invocation_index,
+    deployment = _Deployment(f"/job:{_JOB}/task:{host_id}/device:CPU:0", invocation_index,
                              total_invocations, replicas_consumed)
     return TPUContext(runtime, deployment, host_id)

@@ -13,6 +13,7 @@ import tensorflow as tf
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.engine import model_parallelism
 from tpu_estimator_compat.engine import padding
 from tpu_estimator_compat.api import spec as spec_lib
 from tpu_estimator_compat.tf1 import shapes as tf1_shapes
@@ -68,6 +69,11 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
         if mode != ModeKeys.TRAIN:
             element, signals = element
         features, labels = inputs.split_element(element)
+        partition_dims = facts.config.tpu_config.input_partition_dims
+        if runtime.tpu_semantics and partition_dims:
+            features, labels = model_parallelism.partition_inputs(
+                features, labels, partition_dims, runtime.num_cores_per_replica,
+                model_parallelism.logical_device_splitter(runtime.strategy))
         params = facts.call_params(
             batch_size=plan.model_fn_batch_size,
             context=tpu_context.TPUContext(runtime) if runtime.tpu_semantics else None,

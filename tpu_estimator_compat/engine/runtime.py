@@ -3,8 +3,8 @@
 | use_tpu | strategy in RunConfig | environment                               | runs on                    | semantics |
 |---------|-----------------------|-------------------------------------------|----------------------------|-----------|
 | True    | given                 |                                           | that strategy's replicas   | TPU       |
-| True    | None                  | TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES=N | N local devices (Mirrored) | TPU       |
-| True    | None                  |                                           | the TPU (TPUStrategy)      | TPU       |
+| True    | None                  | TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES=N | N (/ k) local devices (3)  | TPU       |
+| True    | None                  |                                           | the TPU (TPUStrategy) (3)  | TPU       |
 | False   | given                 |                                           | that strategy's replicas   | CPU/GPU   |
 | False   | None                  |                                           | one device (GPU:0 or CPU)  | CPU/GPU   |
 | any     | None                  | TF_CONFIG with >1 chief/worker task (1)   | every worker (MWMS)        | (2)       |
@@ -12,6 +12,7 @@
 (1) With use_tpu=True only together with TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES: without it
     use_tpu=True means a real TPU, whose pod hosts TPUStrategy drives from one process.
 (2) TPU semantics when use_tpu=True (hosts = workers), CPU/GPU semantics otherwise.
+(3) With `TPUConfig(num_cores_per_replica=k)`: N // k replicas of k cores (model_parallelism).
 
 Multi-worker runs use TensorFlow's own runtime: one `tf.distribute.MultiWorkerMirroredStrategy`
 per process (`multi_worker_strategy()`), created from TF_CONFIG. TensorFlow 2.21 can only
@@ -30,12 +31,15 @@ import dataclasses
 import tensorflow as tf
 
 from tpu_estimator_compat.engine import cluster_resolver as cluster_resolver_lib
+from tpu_estimator_compat.engine import model_parallelism
 from tpu_estimator_compat import log as logging
 
 SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV
-_tpu_strategies = {}  # TPU systems are initialised once per process and target
+_tpu_topologies = {}  # TPU systems are initialised once per process and target
+_tpu_strategies = {}
 _one_device_strategies = {}
 _simulated_strategies = {}
+_COLLECTIVE_KEYS_PER_STRATEGY = 1000  # group keys a simulated TPU's strategy may use
 _multi_worker_strategies = []  # at most one per process: it owns the collective runtime
 
 
@@ -55,18 +59,43 @@ class Runtime:
     num_hosts: int
     num_workers: int = 1
     is_chief: bool = True
+    num_cores_per_replica: int | None = None  # TPUConfig's, with TPU semantics (model parallelism)
+    device_assignment: object = None  # the replicas' cores, with model parallelism
 
     @property
     def replicas_per_host(self):
         return self.num_replicas // self.num_hosts
 
     @property
+    def model_parallel(self):
+        """Whether `num_cores_per_replica` is set (the original's "model parallelism
+        enabled", also for 1)."""
+        return self.num_cores_per_replica is not None
+
+    @property
+    def num_cores(self):
+        return self.num_replicas * (self.num_cores_per_replica or 1)
+
+    @property
+    def cores_per_host(self):
+        return self.num_cores // self.num_hosts
+
+    @property
     def multi_worker(self):
         return self.num_workers > 1
 
 
-def runtime_for_strategy(strategy, tpu_semantics, is_chief=True):
-    """The Runtime of `strategy`; `is_chief` is what RunConfig (TF_CONFIG) says of this task."""
+def runtime_for_strategy(strategy, tpu_semantics, is_chief=True, num_cores_per_replica=None,
+                         device_assignment=None):
+    """The Runtime of `strategy`; `is_chief` is what RunConfig (TF_CONFIG) says of this task.
+
+    With `num_cores_per_replica` (TPU semantics only) each of the strategy's replicas counts
+    as that many cores; `device_assignment` defaults to a TPUStrategy's own.
+    """
+    if not tpu_semantics:
+        num_cores_per_replica = None
+    if num_cores_per_replica is not None and device_assignment is None:
+        device_assignment = getattr(strategy.extended, "_device_assignment", None)
     num_replicas = strategy.num_replicas_in_sync
     local_replicas = max(1, len(strategy.extended.worker_devices))
     num_hosts = max(1, num_replicas // local_replicas)
@@ -74,7 +103,9 @@ def runtime_for_strategy(strategy, tpu_semantics, is_chief=True):
     return Runtime(strategy=strategy, tpu_semantics=tpu_semantics,
                    num_replicas=num_replicas, num_hosts=num_hosts,
                    num_workers=num_hosts if between_graph else 1,
-                   is_chief=bool(is_chief) and _extended_flag(strategy, "should_checkpoint", True))
+                   is_chief=bool(is_chief) and _extended_flag(strategy, "should_checkpoint", True),
+                   num_cores_per_replica=num_cores_per_replica,
+                   device_assignment=device_assignment)
 
 
 def is_between_graph(strategy):
@@ -90,19 +121,31 @@ def _extended_flag(strategy, name, default):
 
 
 def select_runtime(config, use_tpu, distribute):
-    """Builds the Runtime for one mode; `distribute` is the RunConfig strategy for it."""
+    """Builds the Runtime for one mode; `distribute` is the RunConfig strategy for it.
+
+    With TPU semantics and `TPUConfig.num_cores_per_replica` = k (model parallelism, see
+    `model_parallelism`), a TPU or simulated TPU of N cores has N // k replicas.
+    """
+    cores_per_replica = config.tpu_config.num_cores_per_replica if use_tpu else None
     if distribute is not None:
-        return runtime_for_strategy(distribute, tpu_semantics=use_tpu, is_chief=config.is_chief)
+        return runtime_for_strategy(distribute, tpu_semantics=use_tpu, is_chief=config.is_chief,
+                                    num_cores_per_replica=cores_per_replica)
     if is_multi_worker_cluster(config) and (
             not use_tpu or cluster_resolver_lib.simulated_tpu_cores()):
-        runtime = runtime_for_strategy(multi_worker_strategy(), use_tpu, config.is_chief)
+        runtime = runtime_for_strategy(multi_worker_strategy(), use_tpu, config.is_chief,
+                                       cores_per_replica)
         _check_simulated_cores(runtime, use_tpu)
         return runtime
     if use_tpu:
+        input_mode = config.tpu_config.per_host_input_for_training
         simulated_cores = cluster_resolver_lib.simulated_tpu_cores()
         if simulated_cores:
-            return runtime_for_strategy(_simulated_tpu_strategy(simulated_cores), True)
-        return runtime_for_strategy(_tpu_strategy(config), True)
+            strategy, assignment = _simulated_tpu_strategy(simulated_cores, cores_per_replica,
+                                                           input_mode)
+        else:
+            strategy, assignment = _tpu_strategy(config, cores_per_replica, input_mode)
+        return runtime_for_strategy(strategy, True, num_cores_per_replica=cores_per_replica,
+                                    device_assignment=assignment)
     return runtime_for_strategy(_one_device_strategy(), False)
 
 
@@ -181,18 +224,49 @@ def _one_device_strategy():
     return _one_device_strategies[device]
 
 
-def _simulated_tpu_strategy(cores):
-    if cores not in _simulated_strategies:  # one per process: strategies share collective keys
+def _simulated_tpu_strategy(cores, cores_per_replica, input_mode):
+    """(MirroredStrategy, device assignment) of the simulated TPU: one replica per core, or
+    with model parallelism one per `cores_per_replica` cores, on the device of its core 0."""
+    assignment = None
+    if cores_per_replica is not None:
+        assignment = model_parallelism.device_assignment_for(
+            model_parallelism.simulated_topology(cores), cores_per_replica, input_mode)
+    key = (cores, cores_per_replica)
+    if key not in _simulated_strategies:  # one per process: strategies share collective keys
         # Physical GPUs only: listing logical devices would initialise TensorFlow's devices
         # before the CPU can be split.
         if len(tf.config.list_physical_devices("GPU")) >= cores:
             devices = [d.name for d in tf.config.list_logical_devices("GPU")]
         else:
             devices = _logical_cpus(cores)
-        logging.info("Simulating a %d-core TPU on local devices %s (%s).", cores,
-                     devices[:cores], SIMULATED_TPU_CORES_ENV)
-        _simulated_strategies[cores] = tf.distribute.MirroredStrategy(devices[:cores])
-    return _simulated_strategies[cores]
+        devices = devices[:cores]
+        if assignment is not None:
+            devices = [devices[ordinal]
+                       for ordinal in model_parallelism.replica_ordinals(assignment)]
+            logging.info("Simulating a %d-core TPU with %d cores per replica: %d replicas on "
+                         "local devices %s (%s).", cores, cores_per_replica, len(devices),
+                         devices, SIMULATED_TPU_CORES_ENV)
+        else:
+            logging.info("Simulating a %d-core TPU on local devices %s (%s).", cores, devices,
+                         SIMULATED_TPU_CORES_ENV)
+        _simulated_strategies[key] = _mirrored_strategy(
+            devices, collective_key_base=_COLLECTIVE_KEYS_PER_STRATEGY * (cores_per_replica or 0))
+    return _simulated_strategies[key], assignment
+
+
+def _mirrored_strategy(devices, collective_key_base):
+    """A MirroredStrategy whose collective group keys start after `collective_key_base`.
+
+    Every MirroredStrategy numbers its device groups from key 1, so two of them over
+    different device sets in one process (replicas of 2 and of 4 cores) would both run
+    group 1 with different sizes, and TensorFlow aborts the collectives. TensorFlow reads
+    the base from the strategy class (`_collective_key_base`), hence the subclass.
+    """
+    if not collective_key_base:
+        return tf.distribute.MirroredStrategy(devices)
+    strategy_class = type("MirroredStrategy", (tf.distribute.MirroredStrategy,),
+                          {"_collective_key_base": collective_key_base})
+    return strategy_class(devices)
 
 
 def prepare_simulated_tpu():
@@ -230,17 +304,27 @@ def _split_cpu(count):
                 "tf.config.set_logical_device_configuration at start-up.") from None
 
 
-def _tpu_strategy(config):
+def _tpu_strategy(config, cores_per_replica, input_mode):
+    """(TPUStrategy, device assignment): with model parallelism, replicas of
+    `cores_per_replica` cores (`model_parallelism.device_assignment_for`)."""
     resolver = config.cluster
     if resolver is None:
         resolver = cluster_resolver_lib.TPUClusterResolver(tpu=_tpu_name(config))
     if isinstance(resolver, cluster_resolver_lib.TPUClusterResolver):
         resolver = resolver.resolve()
-    key = repr(resolver.master())
+    key = (repr(resolver.master()), cores_per_replica)
     if key not in _tpu_strategies:
-        tf.config.experimental_connect_to_cluster(resolver)
-        tf.tpu.experimental.initialize_tpu_system(resolver)
-        _tpu_strategies[key] = tf.distribute.TPUStrategy(resolver)
+        if resolver.master() not in _tpu_topologies:
+            tf.config.experimental_connect_to_cluster(resolver)
+            _tpu_topologies[resolver.master()] = tf.tpu.experimental.initialize_tpu_system(
+                resolver)
+        assignment = None
+        if cores_per_replica is not None:
+            assignment = model_parallelism.device_assignment_for(
+                _tpu_topologies[resolver.master()], cores_per_replica, input_mode)
+        _tpu_strategies[key] = (
+            tf.distribute.TPUStrategy(resolver, experimental_device_assignment=assignment),
+            assignment)
     return _tpu_strategies[key]
 
 

@@ -20,15 +20,9 @@ import tensorflow as tf
 from tensorflow.python.eager import context as _context
 
 from tpu_estimator_compat.engine import cluster_resolver as _resolvers
+from tpu_estimator_compat.engine.model_parallelism import simulated_topology
 
 _log = logging.getLogger("tensorflow")
-
-
-def simulated_topology(cores):
-    """The `Topology` reported for `cores` simulated TPU cores: one task, cores in a row."""
-    return tf.tpu.experimental.Topology(
-        mesh_shape=[1, 1, 1, cores],
-        device_coordinates=[[[0, 0, 0, core] for core in range(cores)]])
 
 
 def _simulated_cores(cluster_resolver):
