@@ -16,6 +16,7 @@ import numpy as np
 from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.config import model_dir as model_dir_lib
+from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 from tpu_estimator_compat.tf1 import eager_calls
@@ -196,9 +197,10 @@ class Estimator:
             raise ValueError("An input_receiver_fn must be defined.")
         checkpoint = export_lib.resolve_checkpoint_path(
             self.model_dir, checkpoint_path, self._warm_start_from)
-        # Several workers: only the chief writes the export; the others export into a
-        # temporary directory that is removed (multi_worker.export_dir_for).
-        with multi_worker.export_dir_for(self._config.is_chief, export_dir_base) as target:
+        # Several workers: only the chief (or the evaluator task) writes the export; the
+        # others export into a temporary directory that is removed (multi_worker.export_dir_for).
+        with multi_worker.export_dir_for(run_config_lib.writes_model_dir(self._config),
+                                          export_dir_base) as target:
             return export_lib.export_saved_model(
                 self._program.model_fn, user_params=self._program.params, config=self._config,
                 checkpoint_path=checkpoint, export_dir_base=target,

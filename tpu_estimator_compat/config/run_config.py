@@ -413,3 +413,9 @@ class RunConfig:
     def __repr__(self):
         fields = ", ".join(f"{name}={getattr(self, '_' + name)!r}" for name in _REPLACEABLE)
         return f"RunConfig({fields}, cluster={self._cluster!r})"
+
+
+def writes_model_dir(config):
+    """Whether this task writes into model_dir: the chief (checkpoints, summaries, exports),
+    or train_and_evaluate's `evaluator` task (evaluation events and exports)."""
+    return config.is_chief or config.task_type == "evaluator"

@@ -30,6 +30,7 @@ import dataclasses
 
 import tensorflow as tf
 
+from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.engine import cluster_resolver as cluster_resolver_lib
 from tpu_estimator_compat.engine import model_parallelism
 from tpu_estimator_compat import log as logging
@@ -128,7 +129,8 @@ def select_runtime(config, use_tpu, distribute):
     """
     cores_per_replica = config.tpu_config.num_cores_per_replica if use_tpu else None
     if distribute is not None:
-        return runtime_for_strategy(distribute, tpu_semantics=use_tpu, is_chief=config.is_chief,
+        return runtime_for_strategy(distribute, tpu_semantics=use_tpu,
+                                    is_chief=run_config_lib.writes_model_dir(config),
                                     num_cores_per_replica=cores_per_replica)
     if is_multi_worker_cluster(config) and (
             not use_tpu or cluster_resolver_lib.simulated_tpu_cores()):

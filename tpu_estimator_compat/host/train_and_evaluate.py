@@ -1,7 +1,15 @@
-"""`train_and_evaluate(estimator, train_spec, eval_spec)`: Estimator's local loop.
+"""`train_and_evaluate(estimator, train_spec, eval_spec)`: the original's task roles.
 
-As the original's local (non-distributed) mode, training runs in one `train()` call and an
-evaluation follows each new checkpoint, from a saving listener:
+| TF_CONFIG task                     | does                                               | returns |
+|------------------------------------|----------------------------------------------------|---------|
+| none (no cluster)                  | trains, evaluating each new checkpoint (local loop) | results |
+| `chief` / `worker` in a cluster    | trains only (the `evaluator` task evaluates)       | None    |
+| `master` in a cluster              | trains, evaluating each new checkpoint             | None    |
+| `evaluator` (index 0)              | evaluates each new checkpoint until the final one  | None    |
+| `ps`                               | not supported (NotImplementedError)                |         |
+
+The local loop: training runs in one `train()` call and an evaluation follows each new
+checkpoint, from a saving listener:
 
     estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps,
                     hooks=train_spec.hooks,
@@ -14,8 +22,14 @@ evaluation follows each new checkpoint, from a saving listener:
 
 So evaluations follow the checkpoint schedule (`save_checkpoints_steps`/`_secs`) and run on
 the same estimator: the variables are in memory, nothing is restored, nothing retraced.
-`start_delay_secs` only concerned a separate evaluator task and is accepted for
-compatibility. `LatestExporter` and `FinalExporter` are provided.
+
+The evaluator task (`_run_evaluator`, the usual Cloud TPU set-up: a second job evaluates
+while training runs): waits `start_delay_secs`, then evaluates the latest checkpoint when it
+is new, runs the exporters after each evaluation, and waits until `throttle_secs` have
+passed since the start of the pass; it ends once it has evaluated a checkpoint of step >=
+`max_steps` (never without `max_steps`, as in the original). Its evaluation events go to
+`eval_dir(name)` and its exports to `model_dir/export/<exporter>`. `LatestExporter` and
+`FinalExporter` are provided.
 """
 import collections
 import os
@@ -122,14 +136,15 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
       eval_spec: an `EvalSpec`.
 
     Returns:
-      `(eval_result, export_results)`: the last evaluation's dict and the list of what each
-      exporter returned then; `(None, None)` when nothing was evaluated (e.g. `max_steps`
-      was already reached).
+      Without a TF_CONFIG cluster, `(eval_result, export_results)`: the last evaluation's
+      dict and the list of what each exporter returned then; `(None, None)` when nothing
+      was evaluated (e.g. `max_steps` was already reached). In a cluster (and in the
+      evaluator task) None, as the original.
 
     Raises:
       TypeError: an argument of the wrong type.
-      NotImplementedError: this process is a TF_CONFIG `evaluator` or `ps` task, whose
-        distributed roles are not provided.
+      ValueError: an `evaluator` task of index > 0 (the original's message).
+      NotImplementedError: this process is a TF_CONFIG `ps` task, a role not provided.
     """
     from tpu_estimator_compat.estimator import Estimator  # noqa: PLC0415 (import cycle)
     if not isinstance(estimator, Estimator):
@@ -142,12 +157,33 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         raise TypeError(f"`eval_spec` must have type `tf.estimator.EvalSpec`. Got: "
                         f"{type(eval_spec)}")
     config = estimator.config
-    if config.task_type in ("evaluator", "ps"):
+    if config.task_type == "evaluator":
+        if config.task_id > 0:
+            raise ValueError(
+                "For distributed training, there can only be one `evaluator` task (with task "
+                f"id 0).  Given task id {config.task_id}")
+        _run_evaluator(estimator, train_spec, eval_spec)
+        return None
+    if config.task_type == "ps":
         raise NotImplementedError(
-            f"train_and_evaluate in a TF_CONFIG '{config.task_type}' task: the distributed "
-            "evaluator/parameter-server roles are not provided by tpu_estimator_compat. Run "
-            "train_and_evaluate in the training task(s) only; it evaluates after each "
-            "checkpoint itself.")
+            "train_and_evaluate in a TF_CONFIG 'ps' task: the parameter-server role is not "
+            "provided by tpu_estimator_compat (training is synchronous across the chief and "
+            "workers). Remove the 'ps' tasks.")
+    distributed = bool(config.cluster_spec)
+    if distributed and config.task_type in ("chief", "worker"):
+        logging.info("train_and_evaluate in TF_CONFIG task %s %d: training only; the "
+                     "'evaluator' task, if any, evaluates the checkpoints.",
+                     config.task_type, config.task_id)
+        estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps,
+                        hooks=train_spec.hooks, saving_listeners=train_spec.saving_listeners)
+        return None
+    results = _train_evaluating_each_checkpoint(estimator, train_spec, eval_spec)
+    return None if distributed else results
+
+
+def _train_evaluating_each_checkpoint(estimator, train_spec, eval_spec):
+    """The local loop (see the module docstring)."""
+    config = estimator.config
     logging.info("Running training and evaluation locally (non-distributed).")
     logging.info("Start train and evaluate loop. The evaluate will happen after every "
                  "checkpoint. Checkpoint frequency is determined based on RunConfig arguments: "
@@ -161,18 +197,95 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     return listener.eval_result, listener.export_results
 
 
+class _Evaluator:
+    """Evaluates a checkpoint, then runs the exporters on the result."""
+
+    def __init__(self, estimator, eval_spec, max_steps):
+        self._estimator = estimator
+        self._eval_spec = eval_spec
+        self._max_steps = max_steps
+        self.eval_result = None
+        self.export_results = None
+
+    def evaluate_and_export(self, checkpoint):
+        spec = self._eval_spec
+        self.eval_result = self._estimator.evaluate(
+            spec.input_fn, steps=spec.steps, hooks=spec.hooks, checkpoint_path=checkpoint,
+            name=spec.name)
+        export_dir_base = os.path.join(self._estimator.model_dir, "export")
+        self.export_results = [
+            exporter.export(estimator=self._estimator,
+                            export_path=os.path.join(export_dir_base, exporter.name),
+                            checkpoint_path=checkpoint, eval_result=self.eval_result,
+                            is_the_final_export=self.reached_max_steps())
+            for exporter in spec.exporters]
+        return self.eval_result
+
+    def reached_max_steps(self):
+        return bool(self._max_steps and self.eval_result is not None
+                    and self.eval_result["global_step"] >= self._max_steps)
+
+
+def _run_evaluator(estimator, train_spec, eval_spec):
+    """The `evaluator` task's loop (see the module docstring)."""
+    if eval_spec.start_delay_secs:
+        logging.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
+        time.sleep(eval_spec.start_delay_secs)
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
+    evaluated = None
+    last_warning = {}
+    while True:
+        start = time.time()
+        latest = estimator.latest_checkpoint()
+        if latest is None or latest == evaluated:
+            _warn_every_10_minutes(last_warning, (
+                "Estimator is not trained yet. Will start an evaluation when a checkpoint is "
+                "ready." if latest is None else
+                "No new checkpoint ready for evaluation. Skip the current evaluation pass as "
+                "evaluation results are expected to be same for the same checkpoint."))
+        else:
+            last_warning.clear()
+            evaluator.evaluate_and_export(latest)
+            evaluated = latest
+            if evaluator.reached_max_steps():
+                logging.info("Exiting evaluation, global_step=%s >= train max_steps=%s",
+                             evaluator.eval_result["global_step"], train_spec.max_steps)
+                return
+        wait = eval_spec.throttle_secs - (time.time() - start)
+        if wait > 0:
+            logging.info("Waiting %f secs before starting next eval run.", wait)
+            time.sleep(wait)
+        elif eval_spec.throttle_secs == 0 and latest == evaluated:
+            _warn_every_10_minutes(last_warning, (
+                "EvalSpec.throttle_secs is set as 0. This might overload the job before "
+                "finding (next) new checkpoint. Please consider to increase it."))
+
+
+def _warn_every_10_minutes(last_warning, message):
+    now = time.time()
+    if now - last_warning.get(message, -float("inf")) > 600:
+        logging.warning(message)
+        last_warning[message] = now
+
+
 class _EvaluateAfterSave(tf.compat.v1.train.CheckpointSaverListener):
     """Evaluates (and exports) after new checkpoints, throttled; see the module docstring."""
 
     def __init__(self, estimator, eval_spec, max_steps, start_step):
         self._estimator = estimator
         self._eval_spec = eval_spec
-        self._max_steps = max_steps
+        self._evaluator = _Evaluator(estimator, eval_spec, max_steps)
         self._start_step = start_step
         self._last_eval_time = None
         self._last_evaluated_step = None
-        self.eval_result = None
-        self.export_results = None
+
+    @property
+    def eval_result(self):
+        return self._evaluator.eval_result
+
+    @property
+    def export_results(self):
+        return self._evaluator.export_results
 
     def after_save(self, session, global_step_value):
         del session
@@ -195,19 +308,7 @@ class _EvaluateAfterSave(tf.compat.v1.train.CheckpointSaverListener):
     def _evaluate(self, global_step_value):
         self._last_eval_time = time.time()
         self._last_evaluated_step = global_step_value
-        checkpoint = self._estimator.latest_checkpoint()
-        spec = self._eval_spec
-        self.eval_result = self._estimator.evaluate(
-            spec.input_fn, steps=spec.steps, hooks=spec.hooks, checkpoint_path=checkpoint,
-            name=spec.name)
-        is_final = bool(self._max_steps) and self.eval_result["global_step"] >= self._max_steps
-        export_dir_base = os.path.join(self._estimator.model_dir, "export")
-        self.export_results = [
-            exporter.export(estimator=self._estimator,
-                            export_path=os.path.join(export_dir_base, exporter.name),
-                            checkpoint_path=checkpoint, eval_result=self.eval_result,
-                            is_the_final_export=is_final)
-            for exporter in spec.exporters]
+        self._evaluator.evaluate_and_export(self._estimator.latest_checkpoint())
 
 
 class Exporter:
