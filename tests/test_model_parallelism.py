@@ -140,6 +140,9 @@ def test_partition_dims_split_the_tensors_named_on_a_tpu():
     model_parallelism.partition_inputs(features, labels, [{"image": [1, 1, 1, 1], "id": None}],
                                        4, split)
     assert calls == []  # product 1: replicated; no label dims: labels replicated
+    model_parallelism.partition_inputs((_spec(2, 8), _spec(2, 4)), _spec(2, 8),
+                                       [(None, [1, 4]), [1, 4]], 4, split)
+    assert calls == [([2, 4], [1, 4]), ([2, 8], [1, 4])]  # a tuple of features
 
 
 @pytest.mark.parametrize("features, dims, message", [
@@ -155,6 +158,8 @@ def test_partition_dims_split_the_tensors_named_on_a_tpu():
     ({"image": _spec(2, 6)}, [{"image": [1, 4]}],
      r"Input partition dims \[1, 4\] do not divide the tensor shape \[2, 6\] \(axis 1\)"),
     ({"image": _spec(2, 8)}, [{"image": [0, 4]}], r"All input partition dims must be >= 1."),
+    ((_spec(2, 8), _spec(2, 8)), [[[1, 4], None]],
+     r"TPUConfig.input_partition_dims\[0\] mismatched the structure of features."),
 ])
 def test_partition_dims_validation(features, dims, message):
     with pytest.raises(ValueError, match=message):

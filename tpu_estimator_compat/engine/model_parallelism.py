@@ -18,6 +18,7 @@ innermost mesh dimension out (the simulated `[1, 1, 1, N]` mesh, TPU v4's one co
 """
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.util import nest
 
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 
@@ -125,15 +126,18 @@ def partition_inputs(features, labels, input_partition_dims, num_cores_per_repli
 
 
 def _flatten_dims(structure, dims, index):
+    """`dims` flattened as `tf.nest.flatten(structure)` is (the original's checks)."""
     kind = ("features", "labels")[index]
-    if isinstance(structure, dict) != isinstance(dims, dict) or (
-            isinstance(dims, dict) and sorted(dims) != sorted(structure)):
+    if _keys(structure) != _keys(dims):
         raise ValueError(
             f"TPUConfig.input_partition_dims[{index}] mismatched {kind[:-1]} keys. Expected "
             f"{_keys(structure)}, got {_keys(dims)}")
-    if not isinstance(structure, dict):
-        return [dims]
-    return [dims[key] for key in sorted(structure)]
+    try:
+        return nest.flatten_up_to(structure, dims)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"TPUConfig.input_partition_dims[{index}] mismatched the structure of {kind}. "
+            f"input_partition_dims[{index}]: {dims}, {kind} {structure}. {e}") from None
 
 
 def _keys(structure):
