@@ -104,6 +104,16 @@ def test_chief_in_a_cluster_trains_only(tmp_path, one_device, monkeypatch):
     assert not os.path.exists(estimator.eval_dir())
 
 
+def test_master_in_a_cluster_trains_and_evaluates(tmp_path, one_device, monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps(
+        {"cluster": {"master": ["127.0.0.1:2222"]}, "task": {"type": "master", "index": 0}}))
+    hook = EvalStepHook()
+    assert tec.train_and_evaluate(
+        make_estimator(tmp_path, one_device), tec.TrainSpec(train_input_fn, max_steps=8),
+        tec.EvalSpec(eval_input_fn, hooks=[hook], throttle_secs=0)) is None
+    assert hook.steps == [4, 8]
+
+
 def test_only_one_evaluator_task(tmp_path, monkeypatch):
     set_task(monkeypatch, "evaluator", index=1)
     estimator = tec.Estimator(lambda features: None, model_dir=str(tmp_path))

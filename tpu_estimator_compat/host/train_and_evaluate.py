@@ -1,12 +1,12 @@
 """`train_and_evaluate(estimator, train_spec, eval_spec)`: the original's task roles.
 
-| TF_CONFIG task                     | does                                               | returns |
-|------------------------------------|----------------------------------------------------|---------|
-| none (no cluster)                  | trains, evaluating each new checkpoint (local loop) | results |
-| `chief` / `worker` in a cluster    | trains only (the `evaluator` task evaluates)       | None    |
-| `master` in a cluster              | trains, evaluating each new checkpoint             | None    |
-| `evaluator` (index 0)              | evaluates each new checkpoint until the final one  | None    |
-| `ps`                               | not supported (NotImplementedError)                |         |
+| TF_CONFIG task                  | does                                                | returns |
+|---------------------------------|-----------------------------------------------------|---------|
+| none (no cluster)               | trains, evaluating each new checkpoint (local loop) | results |
+| `chief` / `worker` in a cluster | trains only (the `evaluator` task evaluates)        | None    |
+| `master` in a cluster           | trains, evaluating each new checkpoint              | None    |
+| `evaluator` (index 0)           | evaluates each new checkpoint until the final one   | None    |
+| `ps`                            | not supported (NotImplementedError)                 |         |
 
 The local loop: training runs in one `train()` call and an evaluation follows each new
 checkpoint, from a saving listener:
