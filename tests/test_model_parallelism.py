@@ -320,3 +320,16 @@ def test_model_parallelism_needs_per_host_input(tmp_path):
             "Model parallelism only supports per host input for training. Please adjust "
             "TPURunconfig.per_host_input_for_training.")):
         tec.TPUEstimator(_Recorder().model_fn, config=config, train_batch_size=16)
+
+
+def test_num_shards_must_be_the_number_of_replicas_of_k_cores(simulated_tpu, tmp_path):
+    config = tec.RunConfig(model_dir=str(tmp_path), tpu_config=tec.TPUConfig(
+        num_shards=8, num_cores_per_replica=2, per_host_input_for_training=IPC.PER_HOST_V2))
+    estimator = tec.TPUEstimator(_Recorder().model_fn, config=config, train_batch_size=16)
+    with pytest.raises(ValueError, match=(
+            r"TPUConfig.num_shards is not set correctly. According to TPU system metadata for "
+            r"Tensorflow master \(\): num_replicas should be \(4\), got \(8\).")):
+        estimator.train(_Recorder().input_fn, steps=2)
+    estimator = tec.TPUEstimator(_Recorder().model_fn, config=config.replace(
+        tpu_config=config.tpu_config._replace(num_shards=4)), train_batch_size=16)
+    estimator.train(_Recorder().input_fn, steps=2)

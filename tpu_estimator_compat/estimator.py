@@ -300,8 +300,9 @@ class Estimator:
         return self._engines[key]
 
     def _plan(self, mode, runtime):
+        master = self._config.evaluation_master if mode == ModeKeys.EVAL else self._config.master
         return batching.plan_batches(self._batch_sizes[mode], mode, runtime,
-                                     self._config.tpu_config)
+                                     self._config.tpu_config, master)
 
     @staticmethod
     def _examples_per_step(plan, runtime):

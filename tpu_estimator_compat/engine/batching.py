@@ -54,10 +54,19 @@ def effective_input_mode(mode, tpu_config):
     return input_mode
 
 
-def plan_batches(global_batch_size, mode, runtime, tpu_config):
-    """The BatchPlan for one mode. Raises the original's errors for bad batch sizes."""
+def plan_batches(global_batch_size, mode, runtime, tpu_config, master=""):
+    """The BatchPlan for one mode. Raises the original's errors for bad batch sizes and for
+    a `TPUConfig.num_shards` that is not the number of replicas (named with `master`)."""
     if not runtime.tpu_semantics:
         return BatchPlan(global_batch_size, global_batch_size, 1, Distribution.WHOLE, None)
+    if tpu_config.num_shards and tpu_config.num_shards != runtime.num_replicas:
+        raise ValueError(
+            "TPUConfig.num_shards is not set correctly. According to TPU system metadata for "
+            f"Tensorflow master ({master}): num_replicas should be ({runtime.num_replicas}), "
+            f"got ({tpu_config.num_shards}). For non-model-parallelism, num_replicas should be "
+            "the total num of TPU cores in the system. For model-parallelism, the total number "
+            "of TPU cores should be num_cores_per_replica * num_replicas. Please set it "
+            "accordingly or leave it as `None`")
     name = _BATCH_NAMES[mode]
     if global_batch_size is None:
         raise ValueError(
