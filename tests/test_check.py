@@ -2,12 +2,15 @@
 import io
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 import tensorflow as tf
 
 from tpu_estimator_compat import __main__ as cli
 from tpu_estimator_compat.cli import check as compat_check
+from tpu_estimator_compat.cli import native_stderr
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
 from tpu_estimator_compat.v1 import contrib as v1_contrib
@@ -55,11 +58,13 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
     out = io.StringIO()
     totals = compat_check.check([str(tmp_path / "pkg")], out=out)
     known = "see README.md#known-differences-from-the-original"
+    hooks = compat_check.DIFFERENCE_NOTES["train.SessionRunHook"]
     root = str(tmp_path / "pkg")
     assert out.getvalue().splitlines() == [
         f"{root}/data.py",
         "  supported    tensorflow.compat.v1  (line 2)",
-        "  difference   tensorflow.contrib.training.HParams  (line 3)  "
+        "  difference   tensorflow.contrib.training.HParams  (line 3): no hparam_def protocol "
+        "buffers, no indexed assignments (parse('a[1]=2')); "
         "see README.md#tf1-module-paths-and-contrib-modules",
         "  supported    tensorflow.contrib.tpu  (line 4)",
         "  supported    tensorflow.compat.v1.data.TFRecordDataset  (line 6)",
@@ -77,9 +82,12 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
         "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
         "framework, layers, learn, metrics, opt, slim, stateless, summary, tpu, training} only.",
-        f"  difference   tensorflow.train.LoggingTensorHook  (line 14)  {known}",
-        f"  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15)  {known}",
-        f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",
+        f"  difference   tensorflow.train.LoggingTensorHook  (line 14): {hooks}; {known}",
+        "  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15): runs on "
+        "tf.distribute strategies; evaluate(steps=None) counts every example once; no "
+        f"graph.pbtxt; no embedding_config_spec; {known}",
+        "  difference   tensorflow.python.estimator.estimator.Estimator  (line 15): one device "
+        f"unless RunConfig(train_distribute=...); no graph.pbtxt; {known}",
         "14 TensorFlow APIs used: 9 supported, 4 supported with documented differences, "
         "1 unsupported; 1 file could not be parsed.",
     ]
@@ -87,6 +95,46 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
     assert cli.main(["check", str(tmp_path / "pkg")]) == 1
     assert cli.main(["check", str(tmp_path / "pkg" / "data.py")]) == 0
     assert cli.main(["check", str(tmp_path / "missing")]) == 2
+
+    out = io.StringIO()
+    compat_check.check([str(tmp_path / "pkg")], out=out, problems_only=True)
+    assert out.getvalue().splitlines() == [
+        f"{root}/py2_tool.py",
+        "  cannot parse (Missing parentheses in call to 'print'. Did you mean print(...)?, "
+        "line 1): not checked",
+        f"{root}/train.py",
+        "  UNSUPPORTED  tensorflow.contrib.rnn  (line 13): module "
+        "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
+        "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
+        "framework, layers, learn, metrics, opt, slim, stateless, summary, tpu, training} only.",
+        "14 TensorFlow APIs used: 9 supported, 4 supported with documented differences, "
+        "1 unsupported; 1 file could not be parsed.",
+    ]
+
+
+def test_check_command_prints_only_its_report_without_tensorflow_start_up_lines(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "tpu_estimator_compat", "check", "--problems-only",
+         str(tmp_path)], capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == ""  # no `oneDNN custom operations are on`, `cudart_stub.cc`...
+    assert result.stdout.splitlines()[0] == f"{tmp_path}/train.py"
+    assert result.stdout.count("UNSUPPORTED") == 1 and "  difference  " not in result.stdout
+
+
+def test_native_stderr_is_printed_when_the_command_fails(capfd):
+    with pytest.raises(RuntimeError):
+        with native_stderr.native_stderr_captured():
+            os.write(2, b"native line\n")
+            print("python line", file=sys.stderr)
+            raise RuntimeError
+    assert capfd.readouterr().err == "python line\nnative line\n"
+    with native_stderr.native_stderr_captured():
+        os.write(2, b"native line\n")
+    assert capfd.readouterr().err == ""
 
 
 def test_uses_follow_aliases_from_imports_and_assignments():
@@ -165,6 +213,9 @@ def test_documented_differences_are_served_and_link_existing_readme_sections():
     for key, anchor in compat_check.DIFFERENCES.items():
         compat_check.lookup(key)  # raises if not served
         assert anchor in anchors, anchor
+    assert set(compat_check.DIFFERENCE_NOTES) == set(compat_check.DIFFERENCES)
+    for note in compat_check.DIFFERENCE_NOTES.values():
+        assert "\n" not in note and 10 < len(note) <= 140, note
 
 
 TF2_CODE = """

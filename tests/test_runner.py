@@ -327,21 +327,88 @@ def test_v1_for_matches_the_module_and_its_submodules_only():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run"], "run needs SCRIPT.py or -m MODULE."),
-    (["run", "-m"], "run needs SCRIPT.py or -m MODULE."),
-    (["run", "--keep-tf2"], "--keep-tf2 needs a DIR."),
-    (["run", "--keep-tf2", "lib", "--v1-for"], "--v1-for needs a MODULE."),
-    (["check"], "check needs at least one PATH."),
-    (["frobnicate"], "unknown command 'frobnicate'."),
+    (["run"], "run: error: the following arguments are required: SCRIPT.py or -m MODULE"),
+    (["run", "-m"], "run: error: argument -m: expected one argument"),
+    (["run", "--keep-tf2"], "run: error: argument --keep-tf2: expected one argument"),
+    (["run", "--keep-tf2", "lib", "--v1-for"],
+     "run: error: argument --v1-for: expected one argument"),
+    (["run", "--frobnicate", "train.py"], "run: error: unrecognized arguments: --frobnicate"),
+    (["check"], "check: error: the following arguments are required: PATH"),
+    (["frobnicate"], "error: argument COMMAND: invalid choice: 'frobnicate' "
+                     "(choose from 'run', 'check')"),
+    ([], "error: the following arguments are required: COMMAND"),
 ])
 def test_command_line_usage_errors(argv, message, capsys):
     assert cli.main(argv) == 2
-    assert capsys.readouterr().err.startswith(f"tpu_estimator_compat: {message}\nusage:")
+    err = capsys.readouterr().err
+    assert err.startswith("usage: ") and err.endswith(f"{message}\n"), err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--help"], ["usage: python -m tpu_estimator_compat [-h] [--version] COMMAND ...",
+                  "    run       run a TensorFlow 1 program unmodified",
+                  "    check     list the TF1 APIs a codebase uses"]),
+    (["run", "--help"], ["usage: python -m tpu_estimator_compat run [--keep-tf2 DIR]... "
+                         "[--v1-for MODULE]... SCRIPT.py [ARGS...]",
+                         "  --keep-tf2 DIR   files under DIR count as libraries: they keep "
+                         "TensorFlow 2"]),
+    (["run", "--keep-tf2", "lib", "-h"], ["  -m MODULE        run library module MODULE as a "
+                                          "script, as `python -m` does"]),
+    (["check", "--help"], ["  --problems-only  print only the problems (UNSUPPORTED APIs, "
+                           "files that do not"]),
+])
+def test_help_of_the_commands(argv, expected, capsys):
+    assert cli.main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal's width
+    for line in expected:
+        assert " ".join(line.split()) in text, text
+
+
+def test_version(capsys):
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out == f"tpu-estimator-compat {cli.version()}\n"
+    assert cli.version().split(".")[0].isdigit()
+
+
+def test_usage_names_the_console_script_when_run_as_it(tmp_path):
+    script = tmp_path / "bin" / "tpu-estimator-compat"
+    script.parent.mkdir()
+    script.write_text("import sys\nfrom tpu_estimator_compat.__main__ import main\n"
+                      "sys.exit(main())\n")
+    result = subprocess.run([sys.executable, str(script), "run", "--help"], capture_output=True,
+                            text=True, check=False, env={**os.environ, "PYTHONPATH": REPO})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: tpu-estimator-compat run [--keep-tf2 DIR]...")
+    assert cli.program_name("/usr/bin/python3") == "python -m tpu_estimator_compat"
+
+
+ECHO = """
+import json, sys
+print("ARGV", json.dumps(sys.argv))
+"""
+
+
+@pytest.mark.parametrize("ours, program", [
+    (["{dir}/echo.py"], ["--help"]),
+    (["--keep-tf2", "lib", "{dir}/echo.py"], ["--keep-tf2", "x", "-m", "y", "--version", "-h"]),
+    (["-m", "echo"], ["--help", "--v1-for", "z"]),
+])
+def test_the_program_gets_its_arguments_untouched(tmp_path, ours, program):
+    (tmp_path / "echo.py").write_text(ECHO)
+    ours = [arg.format(dir=tmp_path) for arg in ours]
+    result = subprocess.run(
+        [sys.executable, "-m", "tpu_estimator_compat", "run", *ours, *program],
+        capture_output=True, text=True, check=False, cwd=str(tmp_path),
+        env={**os.environ, "PYTHONPATH": REPO})
+    assert result.returncode == 0, result.stderr
+    argv = json.loads(result.stdout.split("ARGV ", 1)[1])
+    assert argv[1:] == program
+    assert argv[0] == str(tmp_path / "echo.py")
 
 
 def test_missing_script_fails_like_python(tmp_path, capsys):
     assert cli.main(["run", str(tmp_path / "missing.py"), "--flag"]) == 2  # python's status
-    assert capsys.readouterr().err == (f"tpu_estimator_compat: can't open file "
+    assert capsys.readouterr().err == (f"python -m tpu_estimator_compat: can't open file "
                                        f"'{tmp_path / 'missing.py'}': no such file or directory\n")
 
 
@@ -352,3 +419,9 @@ def test_console_script_is_declared():
     scripts = config["options.entry_points"]["console_scripts"].split("=")
     assert [part.strip() for part in scripts] == ["tpu-estimator-compat",
                                                   "tpu_estimator_compat.__main__:main"]
+    metadata = config["metadata"]
+    for field in ("author", "license", "description", "keywords"):
+        assert metadata[field].strip(), field
+    classifiers = metadata["classifiers"].split()
+    assert "Apache" in classifiers and "Intended" in classifiers, classifiers
+    assert config["options"]["python_requires"].startswith(">=3.")

@@ -1,64 +1,120 @@
 """Command line: `python -m tpu_estimator_compat` (also the `tpu-estimator-compat` script).
 
-    run [OPTIONS] SCRIPT.py [ARGS...]   run a legacy program unmodified (cli/runner.py); OPTIONS:
-    run [OPTIONS] -m MODULE [ARGS...]   --keep-tf2 DIR, --v1-for MODULE (each repeatable)
-    check PATH...                       list the TF1 APIs a codebase uses (cli/check.py)
+    run [OPTIONS] SCRIPT.py [ARGS...]   run a legacy program unmodified (cli/runner.py)
+    run [OPTIONS] -m MODULE [ARGS...]
+    check [--problems-only] PATH...     list the TF1 APIs a codebase uses (cli/check.py)
+
+argparse parses the command line up to the program (SCRIPT.py, or -m MODULE); what follows is
+the program's own and is passed on untouched, so `run train.py --help` shows the program's
+flags while `run --help` shows ours.
 """
+import argparse
+import importlib.metadata
 import os
 import sys
 
-USAGE = """usage: python -m tpu_estimator_compat run [--keep-tf2 DIR]... [--v1-for MODULE]...
-                                          SCRIPT.py [ARGS...]
-       python -m tpu_estimator_compat run [--keep-tf2 DIR]... [--v1-for MODULE]...
-                                          -m MODULE [ARGS...]
-       python -m tpu_estimator_compat check PATH...
+CONSOLE_SCRIPT = "tpu-estimator-compat"
+_DISTRIBUTION = "tpu-estimator-compat"
+_RUN_OPTIONS_WITH_VALUE = ("--keep-tf2", "--v1-for")
 
-run    runs a TensorFlow 1 program unmodified: its own imports of tensorflow,
-       tensorflow.compat.v1, tensorflow.contrib... and tensorflow_estimator get
-       tpu_estimator_compat.v1; libraries keep TensorFlow 2. Files under a --keep-tf2
-       DIR count as libraries; a --v1-for MODULE library (and its submodules) gets
-       tpu_estimator_compat.v1 too (always: gin.tf).
-check  statically lists the TF1 / contrib / estimator APIs used under each PATH (files or
-       directories of .py files), each supported, supported with a documented difference,
-       or unsupported (tensorflow.compat.v2 names: TF2); exits 1 if anything is
-       unsupported."""
+_RUN_HELP = """run a TensorFlow 1 program unmodified: its own imports of tensorflow,
+tensorflow.compat.v1, tensorflow.contrib... and tensorflow_estimator get
+tpu_estimator_compat.v1; libraries keep TensorFlow 2. Everything after SCRIPT.py (or
+-m MODULE) is the program's own command line."""
+_CHECK_HELP = """statically list the TF1 / contrib / estimator APIs used under each PATH
+(files or directories of .py files), each supported, supported with a documented difference,
+or unsupported (tensorflow.compat.v2 names: TF2); exit status 1 if anything is unsupported."""
 
 
-def _usage_error(message):
-    print(f"tpu_estimator_compat: {message}\n{USAGE}", file=sys.stderr)
-    return 2
+def program_name(argv0=None):
+    """How the user invoked us: the console script's name, or `python -m tpu_estimator_compat`."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if os.path.basename(argv0 or "").startswith(CONSOLE_SCRIPT):
+        return CONSOLE_SCRIPT
+    return "python -m tpu_estimator_compat"
+
+
+def version():
+    try:
+        return importlib.metadata.version(_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown (not installed)"
+
+
+def _parser(prog):
+    parser = argparse.ArgumentParser(
+        prog=prog, description="The TensorFlow 1 TPUEstimator API on TensorFlow 2.")
+    parser.add_argument("--version", action="version", version=f"{_DISTRIBUTION} {version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    run = commands.add_parser(
+        "run", help="run a TensorFlow 1 program unmodified", description=_RUN_HELP,
+        usage=f"{prog} run [--keep-tf2 DIR]... [--v1-for MODULE]... SCRIPT.py [ARGS...]\n"
+              f"       {prog} run [--keep-tf2 DIR]... [--v1-for MODULE]... -m MODULE [ARGS...]")
+    run.add_argument("--keep-tf2", metavar="DIR", action="append", default=[],
+                     help="files under DIR count as libraries: they keep TensorFlow 2 "
+                          "(repeatable)")
+    run.add_argument("--v1-for", metavar="MODULE", action="append", default=[],
+                     help="installed library MODULE (and its submodules) gets "
+                          "tpu_estimator_compat.v1 too (repeatable; always: gin.tf)")
+    run.add_argument("-m", metavar="MODULE", dest="module",
+                     help="run library module MODULE as a script, as `python -m` does")
+    run.add_argument("script", metavar="SCRIPT.py", nargs="?",
+                     help="the program (a file, a directory or zip with __main__.py)")
+    check = commands.add_parser("check", help="list the TF1 APIs a codebase uses",
+                                description=_CHECK_HELP)
+    check.add_argument("paths", metavar="PATH", nargs="+", help="a .py file or a directory")
+    check.add_argument("--problems-only", action="store_true",
+                       help="print only the problems (UNSUPPORTED APIs, files that do "
+                            "not parse) and the summary")
+    return parser, {"run": run, "check": check}
+
+
+def split_program_arguments(args):
+    """`run`'s arguments -> (ours, the program's): ours end with SCRIPT.py or `-m MODULE`."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in _RUN_OPTIONS_WITH_VALUE or arg == "-m":
+            index += 2
+            if arg == "-m":
+                return args[:index], args[index:]
+            continue
+        if not arg.startswith("-") or arg == "-":
+            return args[:index + 1], args[index + 1:]
+        index += 1  # --help, --keep-tf2=DIR, a misspelt option: argparse judges
+    return args, []
 
 
 def main(argv=None):
     """Runs the command in `argv` (default `sys.argv[1:]`); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE)
-        return 0 if argv else 2
-    command, args = argv[0], argv[1:]
-    if command == "check":
-        if not args:
-            return _usage_error("check needs at least one PATH.")
-        from tpu_estimator_compat.cli import check  # noqa: PLC0415  (imports TensorFlow)
-        return check.main(args)
-    if command == "run":
-        options = {"--keep-tf2": ("DIR", []), "--v1-for": ("MODULE", [])}
-        while args[:1] and args[0] in options:
-            what, values = options[args[0]]
-            if len(args) < 2:
-                return _usage_error(f"{args[0]} needs a {what}.")
-            values.append(args[1])
-            args = args[2:]
-        if not args or (args[0] == "-m" and len(args) < 2):
-            return _usage_error("run needs SCRIPT.py or -m MODULE.")
-        if args[0] != "-m" and not os.path.exists(args[0]):
-            print(f"tpu_estimator_compat: can't open file {os.path.abspath(args[0])!r}: "
-                  "no such file or directory", file=sys.stderr)
-            return 2
-        from tpu_estimator_compat.cli import runner  # noqa: PLC0415
-        runner.run(args, options["--keep-tf2"][1], options["--v1-for"][1])
-        return 0
-    return _usage_error(f"unknown command {command!r}.")
+    parser, command_parsers = _parser(program_name())
+    program_args = []
+    if argv[:1] == ["run"]:
+        ours, program_args = split_program_arguments(argv[1:])
+        argv = ["run"] + ours
+    try:  # argparse exits on --help, --version and usage errors (which it prints)
+        options, unknown = parser.parse_known_args(argv)
+        command_parser = command_parsers[options.command]
+        if unknown:
+            command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        if options.command == "run" and not (options.module or options.script):
+            command_parser.error("the following arguments are required: SCRIPT.py or -m MODULE")
+    except SystemExit as exit_:
+        return exit_.code
+    if options.command == "check":
+        from tpu_estimator_compat.cli import native_stderr  # noqa: PLC0415
+        with native_stderr.native_stderr_captured():
+            from tpu_estimator_compat.cli import check  # noqa: PLC0415  (imports TensorFlow)
+            return check.main(options.paths, problems_only=options.problems_only)
+    if options.script and not os.path.exists(options.script):
+        print(f"{program_name()}: can't open file {os.path.abspath(options.script)!r}: "
+              "no such file or directory", file=sys.stderr)
+        return 2
+    program = ["-m", options.module] if options.module else [options.script]
+    from tpu_estimator_compat.cli import runner  # noqa: PLC0415
+    runner.run(program + program_args, options.keep_tf2, options.v1_for)
+    return 0
 
 
 if __name__ == "__main__":

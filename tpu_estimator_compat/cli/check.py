@@ -61,6 +61,31 @@ DIFFERENCES = {
     "contrib.tpu.AsyncCheckpointSaverHook": _CONTRIB,
     "contrib.training.HParams": _CONTRIB,
 }
+# The difference of each DIFFERENCES entry, in one line (the README section says more).
+_HOOKS = ("runs once per device loop with TPU semantics (else every step), with replica 0's "
+          "values; before_run's fetches are fixed at tracing")
+DIFFERENCE_NOTES = {
+    "contrib.tpu.TPUEstimator": "runs on tf.distribute strategies; evaluate(steps=None) "
+                                "counts every example once; no graph.pbtxt; no "
+                                "embedding_config_spec",
+    "estimator.Estimator": "one device unless RunConfig(train_distribute=...); no graph.pbtxt",
+    "estimator.train_and_evaluate": "no `ps` role (training is synchronous); the evaluator "
+                                    "ends after the final checkpoint",
+    "contrib.tpu.CrossShardOptimizer": "group_assignment: one group of all replicas only",
+    "contrib.tpu.cross_replica_sum": "group_assignment: one group of all replicas only",
+    "train.SessionRunHook": _HOOKS,
+    "train.CheckpointSaverHook": "not called: its directory, timer and listeners drive the "
+                                 "estimator's own saver",
+    "train.CheckpointSaverListener": "called by the estimator's own saver",
+    "train.LoggingTensorHook": _HOOKS,
+    "train.StopAtStepHook": _HOOKS,
+    "train.SummarySaverHook": _HOOKS,
+    "train.ProfilerHook": _HOOKS,
+    "contrib.tpu.AsyncCheckpointSaverHook": "saves synchronously, on the schedule a "
+                                            "CheckpointSaverHook would",
+    "contrib.training.HParams": "no hparam_def protocol buffers, no indexed assignments "
+                                "(parse('a[1]=2'))",
+}
 # Modules of TensorFlow 1.x's API (`tf.compat.v1.<path>`) that lost names between
 # TensorFlow 2.15 (the last release with tf.estimator; its compat.v1 is TF 1.x's API without
 # contrib) and 2.21, found by listing both versions' `tf.compat.v1` trees: below these, a name
@@ -78,10 +103,11 @@ _SKIPPED_DIRS = {".git", "__pycache__", ".venv", "venv", "site-packages", "node_
 class Verdict:
     """How the namespace serves one API: `status` is 'supported', 'difference',
     'unsupported', 'tf2', 'not-tf1' or 'optional'; `detail` is the README anchor or the
-    reason."""
+    reason; `note` the difference in one line."""
     api: str
     status: str
     detail: str = ""
+    note: str = ""
 
 
 def _v1_relative(parts):
@@ -129,16 +155,15 @@ class Resolver:
         relative = _v1_relative(walked)
         for key, anchor in DIFFERENCES.items():
             if relative == key or relative.startswith(key + "."):
-                return Verdict(api, "difference", anchor)
-        anchor = self._differences_by_identity().get(id(value))
-        if anchor is not None and not isinstance(value, types.ModuleType):
-            return Verdict(api, "difference", anchor)
+                return Verdict(api, "difference", anchor, DIFFERENCE_NOTES[key])
+        key = self._differences_by_identity().get(id(value))
+        if key is not None and not isinstance(value, types.ModuleType):
+            return Verdict(api, "difference", DIFFERENCES[key], DIFFERENCE_NOTES[key])
         return Verdict(api, "supported")
 
     def _differences_by_identity(self):
         if self._difference_ids is None:
-            self._difference_ids = {id(lookup(key)): anchor
-                                    for key, anchor in DIFFERENCES.items()}
+            self._difference_ids = {id(lookup(key)): key for key in DIFFERENCES}
         return self._difference_ids
 
 
@@ -319,8 +344,9 @@ def python_files(paths):
             yield from (os.path.join(directory, f) for f in sorted(files) if f.endswith(".py"))
 
 
-def check(paths, out=sys.stdout, resolver=None):
-    """Prints the report for `paths`; returns `{status: set of APIs}` (with 'unparsable')."""
+def check(paths, out=sys.stdout, resolver=None, problems_only=False):
+    """Prints the report for `paths` (`problems_only`: its unsupported APIs and unparsable
+    files only, and the summary); returns `{status: set of APIs}` (with 'unparsable')."""
     resolver = resolver or Resolver()
     totals = {status: set() for status in _LABELS} | {"unparsable": set()}
     for filename in python_files(paths):
@@ -341,10 +367,14 @@ def check(paths, out=sys.stdout, resolver=None):
                 required.add(verdict)
         verdicts = {_optional(v) if v.status == "unsupported" and v not in required else v: line
                     for v, line in verdicts.items()}
-        if verdicts:
-            print(filename, file=out)
-        for verdict, line in sorted(verdicts.items(), key=lambda item: item[1]):
+        for verdict in verdicts:
             totals[verdict.status].add(verdict.api)
+        shown = sorted(((verdict, line) for verdict, line in verdicts.items()
+                        if not problems_only or verdict.status == "unsupported"),
+                       key=lambda item: item[1])
+        if shown:
+            print(filename, file=out)
+        for verdict, line in shown:
             print(f"  {_line(verdict, line)}", file=out)
     print(_summary(totals), file=out)
     return totals
@@ -362,7 +392,7 @@ def _optional(verdict):
 def _line(verdict, line):
     text = f"{_LABELS[verdict.status]:<12} {verdict.api}  (line {line})"
     if verdict.status == "difference":
-        return f"{text}  see {README}#{verdict.detail}"
+        return f"{text}: {verdict.note}; see {README}#{verdict.detail}"
     if verdict.detail:
         return f"{text}: {verdict.detail}"
     return text
@@ -386,10 +416,11 @@ def _summary(totals):
     return text + "."
 
 
-def main(paths):
-    """The `check` command: prints the report; 1 if any API is unsupported, else 0."""
+def main(paths, problems_only=False):
+    """The `check` command: prints the report (`problems_only`: only the unsupported APIs and
+    the files that do not parse, and the summary); 1 if any API is unsupported, else 0."""
     try:
-        totals = check(paths)
+        totals = check(paths, problems_only=problems_only)
     except FileNotFoundError as error:
         print(f"tpu_estimator_compat: {error}", file=sys.stderr)
         return 2
