@@ -172,7 +172,8 @@ class Estimator:
         yield from prediction.generate_predictions(
             compiled, iterator, steps_per_loop=steps_per_loop,
             predict_keys=predict_keys, yield_single_examples=yield_single_examples,
-            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run)
+            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run,
+            tpu_semantics=engine.runtime.tpu_semantics)
 
     # -- export -----------------------------------------------------------------------------
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,

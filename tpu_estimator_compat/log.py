@@ -6,7 +6,8 @@ silences them, with or without `tf.app.run`: `INFO:tensorflow:Loss for final ste
 Each line is printed once. TensorFlow gives its logger a stderr handler of its own when the
 root logger has none at that moment; `tf.app.run` (absl) later puts absl's handler on the
 root logger, and every TensorFlow, user (`tf.logging.info`) and package line was then printed
-twice, once per handler (the original did the same). Importing this package adds a filter to
+twice, once per handler (the original did the same). Importing this module (the v1 namespace
+and the estimator's modules do) adds a filter to
 TensorFlow's own handlers that leaves a line to the root logger's handlers whenever those
 will print it (the root logger has handlers and the "tensorflow" logger propagates to it):
 under `tf.app.run` lines come out once, in absl's format; otherwise in TensorFlow's.

@@ -133,14 +133,16 @@ class ModelEngine:
         if program.config.tf_random_seed is not None:
             # Variables are initialised eagerly in creation order: same seed, same values.
             tf.compat.v1.set_random_seed(program.config.tf_random_seed)
+        logging.info("Calling model_fn.")  # the original's lines around its model_fn call
         with self.runtime.strategy.scope(), self.store.creating_variables():
             step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
+        logging.info("Done calling model_fn.")
         step_outputs = step.outputs
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
-        return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
-                            init_calls, program, kept_alive)
+        loop = _first_run_logged(make_loop(step.instantiate, step_outputs), mode)
+        return CompiledMode(traced, step_outputs, loop, init_calls, program, kept_alive)
 
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas
@@ -186,3 +188,17 @@ class ModelEngine:
 
     def mark_changed(self):
         self._synced = None
+
+
+def _first_run_logged(loop, mode):
+    """`loop`, saying before its first run that the run compiles it (seconds to minutes of
+    silence otherwise)."""
+    first = True
+
+    def run(iterator, steps):
+        nonlocal first
+        if first:
+            logging.info("Compiling the %s loop: its first run includes the compilation.", mode)
+            first = False
+        return loop(iterator, steps)
+    return run

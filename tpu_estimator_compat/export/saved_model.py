@@ -269,9 +269,16 @@ def _build_graph(request, model_fn, user_params, config, serving_input_receiver_
     labels = getattr(receiver, "labels", None)
     params = model_bridge.params_for(user_params, use_tpu=request.use_tpu_param)
 
+    announce = request.tags != _TPU_TAGS  # the original's lines, for the CPU MetaGraph only
+
     def call():
-        return model_bridge.call_model_fn(model_fn, receiver.features, labels, request.mode,
+        if announce:
+            logging.info("Calling model_fn.")
+        spec = model_bridge.call_model_fn(model_fn, receiver.features, labels, request.mode,
                                           params, config, source="serving_input_receiver_fn")
+        if announce:
+            logging.info("Done calling model_fn.")
+        return spec
 
     tpu_function_name = None
     if request.rewrite_for_tpu:

@@ -133,12 +133,13 @@ class _Saves:
                 step, step, checkpoints.latest_checkpoint(self._directory), non_finite)
         for listener in self._listeners:
             listener.before_save(self._session, step)
+        logging.info("Saving checkpoints for %d into %s.", step,  # the original's words
+                     os.path.join(self._directory, "model.ckpt"))
         try:
             path = self._saver.save(self._engine.store.named_variables(), step,
                                     meta_graph=self._meta_graph())
         except (tf.errors.OpError, OSError) as error:
             raise checkpoints.CheckpointWriteError(self._directory, step, error) from error
-        logging.info("Saving checkpoints for %d into %s.", step, path)
         if self._is_model_dir:
             self._engine.mark_synced(path)
         stop = False

@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from tpu_estimator_compat.host import host_calls
+from tpu_estimator_compat.host import lifecycle_log
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.host import multi_worker
 from tpu_estimator_compat.api import spec as spec_lib
@@ -40,8 +41,11 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
         if getattr(compiled.traced.spec, name, None):
             spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
     engine.store.reset_local_variables()
+    progress = lifecycle_log.EvaluationProgress(steps)
+    progress.start()
     outputs = _run_loops(compiled, iterator, steps or _UNTIL_THE_END, steps_per_loop,
-                         hook_run)
+                         hook_run, progress, engine.runtime.tpu_semantics)
+    progress.finish()
     scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
         compiled.traced.spec)
     steps_run = _per_step(outputs, rows_per_replica_copy, scalars)
@@ -70,15 +74,18 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     return results
 
 
-def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run):
+def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run, progress, tpu_semantics):
     """Runs the eval loop until `steps`, the end of the input or a hook's stop request;
     returns the `InferenceLoopResult` of all its steps, as numpy."""
     runs = []
     while steps > 0:
         size = min(steps, steps_per_loop or steps)
         hook_run.before_loop()
+        if tpu_semantics and size < _UNTIL_THE_END:
+            lifecycle_log.infeed_outfeed(size)
         run = compiled.loop(iterator, tf.constant(size)).numpy()
         runs.append(run)
+        progress.steps_done(int(np.sum(~run.stop.astype(bool))), each_step=not tpu_semantics)
         stop = len(run.stop) < size or bool(run.stop[-1])
         if run.loss_has_real_rows.any():
             stop = hook_run.after_loop(run.hook_fetches) or stop
@@ -181,8 +188,11 @@ def _run_host_call(fn, steps, global_step):
 
 def _report(results, global_step, eval_dir, checkpoint_path):
     logging.info("Saving dict for global step %d: %s", global_step,
-                 ", ".join(f"{k} = {results[k]}" for k in sorted(results)))
+                 ", ".join(f"{k} = {results[k]!s}" for k in sorted(results)))  # TF1's text
     if eval_dir is None:
         return
+    if checkpoint_path:
+        logging.info("Saving 'checkpoint_path' summary for global step %d: %s", global_step,
+                     checkpoint_path)
     with summaries.ScalarSummaryWriter(eval_dir) as writer:
         writer.write_eval_results(global_step, results, checkpoint_path)

@@ -10,17 +10,23 @@ hit OutOfRange), the loop's predictions are yielded; end() when the generator fi
 import numpy as np
 import tensorflow as tf
 
+from tpu_estimator_compat.host import lifecycle_log
+
 
 def generate_predictions(compiled, iterator, *, steps_per_loop, predict_keys,
-                         yield_single_examples, hook_run, rows_per_replica_copy=None):
+                         yield_single_examples, hook_run, rows_per_replica_copy=None,
+                         tpu_semantics=False):
     """Yields predictions (single examples or batches) until the input is exhausted.
 
     Args:
       hook_run: the call's started `hooks.HookRun`.
+      tpu_semantics: log the original's infeed/outfeed lines before each loop.
     """
     is_dict = compiled.traced.predictions_is_dict
     while True:
         hook_run.before_loop()
+        if tpu_semantics:
+            lifecycle_log.infeed_outfeed(steps_per_loop)
         run = compiled.loop(iterator, tf.constant(steps_per_loop))  # an InferenceLoopResult
         stop = False
         if np.asarray(run.loss_has_real_rows).any():

@@ -12,6 +12,8 @@ StepCounterHook measured them.
 import collections
 import time
 
+import numpy as np
+
 from tpu_estimator_compat import log as logging
 
 
@@ -70,10 +72,11 @@ class ProgressLog:
         now = time.time()
         if self._lines.due(step):
             rate = self._lines.mark(step, now)
+            loss_text = str(np.float32(loss))  # TF1's text of the float32 loss
             if rate is None:
-                logging.info("loss = %s, step = %d", loss, step)
+                logging.info("loss = %s, step = %d", loss_text, step)
             else:
-                logging.info("loss = %s, step = %d (%.3f sec)", loss, step, rate.seconds)
+                logging.info("loss = %s, step = %d (%.3f sec)", loss_text, step, rate.seconds)
                 logging.info("global_step/sec: %g", rate.global_step_per_sec)
                 logging.info("examples/sec: %g", rate.examples_per_sec)
         if self._writer is not None and self._summaries.due(step):

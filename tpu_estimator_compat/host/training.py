@@ -25,6 +25,7 @@ import tensorflow as tf
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.host import checkpoint_saves
 from tpu_estimator_compat.host import host_calls
+from tpu_estimator_compat.host import lifecycle_log
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.host import multi_worker
 from tpu_estimator_compat.host import preemption
@@ -95,6 +96,8 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                 size = sizer.next_size(last_step - step)
                 started = time.time()
                 hook_run.before_loop()
+                if tpu_semantics:
+                    lifecycle_log.infeed_outfeed(size)
                 try:
                     result = compiled.loop(iterator, tf.constant(size))  # TrainLoopResult
                 except tf.errors.OutOfRangeError:
@@ -145,7 +148,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     if preempted or preemption_watch.requested:
         raise preemption.preempted_error(step, checkpoints.latest_checkpoint(model_dir))
     if loss is not None:
-        logging.info("Loss for final step: %s.", loss)
+        logging.info("Loss for final step: %s.", np.float32(loss))  # TF1's float32 text
     return loss
 
 
