@@ -1,6 +1,7 @@
 """RunConfig(tf_random_seed=...) makes training repeatable on the simulated 8-core TPU, as it
 is on one device: same initial values (tf_keras legacy layers' initializers), same dropout."""
 import numpy as np
+import pytest
 
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1
@@ -39,3 +40,31 @@ def test_same_seed_same_weights_on_eight_replicas(tmp_path, eight_devices):
     for name, value in first.items():
         np.testing.assert_array_equal(value, second[name], err_msg=name)
     assert not np.array_equal(first["hidden/kernel"], other["hidden/kernel"])
+
+
+def augmented_input_fn(params):
+    """Random augmentation without op seeds, as TF1 programs wrote it (`tf.random_normal` in
+    `dataset.map`): TF1 derived its op seeds from the graph seed, `tf_random_seed`."""
+    x = np.linspace(-1, 1, 256 * 4, dtype=np.float32).reshape(256, 4)
+    dataset = v1.data.Dataset.from_tensor_slices((x, x.sum(1, keepdims=True))).repeat()
+    dataset = dataset.map(lambda x, y: (x + v1.random_normal([4], stddev=0.5), y))
+    return dataset.shuffle(64).batch(params["batch_size"], drop_remainder=True)
+
+
+def augmented_weights(model_dir, strategy, seed):
+    config = tec.RunConfig(model_dir=str(model_dir), tf_random_seed=seed,
+                           train_distribute=strategy,
+                           tpu_config=tec.TPUConfig(iterations_per_loop=3))
+    estimator = tec.TPUEstimator(model_fn, config=config, train_batch_size=64)
+    estimator.train(augmented_input_fn, max_steps=6)
+    return estimator.get_variable_value("hidden/kernel")
+
+
+@pytest.mark.parametrize("devices", ["one_device", "eight_devices"])
+def test_same_seed_same_weights_with_random_ops_in_input_fn(tmp_path, devices, request):
+    strategy = request.getfixturevalue(devices)
+    first = augmented_weights(tmp_path / "a", strategy, seed=1)
+    second = augmented_weights(tmp_path / "b", strategy, seed=1)
+    other = augmented_weights(tmp_path / "c", strategy, seed=2)
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(first, other)

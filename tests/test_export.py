@@ -419,7 +419,11 @@ def test_error_messages(model_dir, tmp_path):
     empty_dir = str(tmp_path / "empty")
     with pytest.raises(ValueError) as e:
         export.resolve_checkpoint_path(empty_dir)
-    assert str(e.value) == f"Couldn't find trained model at {empty_dir}."
+    assert str(e.value) == (
+        f"Couldn't find trained model at {empty_dir}: no checkpoint (model.ckpt-N, listed in a "
+        "`checkpoint` file) was found there. Train first with this model_dir "
+        "(estimator.train), or pass checkpoint_path= naming a checkpoint, or warm_start_from= "
+        "to the estimator.")
     assert not os.listdir(tmp_path)  # Nothing was written by the failed calls.
 
 

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 
 import numpy as np
 import pytest
@@ -168,9 +169,14 @@ def test_model_dir_that_cannot_be_written_fails_before_training(tmp_path, eight_
     blocker.write_text("not a directory")
     model_dir = blocker / "model"
     estimator = make_estimator(model_dir, eight_devices, batch_size=8)
-    with pytest.raises(checkpoints.CheckpointWriteError,
-                       match="checked before training started.*choose another model_dir"):
+    with pytest.raises(checkpoints.CheckpointWriteError) as raised:
         estimator.train(train_then_kill.input_fn, steps=2)
+    assert str(raised.value) == (
+        f"Could not write files (checked before training started) into {model_dir}: "
+        f"{blocker} is a file, not a directory, so model_dir cannot be created there. Choose "
+        "another model_dir, or move that file away.")  # not "Free disk space"
+    # The message names the cause: no chained TensorFlow traceback below it.
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
 
 
 def test_failed_save_keeps_the_previous_checkpoint(tmp_path, eight_devices, monkeypatch):
@@ -182,8 +188,12 @@ def test_failed_save_keeps_the_previous_checkpoint(tmp_path, eight_devices, monk
 
     monkeypatch.setattr(tf.raw_ops, "SaveV2", disk_full)
     with pytest.raises(checkpoints.CheckpointWriteError,
-                       match=r"step 4 .*No space left.*model\.ckpt-2, is intact"):
+                       match=r"step 4 .*No space left.*model\.ckpt-2, is intact.*Free disk "
+                             r"space") as raised:
         estimator.train(train_then_kill.input_fn, steps=2)
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
+    frames = traceback.extract_tb(raised.tb)
+    assert len(frames) < 10, [f"{frame.filename}:{frame.lineno}" for frame in frames]
     monkeypatch.undo()
     assert checkpoint_step(tmp_path) == 2
     assert not [f for f in os.listdir(tmp_path) if "_temp_" in f]

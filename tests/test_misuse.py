@@ -409,3 +409,33 @@ def test_host_call_tensors_of_different_first_dimensions_are_passed_as_tf1_and_l
     assert seen == [([None], [None, 2])]
     assert ("The host_call tensors have different first dimensions (0: 8, 1: 16, concatenated "
             "across replicas)") in caplog.text
+
+
+def test_export_and_predict_before_any_training_say_no_checkpoint_was_found(
+        tmp_path, eight_devices, caplog):
+    def predicting_model_fn(features, labels, mode, params):
+        if mode == tec.ModeKeys.PREDICT:
+            return tec.TPUEstimatorSpec(mode, predictions={"y": tf.matmul(
+                features, v1.get_variable("w", [2, 1]))})
+        return model_fn(features, labels, mode, params)
+
+    untrained = estimator(str(tmp_path / "never_trained"), eight_devices,
+                          fn=predicting_model_fn, predict_batch_size=16)
+
+    def serving_input_receiver_fn():
+        x = v1.placeholder(tf.float32, [None, 2])
+        return tec.export.ServingInputReceiver(x, {"x": x})
+
+    with pytest.raises(ValueError, match=r"^Couldn't find trained model at .*never_trained: no "
+                                         r"checkpoint .* was found there\. Train first"):
+        untrained.export_saved_model(str(tmp_path / "export"), serving_input_receiver_fn)
+    caplog.set_level("INFO", logger="tensorflow")
+    predictions = list(untrained.predict(features_dataset_once))
+    assert len(predictions) == 16
+    assert ("running initialization to predict. No checkpoint there: the results come from "
+            "untrained initial weights (train first, or pass checkpoint_path)." in caplog.text)
+
+
+def features_dataset_once(params):
+    return tf.data.Dataset.from_tensor_slices(np.ones([16, 2], np.float32)).batch(
+        params["batch_size"])

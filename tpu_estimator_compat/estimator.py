@@ -265,8 +265,9 @@ class Estimator:
                       else self.latest_checkpoint())
         if checkpoint is None:
             logging.info("Could not find trained model in model_dir: %s, running "
-                         "initialization to %s.", self.model_dir,
-                         "evaluate" if mode == ModeKeys.EVAL else "predict")
+                         "initialization to %s. No checkpoint there: the results come from "
+                         "untrained initial weights (train first, or pass checkpoint_path).",
+                         self.model_dir, "evaluate" if mode == ModeKeys.EVAL else "predict")
         hook_run = hooks_lib.HookRun(mode, hooks, checkpoint)
         _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run,
                                                             until_input_ends)

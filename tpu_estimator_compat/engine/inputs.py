@@ -87,6 +87,7 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_inpu
 
     def host_dataset(input_context):
         host_id = input_context.input_pipeline_id if input_context else 0
+        _seed_random_ops(estimator_facts.config)
         datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
                           input_context)
                     for index in range(plan.input_fn_calls_per_host)]
@@ -108,6 +109,16 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_inpu
         return _without_autotune(dataset.prefetch(tf.data.AUTOTUNE))
 
     return strategy.distribute_datasets_from_function(host_dataset)
+
+
+def _seed_random_ops(config):
+    """With `RunConfig(tf_random_seed=...)`, random ops that the input_fn builds without a seed
+    (augmentation in `dataset.map`, `shuffle`) get seeds derived from it, in creation order,
+    as TF1 derived them from the graph seed of each call's new graph: the same input every
+    run. Without it, their seeds stay random, as in TF1."""
+    seed = getattr(config, "tf_random_seed", None)
+    if seed is not None:
+        tf.random.set_seed(seed)  # also restarts the counter op seeds are drawn from
 
 
 def _without_autotune(dataset):

@@ -72,7 +72,11 @@ def resolve_checkpoint_path(model_dir, checkpoint_path=None, warm_start_from=Non
     if warm_start_from is not None:
         return warm_start_lib.checkpoint_prefix(
             getattr(warm_start_from, "ckpt_to_initialize_from", warm_start_from))
-    raise ValueError(f"Couldn't find trained model at {model_dir}.")
+    raise ValueError(
+        f"Couldn't find trained model at {model_dir}: no checkpoint (model.ckpt-N, listed in "
+        "a `checkpoint` file) was found there. Train first with this model_dir "
+        "(estimator.train), or pass checkpoint_path= naming a checkpoint, or "
+        "warm_start_from= to the estimator.")
 
 
 @dataclasses.dataclass(frozen=True)

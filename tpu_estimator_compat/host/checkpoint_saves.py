@@ -139,7 +139,8 @@ class _Saves:
             path = self._saver.save(self._engine.store.named_variables(), step,
                                     meta_graph=self._meta_graph())
         except (tf.errors.OpError, OSError) as error:
-            raise checkpoints.CheckpointWriteError(self._directory, step, error) from error
+            # The message names the cause; its TensorFlow traceback adds nothing.
+            raise checkpoints.CheckpointWriteError(self._directory, step, error) from None
         if self._is_model_dir:
             self._engine.mark_synced(path)
         stop = False

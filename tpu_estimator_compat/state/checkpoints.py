@@ -76,18 +76,36 @@ class CheckpointWriteError(OSError):
     """A checkpoint could not be written (disk full, permissions); older ones are intact."""
 
     def __init__(self, model_dir, step, cause):
+        what = (f"the checkpoint for step {step}" if step is not None
+                else "files (checked before training started)")
+        blocking = _file_in_the_way(model_dir)
+        if blocking is not None:
+            super().__init__(
+                f"Could not write {what} into {model_dir}: {blocking} is a file, not a "
+                "directory, so model_dir cannot be created there. Choose another model_dir, "
+                "or move that file away.")
+            return
         try:
             latest = latest_checkpoint(model_dir)
         except (tf.errors.OpError, OSError):
             latest = None
         kept = (f"The previous checkpoint, {latest}, is intact" if latest
                 else "No earlier checkpoint exists")
-        what = (f"the checkpoint for step {step}" if step is not None
-                else "files (checked before training started)")
         super().__init__(
             f"Could not write {what} into {model_dir}: {cause}. {kept}. Free disk space or "
             "fix the directory's permissions (or choose another model_dir), then rerun to "
             "resume.")
+
+
+def _file_in_the_way(model_dir):
+    """`model_dir` or its nearest existing ancestor when that is not a directory (local paths;
+    None otherwise)."""
+    path = os.path.abspath(os.fspath(model_dir))
+    if "://" in os.fspath(model_dir):
+        return None
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path if os.path.exists(path) and not os.path.isdir(path) else None
 
 
 def require_writable(model_dir):
@@ -103,7 +121,7 @@ def require_writable(model_dir):
             file.write("ok")
         tf.io.gfile.remove(probe)
     except (tf.errors.OpError, OSError) as error:
-        raise CheckpointWriteError(model_dir, None, error) from error
+        raise CheckpointWriteError(model_dir, None, error) from None  # the message has it all
 
 
 class CheckpointSaver:
