@@ -155,20 +155,29 @@ def test_tf2_load_in_fresh_process_matches_model_fn_graph(exports, expected):
         raw_dir, parsing_dir, inputs, examples = sys.argv[1:5]
         inputs = np.array(json.loads(inputs), np.float32)
         examples = tf.constant([bytes.fromhex(e) for e in json.loads(examples)])
+        try:  # two MetaGraphs: TF2's loader needs tags (README "How it works")
+            tf.saved_model.load(raw_dir)
+            untagged = {"error": ["none"]}
+        except ValueError as error:
+            untagged = {"error": [str(error)]}
         raw = tf.saved_model.load(raw_dir, tags=["serve"]).signatures
         parsing = tf.saved_model.load(parsing_dir, tags=["serve"]).signatures
         results = {
+            "untagged": untagged,
             "raw": raw["serving_default"](x=tf.constant(inputs)),
             "parsing": parsing["serving_default"](examples=examples),
             "raw_alternative": parsing["raw:serving_default"](x=tf.constant(inputs)),
             "classify": parsing["classification"](inputs=examples),
             "regress": parsing["regression"](inputs=examples),
         }
-        print(json.dumps({name: {k: v.numpy().tolist() for k, v in out.items()}
+        print(json.dumps({name: {k: v.numpy().tolist() if hasattr(v, "numpy") else v
+                                 for k, v in out.items()}
                           for name, out in results.items()}, default=bytes.decode))
     """
     out = _run_fresh(script, exports["raw"], exports["parsing"], json.dumps(_INPUTS.tolist()),
                      json.dumps([e.hex() for e in _serialized_examples()]))
+    assert "requires a `tags=` argument if there is more than one MetaGraph" in \
+        out["untagged"]["error"][0]
     for name in ("raw", "parsing", "raw_alternative"):
         assert sorted(out[name]) == ["logits", "probs"]
         for key in ("logits", "probs"):
