@@ -3,6 +3,7 @@ of tensorflow / tensorflow_estimator served by `tpu_estimator_compat.v1` and lib
 by TensorFlow 2. Two subprocesses (a script, a `-m` package), each checking many facts."""
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -366,8 +367,13 @@ def test_help_of_the_commands(argv, expected, capsys):
 
 def test_version(capsys):
     assert cli.main(["--version"]) == 0
-    assert capsys.readouterr().out == f"tpu-estimator-compat {cli.version()}\n"
-    assert cli.version().split(".")[0].isdigit()
+    import configparser  # noqa: PLC0415
+    import tpu_estimator_compat  # noqa: PLC0415
+    assert capsys.readouterr().out == f"tpu-estimator-compat {tpu_estimator_compat.__version__}\n"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", tpu_estimator_compat.__version__)
+    config = configparser.ConfigParser()
+    config.read(os.path.join(REPO, "setup.cfg"))
+    assert config["metadata"]["version"] == "attr: tpu_estimator_compat.__version__"
 
 
 def test_usage_names_the_console_script_when_run_as_it(tmp_path):

@@ -49,11 +49,11 @@ for version in "${versions[@]}"; do
   requirements > "$log/requirements.txt"
   if ! "$venv/bin/pip" install --quiet -c "$log/constraints.txt" -r "$log/requirements.txt" \
       > "$log/install.log" 2>&1; then
-    echo "| $version | not installable (see install.log) | | |" | tee -a "$results"
+    echo "| $version | | not installable (see install.log) | | does not work |" | tee -a "$results"
     continue
   fi
   installed=$("$venv/bin/python" -c "import importlib.metadata as m; \
-print(m.version('tensorflow'), m.version('tf-keras'))" 2>/dev/null)
+print(m.version('tensorflow'), '|', m.version('tf-keras'))" 2>/dev/null)
 
   echo "== TensorFlow $installed: $(date -u +%H:%M:%S) the MNIST example"
   ( cd "$repo" && PYTHONPATH="$repo" timeout 1800 "$venv/bin/python" -m models.mnist.mnist_tpu \
@@ -70,7 +70,7 @@ print(m.version('tensorflow'), m.version('tf-keras'))" 2>/dev/null)
   echo "== TensorFlow $installed: $(date -u +%H:%M:%S) core tests"
   ( cd "$repo" && PYTHONPATH="$repo" timeout 3600 "$venv/bin/python" -m pytest -q \
       -p no:cacheprovider "${core_tests[@]}" ) > "$log/tests.log" 2>&1
-  tests=$(tail -n 1 "$log/tests.log" | sed -E 's/^=+ //; s/ in [0-9.]+s.*$//')
+  tests=$(tail -n 1 "$log/tests.log" | sed -E 's/^=+ //; s/ in [0-9.]+s.*$//; s/, [0-9]+ warnings?//')
   verdict=works
   case "$mnist $tests" in *FAIL*|*failed*|*error*) verdict="does not work" ;; esac
   echo "| $installed | $mnist | $tests | $verdict |" | tee -a "$results"

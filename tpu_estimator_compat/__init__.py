@@ -6,6 +6,8 @@ so `import tpu_estimator_compat` stays cheap until TensorFlow is actually needed
 import importlib
 import os
 
+__version__ = "0.1.0"  # setup.cfg reads it (`attr:`)
+
 _PUBLIC_NAMES = {
     # name: module that defines it
     "TPUEstimator": "estimator",

@@ -9,12 +9,10 @@ the program's own and is passed on untouched, so `run train.py --help` shows the
 flags while `run --help` shows ours.
 """
 import argparse
-import importlib.metadata
 import os
 import sys
 
 CONSOLE_SCRIPT = "tpu-estimator-compat"
-_DISTRIBUTION = "tpu-estimator-compat"
 _RUN_OPTIONS_WITH_VALUE = ("--keep-tf2", "--v1-for")
 
 _RUN_HELP = """run a TensorFlow 1 program unmodified: its own imports of tensorflow,
@@ -35,16 +33,14 @@ def program_name(argv0=None):
 
 
 def version():
-    try:
-        return importlib.metadata.version(_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
-        return "unknown (not installed)"
+    from tpu_estimator_compat import __version__  # noqa: PLC0415
+    return __version__
 
 
 def _parser(prog):
     parser = argparse.ArgumentParser(
         prog=prog, description="The TensorFlow 1 TPUEstimator API on TensorFlow 2.")
-    parser.add_argument("--version", action="version", version=f"{_DISTRIBUTION} {version()}")
+    parser.add_argument("--version", action="version", version=f"{CONSOLE_SCRIPT} {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     run = commands.add_parser(
         "run", help="run a TensorFlow 1 program unmodified", description=_RUN_HELP,
