@@ -300,7 +300,10 @@ class Estimator:
         return self._engines[key]
 
     def _plan(self, mode, runtime):
-        master = self._config.evaluation_master if mode == ModeKeys.EVAL else self._config.master
+        master = ""  # only named in TPU errors: without a TPU, no cluster resolver is asked
+        if runtime.tpu_semantics:
+            master = (self._config.evaluation_master if mode == ModeKeys.EVAL
+                      else self._config.master)
         return batching.plan_batches(self._batch_sizes[mode], mode, runtime,
                                      self._config.tpu_config, master)
 
