@@ -124,6 +124,7 @@ class Estimator:
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
         runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                   hook_run)
+        hook_run.every_step = self._hooks_every_step(runtime, hook_run)
         engine.sync(latest, compiled, self._warm_start_from)
         hook_run.start(compiled.traced.placed_hooks)
         step = engine.global_step

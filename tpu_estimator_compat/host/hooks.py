@@ -51,6 +51,7 @@ from tpu_estimator_compat.host import hook_fetches
 from tpu_estimator_compat.api.spec import validate_hooks  # noqa: F401  (part of this module's API)
 
 _v1 = tf.compat.v1
+_GLOBAL_STEP_FETCH = hook_fetches.Fetch("global_step")
 
 
 def validate_saving_listeners(listeners):
@@ -126,6 +127,10 @@ class HookRun:
         self._context = None
         self._requests = None  # [(hook, args, resolved fetches)] of the current loop
         self._pending = None  # the first loop's requests, made before the loop
+        self._loop_start_step = None  # the global step before the current loop, if fetched
+        # Set by the estimator: each loop is one step, as each Session.run of an Estimator
+        # (CPU/GPU semantics), not one TPU loop.
+        self.every_step = False
 
     @property
     def trace_key(self):
@@ -205,12 +210,17 @@ class HookRun:
         return stack
 
     def before_loop(self):
-        """before_run() of every hook, for the loop about to run."""
+        """before_run() of every hook, for the loop about to run (with `every_step`, notes
+        the global step the step starts with: see `_loop_value`)."""
         if self._pending is not None:
             self._requests, self._pending = self._pending, None
         else:
             with self._in_step_graph():
                 self._requests = self._before_run(tracing=False)
+        fetched = [fetch for _, _, fetches in self._requests
+                   for fetch in tf.nest.flatten(fetches)]
+        self._loop_start_step = (self.global_step()
+                                 if self.every_step and _GLOBAL_STEP_FETCH in fetched else None)
 
     def _before_run(self, tracing):
         self._context = _v1.train.SessionRunContext(
@@ -236,7 +246,8 @@ class HookRun:
                 options.MergeFrom(args.options)
         with self._in_step_graph():
             for hook, args, fetches in self._requests or ():
-                results = None if fetches is None else self.values_of(fetches)
+                results = None if fetches is None else tf.nest.map_structure(
+                    self._loop_value, fetches)
                 hook.after_run(self._context, _v1.train.SessionRunValues(
                     results=results, options=options, run_metadata=_v1.RunMetadata()))
         self._requests = None
@@ -266,6 +277,15 @@ class HookRun:
 
     def values_of(self, resolved):
         return tf.nest.map_structure(self._value, resolved)
+
+    def _loop_value(self, fetch):
+        """A before_run() fetch's value in after_run(). The global step: with `every_step`,
+        its value before the step, as TF1's Session.run of one step read it before the train
+        op incremented it; per TPU loop, its value after the loop, as the original's own
+        step log read it (`session.run` in after_run: always the current value)."""
+        if fetch == _GLOBAL_STEP_FETCH and self._loop_start_step is not None:
+            return self._loop_start_step
+        return self._value(fetch)
 
     def _value(self, fetch):
         if fetch.kind == "output":
