@@ -56,3 +56,82 @@ def test_a_hook_fetching_the_global_step_reads_it_before_the_steps_increment(tmp
     losses = [float(line.split("loss = ")[1].split(",")[0]) for line in logged]
     assert steps == ORIGINAL_LOGGED_STEPS
     np.testing.assert_allclose(losses, ORIGINAL_LOGGED_LOSSES, rtol=1e-5)
+
+
+# -- a hook whose begin() builds a Saver of the moving averages ------------------------------
+
+# The original (use_tpu=False; GradientDescent 0.05 then ExponentialMovingAverage(0.5).apply,
+# 3 steps of 4 examples; evaluate(steps=2)): the loss with the trained weights, with the
+# moving averages a hook's Saver restored, and dense/kernel/ExponentialMovingAverage.
+ORIGINAL_EVAL_LOSS = 0.00282165
+ORIGINAL_EMA_EVAL_LOSS = 0.004214044
+ORIGINAL_EMA_KERNEL = [-0.012281, -0.013928]
+
+
+class RestoreMovingAveragesHook(v1.train.SessionRunHook):
+    """Evaluates the moving averages: a Saver of `ema.variables_to_restore()` built in
+    begin() restores them over the trained weights in after_create_session()."""
+
+    def __init__(self, model_dir):
+        self.model_dir = model_dir
+        self.seen = []
+
+    def begin(self):
+        ema = v1.train.ExponentialMovingAverage(0.5)
+        self.saver = v1.train.Saver(ema.variables_to_restore())  # hashes variables
+        self.kernel = [v for v in v1.trainable_variables() if v.op.name == "dense/kernel"][0]
+
+    def after_create_session(self, session, coord):
+        self.saver.restore(session, v1.train.latest_checkpoint(self.model_dir))
+        self.seen.append(("after_create_session", session.run(self.kernel)))
+
+    def before_run(self, run_context):
+        names = {variable: variable.op.name for variable in v1.global_variables()}
+        self.seen.append(("before_run", names[self.kernel]))
+        return v1.train.SessionRunArgs({"kernel": self.kernel})
+
+    def after_run(self, run_context, run_values):
+        self.seen.append(("after_run", run_values.results["kernel"]))
+
+    def end(self, session):
+        names = {variable: variable.op.name for variable in v1.trainable_variables()}
+        self.seen.append(("end", names[self.kernel], session.run(self.kernel)))
+
+
+def moving_average_model_fn(features, labels, mode, params):
+    predictions = v1.layers.dense(features, 1, kernel_initializer=v1.zeros_initializer(),
+                                  name="dense")
+    loss = v1.losses.mean_squared_error(labels, predictions)
+    if mode != tec.ModeKeys.TRAIN:
+        return tec.TPUEstimatorSpec(mode, loss=loss)
+    train_op = v1.train.GradientDescentOptimizer(0.05).minimize(
+        loss, v1.train.get_global_step())
+    with v1.control_dependencies([train_op]):
+        train_op = v1.train.ExponentialMovingAverage(0.5).apply(v1.trainable_variables())
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_a_hooks_saver_of_the_moving_averages_restores_them_for_evaluation(tmp_path):
+    """A hook's begin(), after_create_session(), before_run() and end() are TF1 code, as
+    model_fn is: `ema.variables_to_restore()` hashes variables (issue 19, item 2: "Variable
+    is unhashable"). Its Saver restores after the checkpoint, so evaluation sees the moving
+    averages; the next evaluation without the hook the trained weights again."""
+    model_dir = str(tmp_path)
+    estimator = tec.TPUEstimator(
+        moving_average_model_fn, use_tpu=False, train_batch_size=4, eval_batch_size=4,
+        config=tec.RunConfig(model_dir=model_dir, save_summary_steps=None))
+    estimator.train(regression_input_fn, max_steps=3)
+    losses, hooks = [], []
+    for with_hook in (True, False, True):  # the second hook: the model's trace is reused
+        hooks.append(RestoreMovingAveragesHook(model_dir))
+        results = estimator.evaluate(regression_input_fn, steps=2,
+                                     hooks=hooks[-1:] if with_hook else [])
+        losses.append(results["loss"])
+    np.testing.assert_allclose(
+        losses, [ORIGINAL_EMA_EVAL_LOSS, ORIGINAL_EVAL_LOSS, ORIGINAL_EMA_EVAL_LOSS], rtol=1e-5)
+    for hook in (hooks[0], hooks[2]):
+        assert [event[0] for event in hook.seen] == [
+            "after_create_session", "before_run", "after_run", "before_run", "after_run", "end"]
+        assert hook.seen[1][1] == hook.seen[5][1] == "dense/kernel"
+        for values in (hook.seen[0][1], hook.seen[2][1], hook.seen[5][2]):
+            np.testing.assert_allclose(values.ravel(), ORIGINAL_EMA_KERNEL, atol=1e-6)

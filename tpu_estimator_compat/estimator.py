@@ -283,6 +283,7 @@ class Estimator:
         iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program,
                                                until_input_ends=until_input_ends)
         engine = self._engine(runtime)
+        hook_run.on_variables_restored = engine.mark_changed  # a hook's Saver restored
         compiled = engine.compile(mode, self._program, plan, iterator, hook_run)
         self._check_spec(compiled)
         return runtime, plan, iterator, engine, compiled
