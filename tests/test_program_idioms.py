@@ -135,3 +135,87 @@ def test_a_hooks_saver_of_the_moving_averages_restores_them_for_evaluation(tmp_p
         assert hook.seen[1][1] == hook.seen[5][1] == "dense/kernel"
         for values in (hook.seen[0][1], hook.seen[2][1], hook.seen[5][2]):
             np.testing.assert_allclose(values.ravel(), ORIGINAL_EMA_KERNEL, atol=1e-6)
+
+
+# -- an input_fn computing on a one-shot iterator's element ----------------------------------
+
+WIDE_FEATURES = np.arange(64, dtype=np.float32).reshape(16, 4) / 10.0
+WIDE_TARGETS = WIDE_FEATURES @ np.array([1.0, -1.0, 0.5, -0.5], np.float32)
+# The original (use_tpu=False, train_batch_size=4, max_steps=6, then evaluate(steps=4)).
+ORIGINAL_ITERATOR_EVAL_LOSS = 0.005129893
+ORIGINAL_ITERATOR_KERNEL = [-0.007618945, -0.008559221, -0.009499501, -0.010439778]
+ORIGINAL_FIRST_ROWS = [0, 4, 8, 12, 0, 4]  # the first example of each step's batch
+
+
+def noisy_iterator_input_fn(params):
+    """Reshapes the iterator's batch to static shapes, adds noise, builds the features."""
+    batch_size = params["batch_size"]
+    dataset = v1.data.Dataset.from_tensor_slices(
+        (WIDE_FEATURES.reshape(16, 2, 2), WIDE_TARGETS)).repeat().batch(batch_size)
+    images, targets = dataset.make_one_shot_iterator().get_next()
+    noise = v1.random_normal([batch_size, 4])
+    images = tf.reshape(images, [batch_size, 4])
+    return ({"x": images + 1e-9 * noise, "noise": noise},
+            tf.reshape(targets, [batch_size, 1]))
+
+
+class FetchHook(v1.train.SessionRunHook):
+    def __init__(self, fetches):
+        self.fetches, self.results = fetches, []
+
+    def before_run(self, run_context):
+        return v1.train.SessionRunArgs(self.fetches)
+
+    def after_run(self, run_context, run_values):
+        self.results.append(run_values.results)
+
+
+def test_an_input_fn_computing_on_a_one_shot_iterators_element_runs_it_every_step(tmp_path):
+    """TF1 ran input_fn's ops on the iterator's element at every step: each step a new
+    batch and new noise (issue 19, item 3: a ValueError)."""
+    hooks = []
+
+    def model_fn(features, labels, mode, params):
+        assert features["x"].shape.as_list()[1:] == [4]  # input_fn's reshape
+        predictions = v1.layers.dense(features["x"], 1, name="dense",
+                                      kernel_initializer=v1.zeros_initializer())
+        loss = v1.losses.mean_squared_error(labels, predictions)
+        train_op = v1.train.GradientDescentOptimizer(0.01).minimize(
+            loss, v1.train.get_global_step())
+        hooks.append(FetchHook({"noise": features["noise"], "x": features["x"]}))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                    training_hooks=hooks[-1:])
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=4,
+                                 eval_batch_size=4,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(noisy_iterator_input_fn, max_steps=6)
+    results = estimator.evaluate(noisy_iterator_input_fn, steps=4)
+    assert results["loss"] == pytest.approx(ORIGINAL_ITERATOR_EVAL_LOSS, rel=1e-5)
+    np.testing.assert_allclose(estimator.get_variable_value("dense/kernel").ravel(),
+                               ORIGINAL_ITERATOR_KERNEL, rtol=1e-5)
+    steps = hooks[0].results
+    np.testing.assert_allclose([step["x"][0] for step in steps],
+                               WIDE_FEATURES[ORIGINAL_FIRST_ROWS], atol=1e-6)
+    noises = np.stack([step["noise"] for step in steps])
+    assert noises.shape == (6, 4, 4)
+    assert len({noise.tobytes() for noise in noises}) == 6  # new noise at every step
+    assert 0.5 < noises.std() < 1.5
+
+
+def test_an_input_fn_op_a_dataset_function_cannot_run_is_named(tmp_path):
+    def input_fn(params):
+        dataset = v1.data.Dataset.from_tensor_slices(
+            (np.array([1, 2, 3, 4], np.int64), np.zeros([4], np.float32))).repeat().batch(2)
+        keys, labels = dataset.make_one_shot_iterator().get_next()
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(tf.constant([1, 2, 3, 4], tf.int64),
+                                                tf.constant([0.1, 0.2, 0.3, 0.4])), 0.0,
+            name="id_table")
+        return {"x": tf.reshape(table.lookup(keys), [2, 1])}, labels
+
+    estimator = tec.TPUEstimator(logging_hook_model_fn, use_tpu=False, train_batch_size=2,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    with pytest.raises(ValueError, match=r"with op 'id_table' \(HashTableV2\): a variable, "
+                                         r"lookup table or other resource"):
+        estimator.train(input_fn, max_steps=1)
