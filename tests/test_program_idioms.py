@@ -219,3 +219,77 @@ def test_an_input_fn_op_a_dataset_function_cannot_run_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"with op 'id_table' \(HashTableV2\): a variable, "
                                          r"lookup table or other resource"):
         estimator.train(input_fn, max_steps=1)
+
+
+# -- what evaluation counts with TPU semantics ------------------------------------------------
+
+RNG = np.random.RandomState(0)
+CLASSES = 5
+IMAGES = RNG.rand(40, 6).astype(np.float32)
+CLASSIFIER = RNG.randn(6, CLASSES).astype(np.float32)
+LABELS = np.argmax(IMAGES @ CLASSIFIER, 1).astype(np.int32)
+LABELS[::3] = (LABELS[::3] + 1) % CLASSES
+LABELS[1::7] = (LABELS[1::7] + 2) % CLASSES
+# The original (use_tpu=False, eval_batch_size=16, evaluate(steps=2): 32 examples).
+ORIGINAL_METRICS = {
+    "accuracy": 0.53125, "column_accuracy": 0.53125, "kept_accuracy": 0.4375,
+    "mean_per_class_accuracy": 0.4252748, "per_replica_mean": 0.53125,
+    "rotated_accuracy": 0.53125, "top_1": 0.53125, "weighted_accuracy": 0.5862069}
+
+
+def classification_input_fn(params):
+    return tf.data.Dataset.from_tensor_slices(({"image": IMAGES}, LABELS)).batch(
+        params["batch_size"], drop_remainder=True)
+
+
+def classification_metric_fn(labels, labels_column, logits, weights, kept_labels,
+                             kept_predictions, per_replica):
+    predictions = tf.argmax(logits, 1, output_type=tf.int32)
+
+    def three_rows_each(tensor):  # k rows per example, as rotation models pass them
+        return tf.reshape(tf.tile(tensor[:, None], [1, 3]), [-1])
+    return {
+        "accuracy": v1.metrics.accuracy(labels, predictions),
+        "weighted_accuracy": v1.metrics.accuracy(labels, predictions, weights=weights),
+        "mean_per_class_accuracy": v1.metrics.mean_per_class_accuracy(
+            labels, predictions, CLASSES),
+        "column_accuracy": v1.metrics.accuracy(labels_column, predictions),
+        "top_1": v1.metrics.mean(tf.cast(
+            tf.nn.in_top_k(predictions=logits, targets=labels, k=1), tf.float32)),
+        "rotated_accuracy": v1.metrics.accuracy(three_rows_each(labels),
+                                                three_rows_each(predictions)),
+        "kept_accuracy": v1.metrics.accuracy(kept_labels, kept_predictions),
+        "per_replica_mean": v1.metrics.mean(per_replica),
+    }
+
+
+def classification_model_fn(features, labels, mode, params):
+    kernel = v1.get_variable("kernel", initializer=tf.constant(CLASSIFIER))
+    logits = tf.matmul(features["image"], kernel)
+    predictions = tf.argmax(logits, 1, output_type=tf.int32)
+    keep = tf.not_equal(labels % 3, 0)  # a data-dependent number of rows per replica
+    correct = tf.cast(tf.equal(labels, predictions), tf.float32)
+    tensors = {"labels": labels, "labels_column": tf.reshape(labels, [-1, 1]),
+               "logits": logits, "weights": tf.cast(labels > 0, tf.float32),
+               "kept_labels": tf.boolean_mask(labels, keep),
+               "kept_predictions": tf.boolean_mask(predictions, keep),
+               "per_replica": tf.reshape(tf.reduce_mean(correct), [1])}
+    return tec.TPUEstimatorSpec(mode, loss=tf.reduce_mean(logits),
+                                eval_metrics=(classification_metric_fn, tensors))
+
+
+@pytest.mark.parametrize("input_mode", ["PER_HOST_V1", "PER_HOST_V2", "BROADCAST"])
+def test_tpu_evaluation_counts_every_example_once_as_the_original(tmp_path, eight_devices,
+                                                                   input_mode):
+    """With data evenly divided, TPU semantics (8 replicas of 2 examples) give the CPU
+    numbers for every kind of metric tensor: weights, per-class means, [batch, 1] labels,
+    k rows per example, rows kept by a mask, one value per replica (issue 19, item 6: that
+    one was dropped with BROADCAST input, where only replica 0's copy counts)."""
+    mode = getattr(tec.InputPipelineConfig, input_mode)
+    estimator = tec.TPUEstimator(
+        classification_model_fn, train_batch_size=16, eval_batch_size=16,
+        config=tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices,
+                             tpu_config=tec.TPUConfig(per_host_input_for_training=mode)))
+    results = estimator.evaluate(classification_input_fn, steps=2)
+    assert {name: results[name] for name in ORIGINAL_METRICS} == pytest.approx(
+        ORIGINAL_METRICS, rel=1e-6)
