@@ -54,8 +54,9 @@ def _predict_model_fn(features, labels, mode, params):
 
 def test_use_tpu_false_never_looks_a_tpu_up(tmp_path, monkeypatch):
     """ResNet-style programs build `RunConfig(cluster=TPUClusterResolver(FLAGS.tpu or ''))`
-    whatever `--use_tpu` says; with use_tpu=False, train, evaluate, predict and export never
-    ask it for the TPU (export failed with NoTPUFoundError from `session_config`)."""
+    whatever `--use_tpu` says; with use_tpu=False, train, evaluate, predict, export and
+    train_and_evaluate never ask it for the TPU (issue 19, item 4: export failed with
+    NoTPUFoundError from `session_config`)."""
     for name in ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "TPU_CONFIG", "TF_CONFIG",
                  cluster_resolver.SIMULATED_TPU_CORES_ENV):
         monkeypatch.delenv(name, raising=False)
@@ -83,4 +84,7 @@ def test_use_tpu_false_never_looks_a_tpu_up(tmp_path, monkeypatch):
     export_dir = estimator.export_saved_model(str(tmp_path / "export"),
                                               serving_input_receiver_fn)
     assert tf.io.gfile.exists(tf.io.gfile.join(export_dir, b"saved_model.pb"))
+    results, _ = tec.train_and_evaluate(estimator, tec.TrainSpec(_input_fn, max_steps=3),
+                                        tec.EvalSpec(_input_fn, steps=1, throttle_secs=0))
+    assert results["global_step"] == 3
     assert lookups == []

@@ -427,3 +427,11 @@ def local_session_config(config):
     if isinstance(config, RunConfig):
         return config._session_config  # pylint: disable=protected-access
     return getattr(config, "session_config", None)
+
+
+def cluster_spec_for(config, use_tpu):
+    """`config.cluster_spec`, except that with `use_tpu=False` a `cluster` resolver (a TPU's)
+    is not asked: TF_CONFIG's cluster alone."""
+    if use_tpu or not isinstance(config, RunConfig) or config.cluster is None:
+        return config.cluster_spec
+    return config._facts.cluster_spec  # pylint: disable=protected-access

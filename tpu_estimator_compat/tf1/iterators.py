@@ -161,8 +161,9 @@ def _check_servable(op):
         problem = "a placeholder, which nothing feeds"
     elif op.type.startswith("IteratorGetNext"):
         problem = "the element of an iterator other than a one-shot iterator"
-    elif any(t.dtype == tf.resource or t.dtype._is_ref_dtype for t in op.outputs):  # pylint: disable=protected-access
-        problem = "a variable, lookup table or other resource, which a dataset function cannot share"
+    elif any(t.dtype == tf.resource or t.dtype.base_dtype != t.dtype for t in op.outputs):
+        problem = ("a variable, lookup table or other resource, which a dataset function "
+                   "cannot share")
     else:
         return
     raise ValueError(
