@@ -28,6 +28,14 @@ class ComputedFromIterator(ValueError):
     the message says how to return a dataset instead."""
 
 
+_COMPUTED = (
+    "input_fn made a one-shot iterator (`make_one_shot_iterator()`) but returned values other "
+    "than its `get_next()` tensors (tensors computed from them, or constants). TF1 read a new "
+    "batch at every step from that iterator; here input_fn runs once, so its result would be "
+    "one batch, repeated. Return the dataset itself, with .map(...) for the computation, or "
+    "the iterator's tensors alone.")
+
+
 class Recorded:
     """The (element, dataset) pairs that one-shot iterators returned while input_fn ran."""
 
@@ -60,12 +68,7 @@ class Recorded:
                 flat = tf.nest.flatten(components)
                 return tf.nest.pack_sequence_as(result, [flat[index] for index in taken])
             return dataset.map(rearranged)
-        raise ComputedFromIterator(
-            "input_fn made a one-shot iterator (`make_one_shot_iterator()`) but returned values "
-            "other than its `get_next()` tensors (tensors computed from them, or constants). "
-            "TF1 read a new batch at every step from that iterator; here input_fn runs once, "
-            "so its result would be one batch, repeated. Return the dataset itself, with "
-            ".map(...) for the computation, or the iterator's tensors alone.")
+        raise ComputedFromIterator(_COMPUTED)
 
 
 def computed_dataset(call_input_fn, recorded, seed=None):
@@ -105,9 +108,10 @@ def computed_dataset(call_input_fn, recorded, seed=None):
                 f"input_fn returned {leaf!r}, not a tensor, with its one-shot iterator's "
                 "tensors. Return tensors only, or the dataset itself.")
     ops, used = _ops_between(leaves, boundary)
-    iterators_used = sorted({index for index, _ in used.values()})
-    if not iterators_used:
-        recorded.dataset_of(result)  # raises ComputedFromIterator: constants only
+    returned = [boundary[leaf.ref()] for leaf in leaves if leaf.ref() in boundary]
+    iterators_used = sorted({index for index, _ in list(used.values()) + returned})
+    if not iterators_used:  # constants, or random values: one batch, repeated
+        raise ComputedFromIterator(_COMPUTED)
     datasets = [recorded.elements[index][1] for index in iterators_used]
     if len({id(dataset) for dataset in datasets}) < len(datasets):
         raise ValueError(
