@@ -203,6 +203,42 @@ def test_an_input_fn_computing_on_a_one_shot_iterators_element_runs_it_every_ste
     assert 0.5 < noises.std() < 1.5
 
 
+# The original: each step a new batch of both iterators (x: labeled * 10, u: unlabeled).
+ORIGINAL_TWO_ITERATOR_STEPS = [([0.0, 10.0], [100.0, 101.0, 102.0, 103.0], [0, 1]),
+                               ([20.0, 30.0], [104.0, 105.0, 106.0, 107.0], [0, 1]),
+                               ([40.0, 50.0], [108.0, 109.0, 110.0, 111.0], [0, 1])]
+
+
+def test_labeled_and_unlabeled_one_shot_iterators_advance_together(tmp_path):
+    """Semi-supervised input: a computation on a labeled iterator's element, and another
+    iterator's element returned as it is; TF1 advanced both at every step."""
+    def input_fn(params):
+        labeled = v1.data.Dataset.from_tensor_slices(
+            (np.arange(16.0, dtype=np.float32), np.arange(16) % 2)).repeat().batch(2)
+        unlabeled = v1.data.Dataset.from_tensor_slices(
+            np.arange(100.0, 140.0, dtype=np.float32)).repeat().batch(4)
+        x, y = labeled.make_one_shot_iterator().get_next()
+        u = v1.data.make_one_shot_iterator(unlabeled).get_next()
+        return {"x": tf.reshape(x, [2, 1]) * 10.0, "u": u}, y
+
+    hooks = []
+
+    def model_fn(features, labels, mode, params):
+        w = v1.get_variable("w", [1, 1])
+        loss = tf.reduce_mean(tf.matmul(features["x"], w)) + 0 * tf.reduce_mean(features["u"])
+        hooks.append(FetchHook({"x": features["x"], "u": features["u"], "y": labels}))
+        train_op = v1.train.GradientDescentOptimizer(0.0).minimize(
+            loss, v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                    training_hooks=hooks[-1:])
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=2,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(input_fn, max_steps=3)
+    assert [(r["x"].ravel().tolist(), r["u"].tolist(), r["y"].tolist())
+            for r in hooks[0].results] == ORIGINAL_TWO_ITERATOR_STEPS
+
+
 def test_an_input_fn_op_a_dataset_function_cannot_run_is_named(tmp_path):
     def input_fn(params):
         dataset = v1.data.Dataset.from_tensor_slices(
