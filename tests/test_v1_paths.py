@@ -101,7 +101,8 @@ def test_every_listed_path_serves_its_names():
             for name, spec in entry.names.items():
                 assert getattr(module, name) is _lazy.resolve(spec), (path, name)
             for name, child in _paths.children(path).items():  # entries win over the fallback
-                assert getattr(module, name) is sys.modules[f"tpu_estimator_compat.v1.{child}"]
+                if name not in entry.names:  # names win over entries (TF1's star imports)
+                    assert getattr(module, name) is sys.modules[f"tpu_estimator_compat.v1.{child}"]
         else:
             assert module is _lazy.resolve(entry)
             assert not _paths.children(path), f"alias {path} must not have entries below it"
@@ -138,6 +139,23 @@ def test_every_name_every_lazy_table_lists_resolves():
     assert not unresolved
     # contrib's submodules are all served.
     assert all(inspect.ismodule(getattr(v1.contrib, name)) for name in v1.contrib.SUBMODULES)
+
+def test_a_package_star_importing_a_submodule_serves_the_function_the_path_the_module():
+    # TF 1.x: contrib/framework/python/ops/__init__.py star-imports its `arg_scope` module,
+    # whose `arg_scope` function then replaces the submodule as the package's attribute.
+    names = _exec("from tensorflow.contrib.framework.python.ops import arg_scope, variables")
+    assert names["arg_scope"] is tf_slim.arg_scope
+    assert inspect.ismodule(names["variables"])  # no name `variables` in its star import
+    module = _exec("import tensorflow.contrib.framework.python.ops.arg_scope as m")["m"]
+    assert module is tf_slim.arg_scope  # attribute access after import, as on Python 3.7+
+    assert importlib.import_module(
+        "tpu_estimator_compat.v1.contrib.framework.python.ops.arg_scope").arg_scope is \
+        tf_slim.arg_scope  # the import path names the module
+    ops = sys.modules["tpu_estimator_compat.v1.contrib.framework.python.ops"]
+    assert ops.arg_scope is tf_slim.arg_scope  # the import did not replace the name
+    with names["arg_scope"]([tf_slim.conv2d], padding="VALID"):
+        assert tf_slim.current_arg_scope()  # callable, as the slim nets' arg_scope fns use it
+
 
 def test_tensorflow_modules_are_served_not_copied():
     from tpu_estimator_compat.v1.python.ops import math_ops  # noqa: PLC0415

@@ -6,8 +6,9 @@ estimator`, `from tensorflow.contrib.tpu.python.tpu import tpu_config`,
 relative to `tensorflow` (and `tensorflow_estimator`, whose layout under `python.estimator`
 is the same), is a key of `MODULES`:
 
-- a `Virtual` entry is a module made here, serving its entries below it, `names` (`_lazy`
-  specs) and, for any other name or submodule, those of its `fallback` module;
+- a `Virtual` entry is a module made here, serving `names` (`_lazy` specs; they win over
+  the entries below it, as TF 1.x's star imports of a package's submodules did), its
+  entries below it and, for any other name or submodule, those of its `fallback` module;
 - a string entry is a `_lazy.resolve` spec: that very module is served (an alias).
 
 No entry lies below a path that is an alias (importing it would add an attribute to the
@@ -49,6 +50,8 @@ _EVALUATION = {"checkpoints_iterator": "tensorflow:compat.v1.train.checkpoints_i
                    "tensorflow.python.training.checkpoint_utils:wait_for_new_checkpoint"}
 _ASYNC_CHECKPOINT = _from("legacy_api.async_checkpoint", "AsyncCheckpointSaverHook")
 _EXPORT = f"{_PKG}.v1.estimator.export"
+_ARG_SCOPE_ALL = ("arg_scope", "add_arg_scope", "current_arg_scope", "has_arg_scope",
+                  "arg_scoped_arguments", "arg_scope_func_key")
 
 MODULES = {
     # tensorflow.core (protocol buffers), tensorflow.compiler (XLA) and tensorflow.python:
@@ -138,7 +141,11 @@ MODULES = {
     "contrib.slim.python": Virtual(),
     "contrib.slim.python.slim": f"{_SLIM}:tf_slim",
     "contrib.framework.python": Virtual(),
-    "contrib.framework.python.ops": Virtual(fallback=f"{_PKG}.v1.contrib.framework"),
+    # TF 1.x's package star-imports its submodules: `ops.arg_scope` is the function (the
+    # module only by its import path), `ops.variables` the module (`_finder`).
+    "contrib.framework.python.ops": Virtual(
+        {name: f"{_SLIM}:slim_arg_scope.{name}" for name in _ARG_SCOPE_ALL},
+        fallback=f"{_PKG}.v1.contrib.framework"),
     "contrib.framework.python.ops.arg_scope": f"{_SLIM}:slim_arg_scope",
     "contrib.framework.python.ops.variables": f"{_SLIM}:slim_variables",
     "contrib.layers.python": Virtual(),
