@@ -29,7 +29,7 @@ FLAGS = tf.flags.FLAGS
 def model(x):
     y = slim.conv2d(x, 3, 3)
     z = layers.softmax(y)
-    cell = tf.contrib.rnn.LSTMCell(3)
+    cell = tf.contrib.quantize.create_eval_graph()
     hook = tf.train.LoggingTensorHook({}, every_n_iter=1)
     return tfe.estimator.tpu.TPUEstimator(None), est.Estimator, FLAGS.model_dir, cell
 '''
@@ -51,7 +51,7 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
     (tmp_path / "pkg" / "data.py").write_text(DATA)
     (tmp_path / "pkg" / "py2_tool.py").write_text('print "hello"\n')
     (tmp_path / "pkg" / "no_tf.py").write_text("import os\n")
-    (tmp_path / "pkg" / "notes.txt").write_text("import tensorflow.contrib.rnn\n")
+    (tmp_path / "pkg" / "notes.txt").write_text("import tensorflow.contrib.quantize\n")
     out = io.StringIO()
     totals = compat_check.check([str(tmp_path / "pkg")], out=out)
     known = "see README.md#known-differences-from-the-original"
@@ -73,17 +73,17 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "  supported    tensorflow.flags.FLAGS  (line 7)",
         "  supported    tensorflow.contrib.slim.conv2d  (line 11)",
         "  supported    tensorflow.contrib.layers.softmax  (line 12)",
-        "  UNSUPPORTED  tensorflow.contrib.rnn  (line 13): module "
-        "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
+        "  UNSUPPORTED  tensorflow.contrib.quantize  (line 13): module "
+        "'tpu_estimator_compat.v1.contrib' has no attribute 'quantize'. tf.contrib was removed in "
         "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
-        "framework, layers, learn, metrics, opt, slim, stateless, summary, tpu, training} only.",
+        "framework, layers, learn, metrics, opt, rnn, slim, stateless, summary, tpu, training} only.",
         f"  difference   tensorflow.train.LoggingTensorHook  (line 14)  {known}",
         f"  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15)  {known}",
         f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",
         "14 TensorFlow APIs used: 9 supported, 4 supported with documented differences, "
         "1 unsupported; 1 file could not be parsed.",
     ]
-    assert totals["unsupported"] == {"tensorflow.contrib.rnn"}
+    assert totals["unsupported"] == {"tensorflow.contrib.quantize"}
     assert cli.main(["check", str(tmp_path / "pkg")]) == 1
     assert cli.main(["check", str(tmp_path / "pkg" / "data.py")]) == 0
     assert cli.main(["check", str(tmp_path / "missing")]) == 2
@@ -253,7 +253,7 @@ except (ValueError, ImportError) as error:
     raise error
 
 try:
-    import tensorflow.contrib.rnn as rnn
+    import tensorflow.contrib.quantize as rnn
 except ValueError:
     rnn = None
 
@@ -273,9 +273,9 @@ def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp
         "`except ImportError`, which the program handles; unsupported: module "
         "'tpu_estimator_compat.v1.contrib' has no attribute 'cloud'.")
     # `except ValueError` does not catch the ImportError: the program fails there.
-    assert lines[4].startswith("  UNSUPPORTED  tensorflow.contrib.rnn  (line 11): ")
+    assert lines[4].startswith("  UNSUPPORTED  tensorflow.contrib.quantize  (line 11): ")
     assert totals["optional"] == {"tensorflow.contrib.cloud"}
-    assert totals["unsupported"] == {"tensorflow.contrib.rnn"}
+    assert totals["unsupported"] == {"tensorflow.contrib.quantize"}
     assert lines[-1] == (
         "4 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
         "1 unsupported (+1 imported only under `except ImportError`, which the program "
@@ -289,16 +289,16 @@ def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp
 def test_an_unguarded_use_of_a_guarded_module_is_unsupported():
     source = ("try:\n    import tensorflow.contrib.cloud as cloud\nexcept ImportError:\n"
               "    pass\nimport tensorflow.contrib.cloud as cloud\ncloud.BigtableClient\n"
-              "try:\n    def later():\n        from tensorflow.contrib import rnn\n"
+              "try:\n    def later():\n        from tensorflow.contrib import quantize\n"
               "except ImportError:\n    pass\n")
     collector = compat_check._collect(source, "<source>")
     assert collector.uses == {"tensorflow.contrib.cloud": 2,
                               "tensorflow.contrib.cloud.BigtableClient": 6,
-                              "tensorflow.contrib.rnn": 9}
+                              "tensorflow.contrib.quantize": 9}
     # (A function defined in a `try` runs its imports later, unguarded.)
     assert collector.required == {"tensorflow.contrib.cloud",
                                   "tensorflow.contrib.cloud.BigtableClient",
-                                  "tensorflow.contrib.rnn"}
+                                  "tensorflow.contrib.quantize"}
 
 
 @pytest.mark.parametrize("path, status", [

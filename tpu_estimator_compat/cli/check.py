@@ -167,12 +167,16 @@ def _tf2_missing(api, error):
 
 def _step(module, relative_path):
     """What the namespace serves at `relative_path`, one name below `module` (served at the
-    path's parent), looked up as the import system does: listed paths first (`_paths`), then
-    the attribute, then a submodule."""
-    if relative_path in _paths.MODULES:
+    path's parent), looked up as the import system does: listed paths first (`_paths`) unless
+    the parent's entry serves that name (TF1's star imports), then the attribute, then a
+    submodule."""
+    parent, _, name = relative_path.rpartition(".")
+    parent_entry = _paths.MODULES.get(parent)
+    shadowed = isinstance(parent_entry, _paths.Virtual) and name in parent_entry.names
+    if relative_path in _paths.MODULES and not shadowed:
         return _finder.served_module(relative_path)
     try:
-        return getattr(module, relative_path.rpartition(".")[2])
+        return getattr(module, name)
     except AttributeError:
         try:
             return _finder.served_module(relative_path)

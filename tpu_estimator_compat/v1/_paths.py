@@ -105,6 +105,9 @@ MODULES = {
     "tpu.experimental": Virtual(
         _from("legacy_api.tpu_system", "initialize_tpu_system", "shutdown_tpu_system"),
         fallback="tensorflow:compat.v1.tpu.experimental"),
+    # tf.nn: TensorFlow's, with the TF1 RNN cells, which TensorFlow 2.21 serves only with Keras 2.
+    "nn": Virtual({"rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell"},
+                  fallback="tensorflow:compat.v1.nn"),
     # tf.config: TensorFlow's, connecting to a cluster from graph mode too.
     "config": Virtual(_from("legacy_api.tpu_system", "experimental_connect_to_cluster"),
                       fallback="tensorflow:compat.v1.config"),
