@@ -376,3 +376,24 @@ def test_async_checkpoint_saver_hook_saves_on_the_estimators_schedule(tmp_path):
             str(hook_dir), save_steps=4, listeners=[listener])])
         saved[kind] = (_ckpt_steps(hook_dir), listener.saved)
     assert saved["async"] == saved["sync"] == ([0, 4, 8, 10], [0, 4, 8, 10])
+
+
+def test_tf1_eager_profiler_profiles_and_saves_for_tensorboard(tmp_path):
+    # TF 1.15's module, which TensorFlow 2.15 (the original) still had and 2.21 has not; file
+    # layout and messages as 2.15's.
+    profiler = _exec("from tensorflow.python.eager import profiler")["profiler"]
+    profiler.start()
+    with pytest.raises(profiler.ProfilerAlreadyRunningError, match="Another profiler"):
+        profiler.start()
+    tf.reduce_sum(tf.ones([8, 8]))
+    result = profiler.stop()
+    with pytest.raises(profiler.ProfilerNotRunningError, match="No profiler is running"):
+        profiler.stop()
+    profiler.save(str(tmp_path / "a"), result)
+    with profiler.Profiler(str(tmp_path / "b")):
+        tf.reduce_sum(tf.ones([8, 8]))
+    for logdir in ("a", "b"):
+        assert len(list((tmp_path / logdir).glob("events*.profile-empty"))) == 1
+        assert len(list((tmp_path / logdir).glob("plugins/profile/*/local.trace"))) == 1
+    assert next((tmp_path / "a").glob("plugins/profile/*/local.trace")).read_bytes() == result
+    assert next((tmp_path / "b").glob("plugins/profile/*/local.trace")).stat().st_size > 0

@@ -66,6 +66,8 @@ MODULES = {
          "IndexedSlices": "tensorflow.python.framework.indexed_slices:IndexedSlices"},
         fallback="tensorflow.python.framework.ops"),
     "python.ops": Virtual(fallback="tensorflow.python.ops"),
+    "python.eager": Virtual(fallback="tensorflow.python.eager"),
+    "python.eager.profiler": f"{_PKG}.legacy_api.eager_profiler",  # TF 1.15's, gone in TF 2
     "python.ops.array_ops": Virtual(
         {name: f"tensorflow.python.ops.array_ops_stack:{name}" for name in ("stack", "unstack")},
         fallback="tensorflow.python.ops.array_ops"),
