@@ -1,0 +1,79 @@
+"""TF 1.15's API inventory (`cli/tf115_inventory.json.gz`, from `tools/tf1_inventory.py`)
+walked over the namespace: every name served has TF 1.15's kind, every name not served is
+excluded with a reason, and the inventory itself says what TF 1.15's sources say."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tpu_estimator_compat.cli import inventory
+
+
+@pytest.fixture(scope="module")
+def walk():
+    import tpu_estimator_compat.v1  # noqa: F401,PLC0415
+    return inventory.walk()
+
+
+def _kinds(module):
+    return {name: kind for kind, names in inventory.load()[module].items() for name in names}
+
+
+def test_inventory_holds_tf115s_attribute_kinds():
+    # contrib/framework/python/ops/__init__.py star-imports its `arg_scope` submodule: the
+    # attribute is the function; `variables` stays the submodule (its __all__ lacks it).
+    ops = _kinds("tensorflow.contrib.framework.python.ops")
+    assert ops["arg_scope"] == "f" and ops["variables"] == "m"
+    # contrib/rnn: remove_undocumented keeps the @@-documented names only (not `python`).
+    rnn = _kinds("tensorflow.contrib.rnn")
+    assert rnn["LSTMCell"] == "c" and rnn["static_rnn"] == "f" and "python" not in rnn
+    assert "LayerNormBasicLSTMCell" in rnn
+    # The generated API: classes, functions, protocol buffers, LazyLoader modules.
+    root = _kinds("tensorflow")
+    assert (root["Session"], root["ConfigProto"], root["reshape"], root["contrib"]) == (
+        "c", "c", "f", "m")
+    assert _kinds("tensorflow.train")["AdamOptimizer"] == "c"
+    assert _kinds("tensorflow.keras")["layers"] == "m"
+    assert "absolute_import" not in root  # __future__ imports are not API
+    modules = inventory.load()
+    assert "tensorflow.contrib.tpu.python.tpu.tpu_estimator" in modules
+    assert not [m for m in modules if m.endswith("_test") or ".kernel_tests" in m]
+    assert os.path.getsize(inventory.INVENTORY) < 400_000
+
+
+def test_every_served_name_has_tf115s_kind(walk):
+    different = {path: (tf1, ours) for path, tf1, ours in walk.different}
+    unexplained = {p: k for p, k in different.items() if p not in inventory.KIND_DIFFERENCES}
+    assert not unexplained, unexplained  # (tf1 kind, served kind)
+    assert set(inventory.KIND_DIFFERENCES) <= set(different)  # none stale
+    walked = inventory.walked_modules()
+    assert "tensorflow.contrib.framework.python.ops" in walked and "tensorflow.train" in walked
+
+
+def test_every_name_not_served_is_excluded_with_a_reason(walk):
+    unexplained = [path for path in walk.missing if inventory.exclusion(path) is None]
+    assert not unexplained, unexplained
+    used = {prefix for prefix in inventory.EXCLUDED
+            if any(p == prefix or p.startswith(prefix + ".") for p in walk.missing)}
+    assert used == set(inventory.EXCLUDED)  # none stale
+
+
+def test_coverage_counts_per_top_module(walk):
+    coverage = inventory.coverage(walk)
+    assert coverage["tf.train"] == (128, 128)
+    served, total = coverage["tf.contrib.rnn"]
+    assert total == len(_kinds("tensorflow.contrib.rnn")) and 15 <= served < total
+    assert coverage["tf.contrib.quantize"][0] == 0
+
+
+@pytest.mark.skipif(not os.environ.get("TF115_WHEEL"),
+                    reason="set TF115_WHEEL to the tensorflow-cpu 1.15.0 wheel to regenerate")
+def test_generator_reproduces_the_committed_inventory(tmp_path):
+    output = tmp_path / "inventory.json.gz"
+    subprocess.run([sys.executable, "tools/tf1_inventory.py", os.environ["TF115_WHEEL"],
+                    str(output)], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    with gzip.open(output, "rt") as f:
+        assert json.load(f)["modules"] == inventory.load()

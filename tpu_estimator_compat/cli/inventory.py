@@ -1,0 +1,193 @@
+"""TF 1.15's API (`tf115_inventory.json.gz`, made by `tools/tf1_inventory.py` from the TF 1.15
+wheel) walked over `tpu_estimator_compat.v1`: which of its names the namespace serves, with
+the same kind (module, class, function, other), and coverage per top module.
+
+Walked: TF 1.15's public API (`tensorflow`, `tensorflow.<module>` of its generated API,
+`tensorflow.keras`), `tensorflow.contrib.*` (but their `python` implementation packages), and
+the deep module paths `_paths` lists; not walked: `tensorflow.estimator` (tensorflow_estimator's,
+not in the TF wheel), `compat.v1` (the root again), `compat.v2` (TensorFlow 2 code) and
+TensorFlow's internals. `EXCLUDED` says why each name walked but not served is not;
+`KIND_DIFFERENCES` why each name served with another kind is fine.
+"""
+import dataclasses
+import functools
+import gzip
+import inspect
+import json
+import os
+import types
+
+INVENTORY = os.path.join(os.path.dirname(__file__), "tf115_inventory.json.gz")
+KINDS = {"m": "module", "c": "class", "f": "function", "o": "other", "?": "unknown"}
+
+# TF 1.15 paths (module prefixes or names) the namespace does not serve, and why; reviewed.
+# A name below one of them that IS served is still checked for its kind.
+_KERAS_DROPPED = "Keras 2.2-era names that tf_keras (Keras 2 on TensorFlow 2.21) dropped"
+_CONTRIB = ("tf.contrib was removed in TensorFlow 2; this package serves the contrib modules "
+            "TPU programs use (README: TF1 module paths and contrib modules)")
+EXCLUDED = {
+    "tensorflow.contrib": _CONTRIB,
+    "tensorflow.contrib.framework": "contrib.framework's graph and tensor utilities beyond "
+                                    "arg_scope, variables and checkpoints (tf-slim's)",
+    "tensorflow.contrib.layers": "contrib.layers' feature columns, embeddings and summaries "
+                                 "(TF1 canned-estimator helpers) beyond tf-slim's layers",
+    "tensorflow.contrib.slim": "slim's names tf-slim 1.1 no longer has",
+    "tensorflow.contrib.tpu": "TF 1.x's TPU internals (keras_support, embedding, profiler "
+                              "client...) that TPUEstimator programs do not reach",
+    "tensorflow.contrib.training": "contrib.training's queue-based input utilities "
+                                   "(bucket_by_sequence_length, SequenceQueueingStateSaver...)",
+    "tensorflow.contrib.learn": "tf.contrib.learn (deprecated in TF 1.x); its downloader only",
+    "tensorflow.contrib.opt": "contrib.opt's research optimizers beyond LARS, LazyAdam, "
+                              "moving averages and decoupled weight decay",
+    "tensorflow.contrib.rnn": "contrib's own RNN cells (LayerNormBasicLSTMCell, LSTMBlockCell, "
+                              "AttentionCellWrapper...)",
+    "tensorflow.contrib.data": "contrib.data names TensorFlow dropped from tf.data",
+    "tensorflow.contrib.metrics": "tf-slim's metrics lack these few contrib.metrics names",
+    "tensorflow.contrib.cluster_resolver": "resolvers of other clusters (Slurm, ...) that "
+                                           "TensorFlow 2.21 dropped",
+    "tensorflow.python": "TensorFlow's internals, served as TensorFlow 2.21 has them (with the "
+                         "TF1 names `_paths` lists): internals it dropped are not served",
+    "tensorflow.v1": "TF 1.15's generated copy of the root module (`_api/v1/v1.py`), "
+                     "importable by accident; the root module is walked",
+    "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
+                                    "since TensorFlow 2)",
+    "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "
+                                                   "(tf.config.list_logical_devices)",
+    "tensorflow.data.experimental": "tf.data statistics and options TensorFlow removed, and "
+                                    "CheckpointInputPipelineHook, which needs MonitoredSession's "
+                                    "input-iterator saving that the engine does not do",
+    "tensorflow.keras.experimental": _KERAS_DROPPED,
+    "tensorflow.keras.mixed_precision": _KERAS_DROPPED,
+    "tensorflow.keras.utils": _KERAS_DROPPED,
+    "tensorflow.keras.wrappers": _KERAS_DROPPED,
+    "tensorflow.raw_ops": "TPU-embedding debug ops and CompareAndBitpack, which TensorFlow 2.21 "
+                          "removed",
+    "tensorflow.tpu.experimental": "TF 1.x's TPU embedding optimizer parameters: TPUEstimator's "
+                                   "TPU embedding (embedding_config_spec) is not supported",
+}
+# Names served with another kind than TF 1.15's, and why that is fine; reviewed.
+_CALLED_THE_SAME = "a class where TF 1.x had a function; called the same way, same result"
+KIND_DIFFERENCES = {
+    **{f"tensorflow.keras.initializers.{n}": _CALLED_THE_SAME
+       for n in ("he_normal", "he_uniform", "lecun_normal", "lecun_uniform")},
+    **{f"tensorflow.keras.regularizers.{n}": _CALLED_THE_SAME for n in ("l1", "l2")},
+    "tensorflow.keras.utils.custom_object_scope": _CALLED_THE_SAME,
+    "tensorflow.python.framework.ops.name_scope": "TensorFlow 2.21's internal `name_scope` is a "
+                                                  "function returning the context manager",
+    "tensorflow.python.framework.ops.EagerTensor": "a class in TF 1.x too, made by a C call the "
+                                                   "static inventory cannot see through",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def load():
+    """`{module path: {kind letter: [names]}}` of TF 1.15."""
+    with gzip.open(INVENTORY, "rt", encoding="utf-8") as f:
+        return json.load(f)["modules"]
+
+
+def kind_of(value):
+    """The kind letter of a served value."""
+    if isinstance(value, types.ModuleType):
+        return "m"
+    if inspect.isclass(value):
+        return "c"
+    return "f" if callable(value) else "o"
+
+
+def same_kind(tf1_kind, served_kind):
+    """Whether a served value stands in for a TF 1.15 name of `tf1_kind`: the same kind, any
+    for an unknown TF1 kind, and a function or value for a TF1 value (the inventory cannot
+    tell a callable object from a plain value)."""
+    if tf1_kind == "?":
+        return True
+    if tf1_kind == "o":
+        return served_kind in ("f", "o")
+    return tf1_kind == served_kind
+
+
+def walked_modules():
+    """The TF 1.15 module paths walked (see the module docstring), sorted."""
+    from tpu_estimator_compat.v1 import _paths  # noqa: PLC0415
+    return sorted(m for m in load() if _walked(m, m[len("tensorflow."):] in _paths.MODULES))
+
+
+_NOT_WALKED = ("tensorflow.estimator", "tensorflow.compat.v1", "tensorflow.compat.v2")
+_INTERNAL = ("tensorflow.python", "tensorflow.core", "tensorflow.compiler", "tensorflow.tools",
+             "tensorflow.examples", "tensorflow.include", "tensorflow.lite.python",
+             "tensorflow.lite.toco", "tensorflow.lite.experimental")
+
+
+def _below(module, prefixes):
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _walked(module, listed):
+    if listed:
+        return True
+    if _below(module, ("tensorflow.contrib",)):  # contrib's modules, not its implementation
+        return "python" not in module.split(".")
+    return not _below(module, _NOT_WALKED + _INTERNAL)
+
+
+@dataclasses.dataclass
+class Walk:
+    """The result of walking TF 1.15's names over the namespace."""
+    served: dict = dataclasses.field(default_factory=dict)  # top module -> count
+    total: dict = dataclasses.field(default_factory=dict)  # top module -> count
+    different: list = dataclasses.field(default_factory=list)  # (path, tf1 kind, served kind)
+    missing: list = dataclasses.field(default_factory=list)  # paths
+
+
+def top_module(module):
+    """The module coverage is counted under: `tf` for the root, `tf.<x>`, `tf.contrib.<x>`,
+    `tf.keras.<x>`."""
+    parts = module.split(".")[1:]
+    depth = 2 if parts[:1] in (["contrib"], ["keras"]) else 1
+    return ".".join(["tf", *parts[:depth]])
+
+
+def walk(modules=None):
+    """Looks every name of `modules` (default `walked_modules()`) up in the namespace."""
+    from tpu_estimator_compat.cli import check  # noqa: PLC0415
+    from tpu_estimator_compat.v1 import _finder  # noqa: PLC0415
+    inventory = load()
+    result = Walk()
+    for module in modules or walked_modules():
+        top = top_module(module)
+        try:
+            served = (check.lookup(module[len("tensorflow."):]) if module != "tensorflow"
+                      else _finder.served_module(""))
+        except (AttributeError, ImportError):
+            served = None
+        for kind, names in inventory[module].items():
+            for name in names:
+                result.total[top] = result.total.get(top, 0) + 1
+                path = f"{module}.{name}"
+                try:
+                    value = getattr(served, name) if isinstance(served, types.ModuleType) \
+                        else _missing()
+                except Exception:  # noqa: BLE001  (whatever a lazy module raises: not served)
+                    result.missing.append(path)
+                    continue
+                result.served[top] = result.served.get(top, 0) + 1
+                if not same_kind(kind, kind_of(value)):
+                    result.different.append((path, kind, kind_of(value)))
+    return result
+
+
+def _missing():
+    raise AttributeError
+
+
+def exclusion(path):
+    """The `EXCLUDED` reason covering `path` (longest prefix), or None."""
+    for prefix in sorted(EXCLUDED, key=len, reverse=True):
+        if path == prefix or path.startswith(prefix + "."):
+            return EXCLUDED[prefix]
+    return None
+
+
+def coverage(result):
+    """`{top module: (names served, TF 1.15's names)}` of a `walk` result."""
+    return {top: (result.served.get(top, 0), total) for top, total in sorted(result.total.items())}
