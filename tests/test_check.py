@@ -230,16 +230,17 @@ def test_contrib_learn_serves_its_downloader_only():
     assert verdict.status == "supported"
 
 
-def test_contrib_opt_serves_decoupled_weight_decay_only():
+def test_contrib_opt_serves_what_tpu_programs_use():
     resolver = compat_check.Resolver()
-    assert resolver.verdict("tensorflow.contrib.opt.AdamWOptimizer").status == "supported"
-    verdict = resolver.verdict("tensorflow.contrib.opt.LazyAdamOptimizer")
+    for name in ("AdamWOptimizer", "LARSOptimizer", "LazyAdamOptimizer", "MovingAverageOptimizer"):
+        assert resolver.verdict(f"tensorflow.contrib.opt.{name}").status == "supported"
+    verdict = resolver.verdict("tensorflow.contrib.opt.NadamOptimizer")
     assert verdict == compat_check.Verdict(
-        "tensorflow.contrib.opt.LazyAdamOptimizer", "unsupported",
-        "module 'tpu_estimator_compat.v1.contrib.opt' has no attribute 'LazyAdamOptimizer'. "
-        "tpu_estimator_compat provides tf.contrib.opt's decoupled weight decay only "
-        "(AdamWOptimizer, MomentumWOptimizer, extend_with_decoupled_weight_decay, "
-        "DecoupledWeightDecayExtension).")
+        "tensorflow.contrib.opt.NadamOptimizer", "unsupported",
+        "module 'tpu_estimator_compat.v1.contrib.opt' has no attribute 'NadamOptimizer'. "
+        "tpu_estimator_compat provides these of tf.contrib.opt only: LARSOptimizer, "
+        "LazyAdamOptimizer, MovingAverageOptimizer, AdamWOptimizer, MomentumWOptimizer, "
+        "extend_with_decoupled_weight_decay, DecoupledWeightDecayExtension.")
 
 
 GUARDED = '''\

@@ -71,6 +71,16 @@ MODULES = {
     "python.ops.array_ops": Virtual(
         {name: f"tensorflow.python.ops.array_ops_stack:{name}" for name in ("stack", "unstack")},
         fallback="tensorflow.python.ops.array_ops"),
+    "python.ops.standard_ops": Virtual(
+        {"cond": "tensorflow.python.ops.cond:cond",
+         "while_loop": "tensorflow.python.ops.while_loop:while_loop",
+         "trace": "tensorflow.python.ops.math_ops:trace"},
+        fallback="tensorflow.python.ops.standard_ops"),
+    "python.ops.parallel_for": Virtual(
+        {name: f"tensorflow.python.ops.parallel_for.{module}:{name}" for module, name in (
+            ("control_flow_ops", "pfor"), ("control_flow_ops", "for_loop"),
+            ("gradients", "jacobian"), ("gradients", "batch_jacobian"))},
+        fallback="tensorflow.python.ops.parallel_for"),
     "python.ops.control_flow_ops": Virtual(
         {"cond": "tensorflow.python.ops.cond:cond",
          "while_loop": "tensorflow.python.ops.while_loop:while_loop",
