@@ -321,3 +321,41 @@ def test_names_tensorflow_1_never_had_are_not_unsupported(path, status):
     if status == "not-tf1":
         assert verdict.detail.startswith("TensorFlow 1.x did not have it either (the program's "
                                          "own error, raised there too): module ")
+
+
+CONDITIONAL = '''\
+import tensorflow as tf
+
+flags = tf.app.flags
+flags.DEFINE_bool("quantize", False, "")
+FLAGS = flags.FLAGS
+
+
+def model_fn(loss):
+    if FLAGS.quantize:
+        tf.contrib.quantize.create_training_graph()
+    else:
+        step = tf.train.get_global_step()
+    opt = tf.contrib.cloud.X if FLAGS.quantize else tf.train.AdamOptimizer(0.1)
+    return opt
+'''
+
+
+def test_unsupported_uses_reached_only_under_a_condition_do_not_fail_the_check(tmp_path):
+    # The unseen program of issue 19: contrib.quantize / contrib.cloud behind flags the run
+    # never sets ran; the check said it would fail.
+    (tmp_path / "model.py").write_text(CONDITIONAL)
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path / "model.py")], out=out)
+    assert totals["conditional"] == {"tensorflow.contrib.quantize", "tensorflow.contrib.cloud"}
+    assert not totals["unsupported"]
+    assert [line for line in out.getvalue().splitlines() if line.startswith(
+        "  conditional  tensorflow.contrib.quantize  (line 10): used only under a condition "
+        "(an `if` branch): fails only in a run that takes it; unsupported: module "
+        "'tpu_estimator_compat.v1.contrib' has no attribute 'quantize'.")]
+    assert "(+2 unsupported used only under a condition, which fail only in a run that takes " \
+           "it)" in out.getvalue()
+    assert cli.main(["check", str(tmp_path / "model.py")]) == 0
+    # The same use outside the `if` fails the check.
+    (tmp_path / "model.py").write_text(CONDITIONAL + "tf.contrib.quantize.create_eval_graph()\n")
+    assert cli.main(["check", str(tmp_path / "model.py")]) == 1

@@ -25,7 +25,10 @@ the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_d
   unsupported;
 - `optional` for an unsupported module that the program imports only under a `try` whose
   `except` catches ImportError (and uses only through the names that import binds): the
-  program handles its absence itself, as it does on TensorFlow 2.
+  program handles its absence itself, as it does on TensorFlow 2;
+- `conditional` for an unsupported API used only in a branch of an `if` (or of a
+  conditional expression), such as `if FLAGS.quantize: tf.contrib.quantize...`: only a run
+  that takes the branch fails.
 
 Only `unsupported` fails the check.
 """
@@ -77,8 +80,8 @@ _SKIPPED_DIRS = {".git", "__pycache__", ".venv", "venv", "site-packages", "node_
 @dataclasses.dataclass(frozen=True)
 class Verdict:
     """How the namespace serves one API: `status` is 'supported', 'difference',
-    'unsupported', 'tf2', 'not-tf1' or 'optional'; `detail` is the README anchor or the
-    reason."""
+    'unsupported', 'tf2', 'not-tf1', 'optional' or 'conditional'; `detail` is the README
+    anchor or the reason."""
     api: str
     status: str
     detail: str = ""
@@ -198,22 +201,40 @@ def lookup(relative_path):
 
 
 class _Collector(ast.NodeVisitor):
-    """Every TF API path used in one module, with its first line (`uses`), and those used at
-    least once other than under an import guard (`required`): an import in the body of a
-    `try` catching ImportError, or a name bound by such an import."""
+    """Every TF API path used in one module, with its first line (`uses`); those used at
+    least once neither under an import guard (an import in the body of a `try` catching
+    ImportError, or a name bound by such an import) nor under a condition (`required`); and
+    those used at least once under a condition only (`conditional`: in a branch of an `if` or
+    of a conditional expression)."""
 
     def __init__(self):
         self.aliases = {}
         self.guarded_aliases = set()
         self.uses = {}
         self.required = set()
+        self.conditional = set()
         self._guards = 0
+        self._conditions = 0
 
     def _use(self, path, line, guarded):
         if "." in path:
             self.uses.setdefault(path, line)
             if not guarded:
-                self.required.add(path)
+                (self.conditional if self._conditions else self.required).add(path)
+
+    def visit_If(self, node):  # noqa: N802
+        self.visit(node.test)
+        self._conditions += 1
+        for statement in node.body + node.orelse:
+            self.visit(statement)
+        self._conditions -= 1
+
+    def visit_IfExp(self, node):  # noqa: N802
+        self.visit(node.test)
+        self._conditions += 1
+        self.visit(node.body)
+        self.visit(node.orelse)
+        self._conditions -= 1
 
     def _bind(self, name, path, guarded):
         self.aliases[name] = path
@@ -337,13 +358,16 @@ def check(paths, out=sys.stdout, resolver=None):
                   file=out)
             totals["unparsable"].add(filename)
             continue
-        verdicts, required = {}, set()
+        verdicts, required, conditional = {}, set(), set()
         for path, line in collector.uses.items():
             verdict = resolver.verdict(path)
             verdicts.setdefault(verdict, line)
             if path in collector.required:
                 required.add(verdict)
-        verdicts = {_optional(v) if v.status == "unsupported" and v not in required else v: line
+            if path in collector.conditional:
+                conditional.add(verdict)
+        verdicts = {_not_required(v, v in conditional)
+                    if v.status == "unsupported" and v not in required else v: line
                     for v, line in verdicts.items()}
         if verdicts:
             print(filename, file=out)
@@ -355,10 +379,17 @@ def check(paths, out=sys.stdout, resolver=None):
 
 
 _LABELS = {"supported": "supported", "difference": "difference", "unsupported": "UNSUPPORTED",
-           "tf2": "TF2", "not-tf1": "not-in-TF1", "optional": "optional"}
+           "tf2": "TF2", "not-tf1": "not-in-TF1", "optional": "optional",
+           "conditional": "conditional"}
 
 
-def _optional(verdict):
+def _not_required(verdict, conditional):
+    """The verdict of an unsupported API the program may never reach: `conditional` if used
+    under a condition (a flag the run may not set), else `optional` (under an import guard)."""
+    if conditional:
+        return Verdict(verdict.api, "conditional", "used only under a condition (an `if` "
+                       "branch): fails only in a run that takes it; unsupported: "
+                       f"{verdict.detail}")
     return Verdict(verdict.api, "optional", "imported only under `except ImportError`, which "
                    f"the program handles; unsupported: {verdict.detail}")
 
@@ -380,6 +411,9 @@ def _summary(totals):
     if totals["optional"]:
         text += (f" (+{len(totals['optional'])} imported only under `except ImportError`, "
                  "which the program handles)")
+    if totals["conditional"]:
+        text += (f" (+{len(totals['conditional'])} unsupported used only under a condition, "
+                 "which fail only in a run that takes it)")
     if totals["not-tf1"]:
         text += f", {len(totals['not-tf1'])} not in TensorFlow 1.x (the program's own errors)"
     if totals["tf2"]:
