@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat import __main__ as cli
 from tpu_estimator_compat.cli import check as compat_check
+from tpu_estimator_compat.cli import inventory
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
 from tpu_estimator_compat.v1 import contrib as v1_contrib
@@ -82,6 +83,14 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",
         "14 TensorFlow APIs used: 9 supported, 4 supported with documented differences, "
         "1 unsupported; 1 file could not be parsed.",
+        # TF 1.15's names served (cli/inventory.py), per top module used
+        "TF 1.15 names served, of the modules used: tf {}, tf.contrib.layers {}, "
+        "tf.contrib.quantize 0/4, tf.contrib.slim {}, tf.contrib.tpu {}, "
+        "tf.contrib.training {}, tf.data {}, tf.train 128/128.".format(*(
+            "{}/{}".format(*inventory.coverage(inventory.walk(
+                [m for m in inventory.walked_modules() if inventory.top_module(m) == top]))[top])
+            for top in ("tf", "tf.contrib.layers", "tf.contrib.slim", "tf.contrib.tpu",
+                        "tf.contrib.training", "tf.data"))),
     ]
     assert totals["unsupported"] == {"tensorflow.contrib.quantize"}
     assert cli.main(["check", str(tmp_path / "pkg")]) == 1
@@ -198,6 +207,8 @@ def test_tensorflow_2_names_are_tf2_not_unsupported(tmp_path):
         "  TF2          tensorflow.compat.v1.compat.v2.summary.scalar  (line 7)",
         "6 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
         "0 unsupported, 5 TensorFlow 2 (tensorflow.compat.v2, TensorFlow's own).",
+        "TF 1.15 names served, of the modules used: tf {}/{}.".format(
+            *inventory.coverage(inventory.walk(["tensorflow"]))["tf"]),
     ]
     assert totals["unsupported"] == set()
     assert cli.main(["check", str(tmp_path / "model.py")]) == 0
@@ -277,7 +288,7 @@ def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp
     assert lines[4].startswith("  UNSUPPORTED  tensorflow.contrib.quantize  (line 11): ")
     assert totals["optional"] == {"tensorflow.contrib.cloud"}
     assert totals["unsupported"] == {"tensorflow.contrib.quantize"}
-    assert lines[-1] == (
+    assert lines[-2] == (
         "4 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
         "1 unsupported (+1 imported only under `except ImportError`, which the program "
         "handles), 1 not in TensorFlow 1.x (the program's own errors).")

@@ -38,6 +38,7 @@ import os
 import sys
 import types
 
+from tpu_estimator_compat.cli import inventory
 from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _paths
 
@@ -375,6 +376,9 @@ def check(paths, out=sys.stdout, resolver=None):
             totals[verdict.status].add(verdict.api)
             print(f"  {_line(verdict, line)}", file=out)
     print(_summary(totals), file=out)
+    coverage = inventory.coverage_line(set().union(*(totals[status] for status in _LABELS)))
+    if coverage:
+        print(coverage, file=out)
     return totals
 
 

@@ -206,3 +206,35 @@ def exclusion(path):
 def coverage(result):
     """`{top module: (names served, TF 1.15's names)}` of a `walk` result."""
     return {top: (result.served.get(top, 0), total) for top, total in sorted(result.total.items())}
+
+
+def used_top_modules(api_paths):
+    """The top modules (`top_module`) of TF 1.15's walked API that `api_paths` (as `check`
+    reports them: `tensorflow.compat.v1.train.X`, `tensorflow.contrib.rnn`...) use."""
+    walked_tops = {top_module(m) for m in walked_modules()}
+    tops = set()
+    for path in api_paths:
+        parts = path.split(".")
+        if parts[0] != "tensorflow":
+            continue
+        while parts[1:3] == ["compat", "v1"]:
+            parts = parts[:1] + parts[3:]
+        if parts[1:3] == ["compat", "v2"]:
+            continue  # TensorFlow 2 code
+        top = top_module(".".join(parts))
+        while top not in walked_tops and "." in top:
+            top = top.rpartition(".")[0]
+        if top != "tf.python":
+            tops.add(top)
+    return tops
+
+
+def coverage_line(api_paths):
+    """`check`'s line: TF 1.15's names served, per top module the APIs use; None if none."""
+    tops = used_top_modules(api_paths)
+    if not tops:
+        return None
+    result = walk([m for m in walked_modules() if top_module(m) in tops])
+    counts = ", ".join(f"{top} {served}/{total}"
+                       for top, (served, total) in coverage(result).items())
+    return f"TF 1.15 names served, of the modules used: {counts}."
