@@ -76,6 +76,12 @@ def test_coverage_counts_per_top_module(walk):
     assert coverage["tf.contrib.quantize"][0] == 0
 
 
+def test_readme_reports_the_current_coverage(walk):
+    readme = os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md")
+    with open(readme, encoding="utf-8") as f:
+        assert inventory.coverage_table(walk) in f.read()
+
+
 @pytest.mark.skipif(not os.environ.get("TF115_WHEEL"),
                     reason="set TF115_WHEEL to the tensorflow-cpu 1.15.0 wheel to regenerate")
 def test_generator_reproduces_the_committed_inventory(tmp_path):

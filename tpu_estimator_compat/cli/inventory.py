@@ -5,8 +5,9 @@ the same kind (module, class, function, other), and coverage per top module.
 Walked: TF 1.15's public API (`tensorflow`, `tensorflow.<module>` of its generated API,
 `tensorflow.keras`), `tensorflow.contrib.*` (but their `python` implementation packages), and
 the deep module paths `_paths` lists; not walked: `tensorflow.estimator` (tensorflow_estimator's,
-not in the TF wheel), `compat.v1` (the root again), `compat.v2` (TensorFlow 2 code) and
-TensorFlow's internals. `EXCLUDED` says why each name walked but not served is not;
+not in the TF wheel), `compat.v1` (the root again), `v1` (TF 1.15's generated copy of the root,
+`_api/v1/v1.py`, importable by accident), `compat.v2` (TensorFlow 2 code) and TensorFlow's
+internals (but the modules TensorFlow 2.21 loads, whose kinds are compared). `EXCLUDED` says why each name walked but not served is not;
 `KIND_DIFFERENCES` why each name served with another kind is fine.
 """
 import dataclasses
@@ -48,8 +49,6 @@ EXCLUDED = {
                                            "TensorFlow 2.21 dropped",
     "tensorflow.python": "TensorFlow's internals, served as TensorFlow 2.21 has them (with the "
                          "TF1 names `_paths` lists): internals it dropped are not served",
-    "tensorflow.v1": "TF 1.15's generated copy of the root module (`_api/v1/v1.py`), "
-                     "importable by accident; the root module is walked",
     "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
                                     "since TensorFlow 2)",
     "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "
@@ -120,7 +119,8 @@ def walked_modules():
     return sorted(m for m in load() if _walked(m, m[len("tensorflow."):] in _paths.MODULES))
 
 
-_NOT_WALKED = ("tensorflow.estimator", "tensorflow.compat.v1", "tensorflow.compat.v2")
+_NOT_WALKED = ("tensorflow.estimator", "tensorflow.compat.v1", "tensorflow.compat.v2",
+               "tensorflow.v1")
 _INTERNAL = ("tensorflow.python", "tensorflow.core", "tensorflow.compiler", "tensorflow.tools",
              "tensorflow.examples", "tensorflow.include", "tensorflow.lite.python",
              "tensorflow.lite.toco", "tensorflow.lite.experimental")
@@ -238,3 +238,32 @@ def coverage_line(api_paths):
     counts = ", ".join(f"{top} {served}/{total}"
                        for top, (served, total) in coverage(result).items())
     return f"TF 1.15 names served, of the modules used: {counts}."
+
+
+def coverage_table(result):
+    """The README's table (Markdown) of a `walk()` result: TF 1.15's names served."""
+    counts = coverage(result)
+
+    def group(tops):
+        served = sum(counts[t][0] for t in tops)
+        total = sum(counts[t][1] for t in tops)
+        short = ", ".join(f"`{t}` {counts[t][0]}/{counts[t][1]}"
+                          for t in tops if counts[t][0] < counts[t][1]) if len(tops) > 1 else ""
+        return f"{served}/{total}" + (f"; short of all: {short}" if short else "")
+
+    api = [t for t in counts if t.count(".") == 1 and not t.startswith(("tf.contrib",
+                                                                        "tf.python"))]
+    keras = [t for t in counts if t.startswith("tf.keras.")]
+    contrib = [t for t in counts if t.startswith("tf.contrib.")]
+    served_contrib = [t for t in contrib if counts[t][0]]
+    other_contrib = [t for t in contrib if not counts[t][0]]
+    rows = [("`tf` (the root module)", group(["tf"])),
+            (f"`tf.<module>` ({len(api)} modules)", group(api)),
+            (f"`tf.keras.<module>` ({len(keras)} modules)", group(keras)),
+            ("`tf.contrib`", group(["tf.contrib"]))]
+    rows += [(f"`{t}`", group([t])) for t in served_contrib]
+    rows.append((f"other `tf.contrib` modules ({len(other_contrib)})",
+                 group(other_contrib).split(";")[0]))
+    rows.append(("`tensorflow.python.*` paths `_paths` lists", group(["tf.python"])))
+    lines = ["| TF 1.15 module | names served / TF 1.15's |", "|---|---|"]
+    return "\n".join(lines + [f"| {name} | {value} |" for name, value in rows])
