@@ -64,3 +64,53 @@ def test_stack_bidirectional_checks_and_unserved_cells_name_what_is_served():
                                             tf.zeros([1, 2, 2]), initial_states_fw=[1, 2])
     with pytest.raises(AttributeError, match="LayerNormBasicLSTMCell.*contrib's own cells"):
         rnn.LayerNormBasicLSTMCell  # noqa: B018
+
+
+def _sine_initializer(shape, dtype=tf.float32, partition_info=None):  # deterministic, no seed
+    return tf.constant(0.3 * np.sin(np.arange(np.prod(shape))).reshape(shape), dtype)
+
+
+# The original TPUEstimator (TF 2.15, tf.compat.v1.nn.rnn_cell, use_tpu=False), 3 SGD steps.
+ORIGINAL_LSTM_KERNEL = [[0.00006, 0.252452, 0.272755], [0.273958, 0.251003, -0.002699]]
+ORIGINAL_DENSE_KERNEL = [[-0.000366, 0.252808], [0.273075, 0.04205], [-0.226356, -0.288362],
+                         [-0.083352, 0.196624]]
+
+
+def test_dynamic_rnn_of_contrib_cells_in_tpu_estimator_trains_as_the_original(tmp_path):
+    """An image-captioning model's decoder: `tf.contrib.rnn` cells run by dynamic_rnn, whose
+    while loop builds the variables (names as TF1 gave them, not under `rnn/while/`)."""
+    import tpu_estimator_compat as tec  # noqa: PLC0415
+    x = (np.arange(16 * 3 * 4, dtype=np.float32).reshape(16, 3, 4) % 7) / 7
+    y = (np.arange(16) % 2).astype(np.int64)
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(
+            params["batch_size"], drop_remainder=True)
+
+    def model_fn(features, labels, mode, params):
+        rnn = v1.contrib.rnn
+        with v1.variable_scope("captions", initializer=_sine_initializer):
+            cell = rnn.MultiRNNCell([rnn.DropoutWrapper(rnn.LSTMCell(5), output_keep_prob=1.0),
+                                     rnn.GRUCell(4)])
+            outputs, _ = v1.nn.dynamic_rnn(cell, features, dtype=tf.float32)
+            logits = v1.layers.dense(outputs[:, -1], 2, kernel_initializer=_sine_initializer)
+        loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        train_op = v1.train.GradientDescentOptimizer(0.5).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = tec.TPUEstimator(model_fn, train_batch_size=8, use_tpu=False,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(input_fn, max_steps=3)
+    assert [n for n in estimator.get_variable_names() if n.startswith("captions")] == [
+        "captions/dense/bias", "captions/dense/kernel",
+        "captions/rnn/multi_rnn_cell/cell_0/lstm_cell/bias",
+        "captions/rnn/multi_rnn_cell/cell_0/lstm_cell/kernel",
+        "captions/rnn/multi_rnn_cell/cell_1/gru_cell/candidate/bias",
+        "captions/rnn/multi_rnn_cell/cell_1/gru_cell/candidate/kernel",
+        "captions/rnn/multi_rnn_cell/cell_1/gru_cell/gates/bias",
+        "captions/rnn/multi_rnn_cell/cell_1/gru_cell/gates/kernel"]
+    lstm = estimator.get_variable_value("captions/rnn/multi_rnn_cell/cell_0/lstm_cell/kernel")
+    np.testing.assert_allclose(lstm[:2, :3], ORIGINAL_LSTM_KERNEL, atol=2e-6)
+    np.testing.assert_allclose(estimator.get_variable_value("captions/dense/kernel"),
+                               ORIGINAL_DENSE_KERNEL, atol=2e-6)
