@@ -37,6 +37,9 @@ def test_inventory_holds_tf115s_attribute_kinds():
         "c", "c", "f", "m")
     assert _kinds("tensorflow.train")["AdamOptimizer"] == "c"
     assert _kinds("tensorflow.keras")["layers"] == "m"
+    # tensorflow.estimator is tensorflow_estimator's API (first on tensorflow.__path__).
+    assert _kinds("tensorflow.estimator.tpu")["TPUEstimator"] == "c"
+    assert _kinds("tensorflow_estimator.python.estimator.tpu.tpu_config")["TPUConfig"] == "c"
     assert "absolute_import" not in root  # __future__ imports are not API
     modules = inventory.load()
     assert "tensorflow.contrib.tpu.python.tpu.tpu_estimator" in modules
@@ -83,10 +86,12 @@ def test_readme_reports_the_current_coverage(walk):
 
 
 @pytest.mark.skipif(not os.environ.get("TF115_WHEEL"),
-                    reason="set TF115_WHEEL to the tensorflow-cpu 1.15.0 wheel to regenerate")
+                    reason="set TF115_WHEEL and TF115_ESTIMATOR_WHEEL to the tensorflow-cpu "
+                           "1.15.0 and tensorflow-estimator 1.15.1 wheels to regenerate")
 def test_generator_reproduces_the_committed_inventory(tmp_path):
     output = tmp_path / "inventory.json.gz"
     subprocess.run([sys.executable, "tools/tf1_inventory.py", os.environ["TF115_WHEEL"],
-                    str(output)], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+                    os.environ["TF115_ESTIMATOR_WHEEL"], str(output)], check=True,
+                   cwd=os.path.dirname(os.path.dirname(__file__)))
     with gzip.open(output, "rt") as f:
         assert json.load(f)["modules"] == inventory.load()

@@ -3,10 +3,13 @@ ground truth, read statically (`ast`; never imported) from the TF 1.15 wheel's s
 
     pip download --no-deps --only-binary=:all: --python-version 3.7 \\
         --platform manylinux2010_x86_64 tensorflow-cpu==1.15.0 -d /work/tf115
-    python tools/tf1_inventory.py /work/tf115/tensorflow_cpu-1.15.0-*.whl
+    pip download --no-deps --only-binary=:all: --python-version 3.7 \\
+        tensorflow-estimator==1.15.1 -d /work/tf115
+    python tools/tf1_inventory.py /work/tf115/tensorflow_cpu-1.15.0-*.whl \\
+        /work/tf115/tensorflow_estimator-1.15.1-*.whl
 
-Output: `{"modules": {module path: {kind: [public names]}}}`, one entry for every `tensorflow.*`
-module path a program can import (test modules left out), each with the public names that
+Output: `{"modules": {module path: {kind: [public names]}}}`, one entry for every
+`tensorflow.*` and `tensorflow_estimator.*` module path a program can import (test modules left out), each with the public names that
 attribute access on it yields, by kind: `m` module, `c` class, `f` function, `o` other (a
 value, or a call's result), `?` unknown (from a compiled module). How each module's names are
 found, statement by statement in its top-level code (branches of `if`/`try` included):
@@ -17,7 +20,9 @@ lists it literally, else its public names), `def`/`class`/assignments (aliases f
 `remove_undocumented(__name__, allowed)` (public names neither `@@name` in the docstring nor
 allowed are removed). `tensorflow_core` is `tensorflow`; `tensorflow.X` is also looked up in
 `_api/v1/X` (the generated API, on TF 1.15's `tensorflow.__path__`) and `tensorflow.keras.X`
-in `python/keras/api/_v1/keras/X`.
+in `python/keras/api/_v1/keras/X`. From the tensorflow-estimator 1.15.1 wheel:
+`tensorflow_estimator.*`, and `tensorflow.estimator.X` from its
+`python/estimator/api/_v1/estimator/X` (first on TF 1.15's `tensorflow.__path__`).
 """
 import ast
 import gzip
@@ -28,6 +33,8 @@ import zipfile
 
 _CORE = "tensorflow_core/"
 _API_DIRS = (("tensorflow", "_api/v1/"), ("tensorflow.keras", "python/keras/api/_v1/keras/"))
+_ESTIMATOR = "tensorflow_estimator/"
+_ESTIMATOR_API = "tensorflow_estimator/python/estimator/api/_v1/estimator/"
 _DOC_NAME = re.compile(r"^@@([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
 OUTPUT = "tpu_estimator_compat/cli/tf115_inventory.json.gz"
 
@@ -35,6 +42,29 @@ OUTPUT = "tpu_estimator_compat/cli/tf115_inventory.json.gz"
 def _is_test(path):
     parts = path.split("/")
     return parts[-1].endswith("_test.py") or "kernel_tests" in parts
+
+
+def _module(relative):
+    """(dotted parts, is_package) of a source path relative to its package directory."""
+    is_package = relative.endswith("__init__") or relative == "__init__"
+    return [p for p in relative.split("/") if p != "__init__"], is_package
+
+
+def index_estimator(wheel):
+    """`{module name: (source, is_package)}` of the estimator wheel: `tensorflow_estimator.*`
+    and the `tensorflow.estimator.*` it serves."""
+    sources = {}
+    with zipfile.ZipFile(wheel) as archive:
+        for path in archive.namelist():
+            if not (path.startswith(_ESTIMATOR) and path.endswith(".py")) or _is_test(path):
+                continue
+            text = archive.read(path).decode("utf-8", "replace")
+            parts, is_package = _module(path[:-len(".py")])
+            sources[".".join(parts)] = (text, is_package)
+            if path.startswith(_ESTIMATOR_API):
+                below, is_package = _module(path[len(_ESTIMATOR_API):-len(".py")])
+                sources[".".join(["tensorflow.estimator", *below])] = (text, is_package)
+    return sources
 
 
 def index_sources(wheel):
@@ -85,7 +115,7 @@ class Inventory:
         _, module, name = binding
         if (module, name) in seen or len(seen) > 50:
             return "?"
-        if not module.startswith("tensorflow"):
+        if module.partition(".")[0] not in ("tensorflow", "tensorflow_estimator"):
             return "?"
         namespace = self.namespace(module)
         if name in namespace:
@@ -320,22 +350,24 @@ def _public_module(name):
     return not any(part.startswith("_") for part in name.split(".")[1:])
 
 
-def build(wheel):
-    inventory = Inventory(index_sources(wheel))
+def build(wheel, estimator_wheel):
+    inventory = Inventory({**index_sources(wheel), **index_estimator(estimator_wheel)})
     sys.setrecursionlimit(20000)
     modules = {}
     for name in sorted(inventory.sources):
         if _public_module(name):
             modules[name] = inventory.kinds(name)
-    return {"source": "tensorflow-cpu 1.15.0 wheel, read with ast (tools/tf1_inventory.py)",
+    return {"source": "tensorflow-cpu 1.15.0 and tensorflow-estimator 1.15.1 wheels, read with "
+                      "ast (tools/tf1_inventory.py)",
             "kinds": {"m": "module", "c": "class", "f": "function", "o": "other",
                       "?": "unknown (compiled)"},
             "modules": modules}
 
 
 def main(argv):
-    wheel, output = argv[1], argv[2] if len(argv) > 2 else OUTPUT
-    data = build(wheel)
+    wheel, estimator_wheel = argv[1:3]
+    output = argv[3] if len(argv) > 3 else OUTPUT
+    data = build(wheel, estimator_wheel)
     with gzip.open(output, "wt", encoding="utf-8", compresslevel=9) as f:
         json.dump(data, f, separators=(",", ":"), sort_keys=True)
     names = sum(len(v) for kinds in data["modules"].values() for v in kinds.values())

@@ -25,6 +25,8 @@ KINDS = {"m": "module", "c": "class", "f": "function", "o": "other", "?": "unkno
 # TF 1.15 paths (module prefixes or names) the namespace does not serve, and why; reviewed.
 # A name below one of them that IS served is still checked for its kind.
 _KERAS_DROPPED = "Keras 2.2-era names that tf_keras (Keras 2 on TensorFlow 2.21) dropped"
+_ESTIMATOR_INTERNALS = ("TF 1.x's estimator modules: the names TPU programs import from them "
+                        "are served (`_paths`), not their internals (imported modules, helpers)")
 _CONTRIB = ("tf.contrib was removed in TensorFlow 2; this package serves the contrib modules "
             "TPU programs use (README: TF1 module paths and contrib modules)")
 EXCLUDED = {
@@ -49,6 +51,17 @@ EXCLUDED = {
                                            "TensorFlow 2.21 dropped",
     "tensorflow.python": "TensorFlow's internals, served as TensorFlow 2.21 has them (with the "
                          "TF1 names `_paths` lists): internals it dropped are not served",
+    "tensorflow.python.estimator": _ESTIMATOR_INTERNALS,
+    "tensorflow_estimator.python": _ESTIMATOR_INTERNALS,
+    "tensorflow.estimator": "TF 1.x's canned estimators, heads, BestExporter and feature-spec "
+                            "helpers: this package serves TPUEstimator, Estimator and what they "
+                            "take (README feature table), not the canned estimators",
+    "tensorflow.estimator.experimental": "the estimator's experimental canned models and "
+                                         "early-stopping hooks, not served",
+    "tensorflow.estimator.inputs": "numpy_input_fn / pandas_input_fn (queue-based, without "
+                                   "`params`): not served; use tf.data",
+    "tensorflow.estimator.tpu.experimental": "TPUEstimator's TPU embedding "
+                                             "(EmbeddingConfigSpec) is not supported",
     "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
                                     "since TensorFlow 2)",
     "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "
@@ -116,11 +129,15 @@ def same_kind(tf1_kind, served_kind):
 def walked_modules():
     """The TF 1.15 module paths walked (see the module docstring), sorted."""
     from tpu_estimator_compat.v1 import _paths  # noqa: PLC0415
-    return sorted(m for m in load() if _walked(m, m[len("tensorflow."):] in _paths.MODULES))
+    return sorted(m for m in load() if _walked(m, relative_path(m) in _paths.MODULES))
 
 
-_NOT_WALKED = ("tensorflow.estimator", "tensorflow.compat.v1", "tensorflow.compat.v2",
-               "tensorflow.v1")
+def relative_path(module):
+    """The path below the namespace of a TF 1.15 module path (`tensorflow[_estimator].x`)."""
+    return module.partition(".")[2]
+
+
+_NOT_WALKED = ("tensorflow.compat.v1", "tensorflow.compat.v2", "tensorflow.v1")
 _INTERNAL = ("tensorflow.python", "tensorflow.core", "tensorflow.compiler", "tensorflow.tools",
              "tensorflow.examples", "tensorflow.include", "tensorflow.lite.python",
              "tensorflow.lite.toco", "tensorflow.lite.experimental")
@@ -138,8 +155,10 @@ def _below(module, prefixes):
 
 
 def _walked(module, listed):
-    if listed:
+    if listed or module == "tensorflow_estimator":
         return True
+    if module.startswith("tensorflow_estimator."):  # its internals: `_paths`' only
+        return False
     if _below(module, ("tensorflow.contrib",)):  # contrib's modules, not its implementation
         return "python" not in module.split(".")
     return not _below(module, _NOT_WALKED + _INTERNAL)
@@ -157,8 +176,10 @@ class Walk:
 def top_module(module):
     """The module coverage is counted under: `tf` for the root, `tf.<x>`, `tf.contrib.<x>`,
     `tf.keras.<x>`."""
+    if module.partition(".")[0] == "tensorflow_estimator":
+        return "tensorflow_estimator"
     parts = module.split(".")[1:]
-    depth = 2 if parts[:1] in (["contrib"], ["keras"]) else 1
+    depth = 2 if parts[:1] in (["contrib"], ["keras"], ["estimator"]) else 1
     return ".".join(["tf", *parts[:depth]])
 
 
@@ -171,7 +192,7 @@ def walk(modules=None):
     for module in modules or walked_modules():
         top = top_module(module)
         try:
-            served = (check.lookup(module[len("tensorflow."):]) if module != "tensorflow"
+            served = (check.lookup(relative_path(module)) if "." in module
                       else _finder.served_module(""))
         except (AttributeError, ImportError):
             served = None
@@ -251,19 +272,23 @@ def coverage_table(result):
                           for t in tops if counts[t][0] < counts[t][1]) if len(tops) > 1 else ""
         return f"{served}/{total}" + (f"; short of all: {short}" if short else "")
 
-    api = [t for t in counts if t.count(".") == 1 and not t.startswith(("tf.contrib",
-                                                                        "tf.python"))]
-    keras = [t for t in counts if t.startswith("tf.keras.")]
-    contrib = [t for t in counts if t.startswith("tf.contrib.")]
+    def below(prefix):
+        return [t for t in counts if t == prefix or t.startswith(prefix + ".")]
+
+    api = [t for t in counts if t.count(".") == 1 and not t.startswith(
+        ("tf.contrib", "tf.python", "tf.keras", "tf.estimator"))]
+    contrib = [t for t in below("tf.contrib") if t != "tf.contrib"]
     served_contrib = [t for t in contrib if counts[t][0]]
     other_contrib = [t for t in contrib if not counts[t][0]]
     rows = [("`tf` (the root module)", group(["tf"])),
             (f"`tf.<module>` ({len(api)} modules)", group(api)),
-            (f"`tf.keras.<module>` ({len(keras)} modules)", group(keras)),
+            ("`tf.estimator(.<module>)`", group(below("tf.estimator"))),
+            ("`tf.keras(.<module>)`", group(below("tf.keras"))),
             ("`tf.contrib`", group(["tf.contrib"]))]
     rows += [(f"`{t}`", group([t])) for t in served_contrib]
     rows.append((f"other `tf.contrib` modules ({len(other_contrib)})",
                  group(other_contrib).split(";")[0]))
+    rows.append(("`tensorflow_estimator` paths `_paths` lists", group(["tensorflow_estimator"])))
     rows.append(("`tensorflow.python.*` paths `_paths` lists", group(["tf.python"])))
     lines = ["| TF 1.15 module | names served / TF 1.15's |", "|---|---|"]
     return "\n".join(lines + [f"| {name} | {value} |" for name, value in rows])
