@@ -84,13 +84,13 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "14 TensorFlow APIs used: 9 supported, 4 supported with documented differences, "
         "1 unsupported; 1 file could not be parsed.",
         # TF 1.15's names served (cli/inventory.py), per top module used
-        "TF 1.15 names served, of the modules used: tf {}, tf.contrib.layers {}, "
-        "tf.contrib.quantize 0/4, tf.contrib.slim {}, tf.contrib.tpu {}, "
-        "tf.contrib.training {}, tf.data {}, tf.train 128/128.".format(*(
+        "TF 1.15 names served, of the modules used: tf {}, "
+        "tf.contrib.layers {}, tf.contrib.quantize 0/4, tf.contrib.slim {}, tf.contrib.tpu {}, "
+        "tf.contrib.training {}, tf.data {}, tf.estimator.tpu {}, tf.train 128/128.".format(*(
             "{}/{}".format(*inventory.coverage(inventory.walk(
                 [m for m in inventory.walked_modules() if inventory.top_module(m) == top]))[top])
-            for top in ("tf", "tf.contrib.layers", "tf.contrib.slim", "tf.contrib.tpu",
-                        "tf.contrib.training", "tf.data"))),
+            for top in ("tf", "tf.contrib.layers", "tf.contrib.slim",
+                        "tf.contrib.tpu", "tf.contrib.training", "tf.data", "tf.estimator.tpu"))),
     ]
     assert totals["unsupported"] == {"tensorflow.contrib.quantize"}
     assert cli.main(["check", str(tmp_path / "pkg")]) == 1

@@ -236,7 +236,9 @@ def used_top_modules(api_paths):
     tops = set()
     for path in api_paths:
         parts = path.split(".")
-        if parts[0] != "tensorflow":
+        if parts[:2] == ["tensorflow_estimator", "estimator"]:  # tf.estimator's API
+            parts = ["tensorflow", *parts[1:]]
+        if parts[0] not in ("tensorflow", "tensorflow_estimator"):
             continue
         while parts[1:3] == ["compat", "v1"]:
             parts = parts[:1] + parts[3:]
