@@ -71,6 +71,17 @@ def test_every_name_not_served_is_excluded_with_a_reason(walk):
     assert used == set(inventory.EXCLUDED)  # none stale
 
 
+def test_check_calls_every_name_tf115_had_and_we_do_not_serve_unsupported(walk):
+    # Not `not-in-TF1` (TensorFlow 2.15's compat.v1 lacks e.g. config.experimental_list_devices)
+    # nor `supported` (the import path of a module a star import shadows is the module).
+    from tpu_estimator_compat.cli import check  # noqa: PLC0415
+    resolver = check.Resolver()
+    assert "tensorflow.config.experimental_list_devices" in walk.missing
+    wrong = {path: resolver.verdict(path).status for path in walk.missing
+             if resolver.verdict(path).status != "unsupported"}
+    assert not wrong, wrong
+
+
 def test_coverage_counts_per_top_module(walk):
     coverage = inventory.coverage(walk)
     assert coverage["tf.train"] == (128, 128)

@@ -20,7 +20,8 @@ the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_d
   2.21 still has the name (those it lacks say so, but do not fail the check);
 - `not-tf1` when TensorFlow 1.x did not have the name either (`tf.logging.exception`): the
   program's own error, which TF 1.x raised too. TF 1.x's API is TensorFlow's own `compat.v1`
-  module tree, less the modules that lost TF 1.x names since TensorFlow 2.15 (`_CHANGED_V1`);
+  module tree, less the modules that lost TF 1.x names since TensorFlow 2.15 (`_CHANGED_V1`)
+  and the names TF 1.15's inventory lists (`inventory.py`);
   below those, and everywhere else (contrib, `tensorflow.python`), a missing name is
   unsupported;
 - `optional` for an unsupported module that the program imports only under a `try` whose
@@ -152,6 +153,8 @@ def _not_in_tf1(parent, name):
     path = f"{parent}.{name}" if parent else name
     if any(path == m or path.startswith(m + ".") for m in _CHANGED_V1):
         return False
+    if inventory.tf1_has(f"tensorflow.{parent}" if parent else "tensorflow", name):
+        return False  # TF 1.15 had it (TensorFlow 2.15 dropped it)
     import tensorflow as tf  # noqa: PLC0415  (imported already, by the namespace)
     module = tf.compat.v1
     for part in filter(None, parent.split(".")):

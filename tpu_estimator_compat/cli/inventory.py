@@ -106,6 +106,13 @@ def load():
         return json.load(f)["modules"]
 
 
+def tf1_has(module, name):
+    """Whether TF 1.15's module path `module` had the attribute or submodule `name`."""
+    inventory = load()
+    return (f"{module}.{name}" in inventory
+            or any(name in names for names in inventory.get(module, {}).values()))
+
+
 def kind_of(value):
     """The kind letter of a served value."""
     if isinstance(value, types.ModuleType):
@@ -184,36 +191,50 @@ def top_module(module):
 
 
 def walk(modules=None):
-    """Looks every name of `modules` (default `walked_modules()`) up in the namespace."""
-    from tpu_estimator_compat.cli import check  # noqa: PLC0415
-    from tpu_estimator_compat.v1 import _finder  # noqa: PLC0415
+    """Looks every name of `modules` (default `walked_modules()`) up in the namespace: each
+    module by its import path, each name as `from module import name` finds it (the
+    attribute, else the submodule)."""
     inventory = load()
     result = Walk()
     for module in modules or walked_modules():
         top = top_module(module)
-        try:
-            served = (check.lookup(relative_path(module)) if "." in module
-                      else _finder.served_module(""))
-        except (AttributeError, ImportError):
-            served = None
+        served = _served(relative_path(module))
         for kind, names in inventory[module].items():
             for name in names:
                 result.total[top] = result.total.get(top, 0) + 1
-                path = f"{module}.{name}"
-                try:
-                    value = getattr(served, name) if isinstance(served, types.ModuleType) \
-                        else _missing()
-                except Exception:  # noqa: BLE001  (whatever a lazy module raises: not served)
-                    result.missing.append(path)
+                value = _served_name(served, relative_path(module), name)
+                if value is _NOT_SERVED:
+                    result.missing.append(f"{module}.{name}")
                     continue
                 result.served[top] = result.served.get(top, 0) + 1
                 if not same_kind(kind, kind_of(value)):
-                    result.different.append((path, kind, kind_of(value)))
+                    result.different.append((f"{module}.{name}", kind, kind_of(value)))
     return result
 
 
-def _missing():
-    raise AttributeError
+_NOT_SERVED = object()
+
+
+def _served(relative):
+    """The module the namespace serves at import path `relative`, or None."""
+    from tpu_estimator_compat.v1 import _finder  # noqa: PLC0415
+    try:
+        return _finder.served_module(relative)
+    except ImportError:
+        return None
+    except Exception:  # noqa: BLE001  (a TensorFlow module failing to import: not served)
+        return None
+
+
+def _served_name(module, relative, name):
+    if module is None:
+        return _NOT_SERVED
+    try:
+        return getattr(module, name)
+    except Exception:  # noqa: BLE001  (whatever a lazy module raises: not an attribute)
+        pass
+    submodule = _served(f"{relative}.{name}" if relative else name)
+    return _NOT_SERVED if submodule is None else submodule
 
 
 def exclusion(path):
