@@ -367,6 +367,9 @@ def test_unsupported_uses_reached_only_under_a_condition_do_not_fail_the_check(t
     assert "(+2 unsupported used only under a condition, which fail only in a run that takes " \
            "it)" in out.getvalue()
     assert cli.main(["check", str(tmp_path / "model.py")]) == 0
-    # The same use outside the `if` fails the check.
+    # The same use outside the `if`, or in the `__main__` block (which always runs), fails it.
     (tmp_path / "model.py").write_text(CONDITIONAL + "tf.contrib.quantize.create_eval_graph()\n")
+    assert cli.main(["check", str(tmp_path / "model.py")]) == 1
+    (tmp_path / "model.py").write_text(
+        CONDITIONAL + 'if __name__ == "__main__":\n    tf.contrib.quantize.create_eval_graph()\n')
     assert cli.main(["check", str(tmp_path / "model.py")]) == 1

@@ -77,6 +77,7 @@ _CHANGED_V1 = ("data.experimental", "estimator", "keras", "layers", "nn.rnn_cell
 _TF_V1_API = ("tensorflow._api.v2.compat.v1", "tensorflow.compat.v1")
 # What catches a failing import: `except ImportError` and its bases.
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+_MAIN_GUARD = ast.dump(ast.parse('__name__ == "__main__"', mode="eval").body)
 _SKIPPED_DIRS = {".git", "__pycache__", ".venv", "venv", "site-packages", "node_modules"}
 
 
@@ -229,8 +230,12 @@ class _Collector(ast.NodeVisitor):
 
     def visit_If(self, node):  # noqa: N802
         self.visit(node.test)
-        self._conditions += 1
-        for statement in node.body + node.orelse:
+        main = ast.dump(node.test) == _MAIN_GUARD  # its body runs whenever the program does
+        self._conditions += not main
+        for statement in node.body:
+            self.visit(statement)
+        self._conditions += main
+        for statement in node.orelse:
             self.visit(statement)
         self._conditions -= 1
 
