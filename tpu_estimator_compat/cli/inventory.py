@@ -1,14 +1,16 @@
-"""TF 1.15's API (`tf115_inventory.json.gz`, made by `tools/tf1_inventory.py` from the TF 1.15
-wheel) walked over `tpu_estimator_compat.v1`: which of its names the namespace serves, with
-the same kind (module, class, function, other), and coverage per top module.
+"""TF 1.15's API (`tf115_inventory.json.gz`, made by `tools/tf1_inventory.py` from the
+tensorflow-cpu 1.15.0 and tensorflow-estimator 1.15.1 wheels) walked over
+`tpu_estimator_compat.v1`: which of its names the namespace serves, with the same kind
+(module, class, function, other), and coverage per top module.
 
-Walked: TF 1.15's public API (`tensorflow`, `tensorflow.<module>` of its generated API,
-`tensorflow.keras`), `tensorflow.contrib.*` (but their `python` implementation packages), and
-the deep module paths `_paths` lists; not walked: `tensorflow.estimator` (tensorflow_estimator's,
-not in the TF wheel), `compat.v1` (the root again), `v1` (TF 1.15's generated copy of the root,
-`_api/v1/v1.py`, importable by accident), `compat.v2` (TensorFlow 2 code) and TensorFlow's
-internals (but the modules TensorFlow 2.21 loads, whose kinds are compared). `EXCLUDED` says why each name walked but not served is not;
-`KIND_DIFFERENCES` why each name served with another kind is fine.
+Walked: TF 1.15's public API (`tensorflow`, its generated `tensorflow.<module>`s,
+`tensorflow.estimator`, `tensorflow.keras`), `tensorflow.contrib.*` (not their `python`
+implementation packages) and the deep module paths `_paths` lists. Not walked: `compat.v1`
+(the root again), `v1` (TF 1.15's generated copy of the root, `_api/v1/v1.py`, importable by
+accident), `compat.v2` (TensorFlow 2 code) and the internals of TensorFlow and
+tensorflow_estimator (`loaded_internal_modules()` are compared for kinds only). `EXCLUDED`
+says why each name walked but not served is not served; `KIND_DIFFERENCES` why each name
+served with another kind is fine.
 """
 import dataclasses
 import functools
@@ -20,7 +22,6 @@ import sys
 import types
 
 INVENTORY = os.path.join(os.path.dirname(__file__), "tf115_inventory.json.gz")
-KINDS = {"m": "module", "c": "class", "f": "function", "o": "other", "?": "unknown"}
 
 # TF 1.15 paths (module prefixes or names) the namespace does not serve, and why; reviewed.
 # A name below one of them that IS served is still checked for its kind.
@@ -182,7 +183,7 @@ class Walk:
 
 def top_module(module):
     """The module coverage is counted under: `tf` for the root, `tf.<x>`, `tf.contrib.<x>`,
-    `tf.keras.<x>`."""
+    `tf.keras.<x>`, `tf.estimator.<x>`, `tensorflow_estimator` for that package's paths."""
     if module.partition(".")[0] == "tensorflow_estimator":
         return "tensorflow_estimator"
     parts = module.split(".")[1:]
@@ -220,9 +221,7 @@ def _served(relative):
     from tpu_estimator_compat.v1 import _finder  # noqa: PLC0415
     try:
         return _finder.served_module(relative)
-    except ImportError:
-        return None
-    except Exception:  # noqa: BLE001  (a TensorFlow module failing to import: not served)
+    except Exception:  # noqa: BLE001  (not found, or a TensorFlow module failing to import)
         return None
 
 
