@@ -62,8 +62,8 @@ def test_stack_bidirectional_checks_and_unserved_cells_name_what_is_served():
     with pytest.raises(ValueError, match="initial_states_fw must be a list of state tensors"):
         rnn.stack_bidirectional_dynamic_rnn([rnn.GRUCell(2)], [rnn.GRUCell(2)],
                                             tf.zeros([1, 2, 2]), initial_states_fw=[1, 2])
-    with pytest.raises(AttributeError, match="LayerNormBasicLSTMCell.*contrib's own cells"):
-        rnn.LayerNormBasicLSTMCell  # noqa: B018
+    with pytest.raises(AttributeError, match="LSTMBlockCell.*contrib's other cells"):
+        rnn.LSTMBlockCell  # noqa: B018
 
 
 def _sine_initializer(shape, dtype=tf.float32, partition_info=None):  # deterministic, no seed
@@ -114,3 +114,40 @@ def test_dynamic_rnn_of_contrib_cells_in_tpu_estimator_trains_as_the_original(tm
     np.testing.assert_allclose(lstm[:2, :3], ORIGINAL_LSTM_KERNEL, atol=2e-6)
     np.testing.assert_allclose(estimator.get_variable_value("captions/dense/kernel"),
                                ORIGINAL_DENSE_KERNEL, atol=2e-6)
+
+
+def _layer_norm_lstm_reference(x, kernel, units, gain, shift, forget_bias=1.0):
+    """TF 1.15's LayerNormBasicLSTMCell (contrib/rnn/python/ops/rnn_cell.py) in numpy."""
+    def norm(v):
+        mean, var = v.mean(axis=1, keepdims=True), v.var(axis=1, keepdims=True)
+        return (v - mean) / np.sqrt(var + 1e-12) * gain + shift
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    c = h = np.zeros((x.shape[0], units))
+    for t in range(x.shape[1]):
+        i, j, f, o = np.split(np.concatenate([x[:, t], h], 1) @ kernel, 4, axis=1)
+        i, j, f, o = norm(i), norm(j), norm(f), norm(o)
+        c = norm(c * sigmoid(f + forget_bias) + sigmoid(i) * np.tanh(j))
+        h = np.tanh(c) * sigmoid(o)
+    return h, c
+
+
+def test_layer_norm_basic_lstm_cell_follows_tf115s_formula_and_names():
+    with tf.Graph().as_default():
+        with v1.variable_scope("m", initializer=_sine_initializer):
+            cell = v1.contrib.rnn.LayerNormBasicLSTMCell(3, norm_gain=1.5, norm_shift=0.1)
+            _, state = v1.nn.dynamic_rnn(cell, tf.constant(X), dtype=tf.float32)
+        names = [v.name for v in v1.global_variables()]
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            h, c = session.run([state.h, state.c])
+    prefix = "m/rnn/layer_norm_basic_lstm_cell/"
+    assert names == [prefix + "kernel:0"] + [
+        f"{prefix}{scope}/{var}:0" for scope in ("input", "transform", "forget", "output", "state")
+        for var in ("gamma", "beta")]
+    kernel = 0.3 * np.sin(np.arange(7 * 12)).reshape(7, 12)
+    h_ref, c_ref = _layer_norm_lstm_reference(X.astype(np.float64), kernel, 3, 1.5, 0.1)
+    np.testing.assert_allclose(h, h_ref, atol=1e-5)
+    np.testing.assert_allclose(c, c_ref, atol=1e-5)

@@ -44,8 +44,8 @@ EXCLUDED = {
     "tensorflow.contrib.learn": "tf.contrib.learn (deprecated in TF 1.x); its downloader only",
     "tensorflow.contrib.opt": "contrib.opt's research optimizers beyond LARS, LazyAdam, "
                               "moving averages and decoupled weight decay",
-    "tensorflow.contrib.rnn": "contrib's own RNN cells (LayerNormBasicLSTMCell, LSTMBlockCell, "
-                              "AttentionCellWrapper...)",
+    "tensorflow.contrib.rnn": "contrib's own RNN cells but LayerNormBasicLSTMCell "
+                              "(LSTMBlockCell, AttentionCellWrapper...)",
     "tensorflow.contrib.data": "contrib.data names TensorFlow dropped from tf.data",
     "tensorflow.contrib.metrics": "tf-slim's metrics lack these few contrib.metrics names",
     "tensorflow.contrib.cluster_resolver": "resolvers of other clusters (Slurm, ...) that "
