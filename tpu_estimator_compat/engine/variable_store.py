@@ -143,6 +143,10 @@ class VariableStore:
         constant value. Where the strategy is not in force (a replica thread's eager
         context, under `tf.init_scope()`), the variable is created in its scope.
         """
+        if callable(kwargs.get("caching_device")):
+            # A device function (`tf.nn.dynamic_rnn` sets one on its variable scope) cannot
+            # place an eager variable's reads; it only chose where TF1 graphs cached them.
+            kwargs = dict(kwargs, caching_device=None)
         with tf.init_scope():  # eager_value must run eagerly, not add a call to the trace
             initial_value = kwargs.get("initial_value")
             if isinstance(initial_value, tf.Tensor) and tf.is_symbolic_tensor(initial_value):
@@ -158,14 +162,22 @@ class VariableStore:
 def _graph_name(graph, requested):
     """The TF1 name a variable requested as `requested` gets in `graph`.
 
-    `get_variable` asks for its full name at the root name scope; `tf.Variable`-style
+    `get_variable` asks for its full name at the root name scope (of the graph it builds in,
+    maybe one nested in `graph`); `tf.Variable`-style
     creation (tf.compat.v1.metrics, user code) asks for a name relative to the current name
     scope, uniquified as TF1 did ('mean/total', 'mean_1/total'); a trailing '/' means
     absolute. The name is marked as used, so later names are the same in every trace.
     """
     if requested.endswith("/"):
         return requested.rstrip("/")
-    return graph.unique_name(requested, mark_as_used=True)
+    current = _v1.get_default_graph()
+    if current is graph:
+        return graph.unique_name(requested, mark_as_used=True)
+    # Created in a graph nested in the traced one (a `tf.while_loop` body: `dynamic_rnn`'s
+    # cells build there): the name scope is that graph's, where `get_variable` reset it.
+    scope = current.get_name_scope()
+    with graph.name_scope(scope + "/" if scope else ""):
+        return graph.unique_name(requested, mark_as_used=True)
 
 
 def _is_trainable(creator_kwargs):
