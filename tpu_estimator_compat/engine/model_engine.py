@@ -42,6 +42,7 @@ import tensorflow as tf
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.tf1 import patches as legacy_patches
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.state import meta_graph as meta_graph_lib
@@ -89,6 +90,7 @@ class ModelEngine:
         self._compiled = {}
         self._synced = None  # (checkpoint path, variable names) whose values are in memory
         self._initialized = frozenset()  # names whose initial values have been set
+        self._embeddings = None  # the TPU embedding tables (TPU semantics), made on first use
 
     @property
     def global_step(self):
@@ -122,8 +124,9 @@ class ModelEngine:
     def _trace(self, mode, program, plan, iterator, hooks):
         traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store))
         init_calls = []
+        embeddings = self._tpu_embeddings(program)
         replica_fn = model_step.make_replica_fn(
-            program.model_fn, mode, self.runtime, plan, program, traced)
+            program.model_fn, mode, self.runtime, plan, program, traced, embeddings)
         kept_alive = []
         step_body = loops.make_step_body(self.runtime.strategy, self.store, replica_fn,
                                          init_calls, kept_alive,
@@ -141,6 +144,18 @@ class ModelEngine:
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
         return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
                             init_calls, program, kept_alive)
+
+    def _tpu_embeddings(self, program):
+        """The TPU embeddings of `program`'s EmbeddingConfigSpec under TPU semantics (tables
+        created once), else None: with CPU/GPU semantics model_fn's columns look up in
+        ordinary variables, as the original's `use_tpu=False`."""
+        spec = program.embedding_config_spec
+        if spec is None or not self.runtime.tpu_semantics:
+            return None
+        if self._embeddings is None:
+            self._embeddings = embeddings_lib.TpuEmbeddings(spec, self.store)
+        self._embeddings.create_tables(self.runtime.strategy)
+        return self._embeddings
 
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas

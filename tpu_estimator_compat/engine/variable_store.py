@@ -51,6 +51,14 @@ class VariableStore:
             variable = self._variables[name]
             variable.assign(tf.zeros(variable.shape, variable.dtype))
 
+    def add_variable(self, name, variable):
+        """Registers a variable created elsewhere (an embedding table) under its TF1 name: it
+        is saved and restored with the others, and filed in no collection."""
+        existing = self._variables.setdefault(name, variable)
+        if existing is not variable:
+            raise ValueError(f"Two variables are named {name!r}: the model's and an embedding "
+                             "table's. Rename the model's variable.")
+
     def trainable_names(self):
         return sorted(self._trainable)
 
