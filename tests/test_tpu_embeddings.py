@@ -1,0 +1,199 @@
+"""TPU embeddings (`TPUEstimator(embedding_config_spec=...)`): the original's numbers with
+use_tpu=False, TPU semantics on the simulated TPU (activations in features, tables trained by
+the spec's optimizer), checkpoints both ways, export, the public names and messages."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tpu_estimator_compat as tec
+import tpu_estimator_compat.v1 as tf1
+from tpu_estimator_compat.api import embedding_spec
+from tpu_estimator_compat.engine import cluster_resolver
+
+v1 = tf.compat.v1
+TABLE = np.arange(10, dtype=np.float32).reshape(5, 2) / 10.0
+TABLE_NAME = "input_layer/cat_embedding/embedding_weights"
+
+
+def _columns():
+    cat = tf.feature_column.categorical_column_with_identity("cat", 5)
+    return [tf1.tpu.experimental.embedding_column(
+        cat, 2, initializer=v1.constant_initializer(TABLE))]
+
+
+def _make_model_fn(optimizer_fn, columns, seen=None):
+    def model_fn(features, labels, mode, params):
+        if seen is not None:
+            seen.append((features["cat"].dtype, features["cat"].shape.as_list()))
+        net = v1.feature_column.input_layer(
+            features, columns + [tf.feature_column.numeric_column("x")])
+        with v1.variable_scope("out"):
+            kernel = v1.get_variable("kernel", [3, 1], initializer=v1.constant_initializer(0.5))
+            bias = v1.get_variable("bias", [1], initializer=v1.zeros_initializer())
+        logits = tf.matmul(net, kernel) + bias
+        if mode == tec.ModeKeys.PREDICT:
+            return tec.TPUEstimatorSpec(mode, predictions={"logits": logits})
+        loss = v1.losses.mean_squared_error(labels, logits)
+        train_op = optimizer_fn().minimize(loss, v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+    return model_fn
+
+
+def _input_fn(ids, x, y):
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(({"cat": ids, "x": x}, y))
+        return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+    return input_fn
+
+
+def _estimator(model_fn, model_dir, parameters, use_tpu, batch_size, columns=None):
+    spec = tf1.estimator.tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=columns or _columns(), optimization_parameters=parameters)
+    config = tec.RunConfig(model_dir=str(model_dir),
+                           tpu_config=tec.TPUConfig(iterations_per_loop=1))
+    return tec.TPUEstimator(model_fn, config=config, use_tpu=use_tpu, train_batch_size=batch_size,
+                            predict_batch_size=batch_size, embedding_config_spec=spec)
+
+
+def _values(estimator):
+    return {name: estimator.get_variable_value(name) for name in estimator.get_variable_names()}
+
+
+@pytest.fixture
+def simulated_tpu(monkeypatch):
+    monkeypatch.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, "8")
+
+
+# -- use_tpu=False: the original's variables and numbers -----------------------------------
+
+CPU_IDS = np.array([[0, 1], [2, 2], [4, 3], [1, 0]], np.int64)
+CPU_X = np.array([[1.], [2.], [3.], [4.]], np.float32)
+CPU_Y = np.array([[1.], [0.], [1.], [0.]], np.float32)
+
+# The original (TF 2.15.1, tensorflow-estimator 2.15, use_tpu=False), after 3 steps of batch 4.
+ORIGINAL_CPU = {
+    "sgd": {
+        TABLE_NAME: [[-0.005050930194556713, 0.09358490258455276],
+                     [0.19494907557964325, 0.2935848832130432],
+                     [0.3484988510608673, 0.4481413662433624],
+                     [0.5918473601341248, 0.6911007165908813],
+                     [0.7918473482131958, 0.8911007046699524]],
+        "out/bias": [-0.12552136182785034],
+        "out/kernel": [[0.4401857256889343], [0.42772409319877625], [-0.12099891901016235]]},
+    "adagrad": {
+        TABLE_NAME: [[-0.09410402923822403, 0.006179190240800381],
+                     [0.10589597374200821, 0.2061791867017746],
+                     [0.2591131627559662, 0.35960516333580017],
+                     [0.5269109606742859, 0.6271424293518066],
+                     [0.7269109487533569, 0.8271424174308777]],
+        TABLE_NAME + "/Adagrad": [[0.16229932010173798, 0.16212880611419678],
+                                  [0.16229932010173798, 0.16212880611419678],
+                                  [0.29368463158607483, 0.2926638722419739],
+                                  [0.1303381621837616, 0.13025082647800446],
+                                  [0.1303381621837616, 0.13025082647800446]],
+        "out/bias": [-0.1798810362815857], "out/bias/Adagrad": [7.611953258514404],
+        "out/kernel": [[0.3408088684082031], [0.3343793749809265], [0.3084770441055298]],
+        "out/kernel/Adagrad": [[0.9887557029724121], [1.5786970853805542], [91.76866149902344]]},
+}
+MODEL_OPTIMIZERS = {"sgd": lambda: v1.train.GradientDescentOptimizer(0.1),
+                    "adagrad": lambda: v1.train.AdagradOptimizer(0.1)}
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+def test_cpu_tables_are_the_models_variables_with_the_originals_values(optimizer, tmp_path):
+    """use_tpu=False: input_layer looks the ids up in `input_layer/cat_embedding/
+    embedding_weights`, trained by the model's optimizer (the spec's SGD(0.5) is unused)."""
+    seen = []
+    estimator = _estimator(_make_model_fn(MODEL_OPTIMIZERS[optimizer], _columns(), seen),
+                           tmp_path, tf1.tpu.experimental.StochasticGradientDescentParameters(0.5),
+                           use_tpu=False, batch_size=4)
+    estimator.train(_input_fn(CPU_IDS, CPU_X, CPU_Y), max_steps=3)
+    values = _values(estimator)
+    assert sorted(values) == sorted([*ORIGINAL_CPU[optimizer], "global_step"])
+    for name, expected in ORIGINAL_CPU[optimizer].items():
+        np.testing.assert_allclose(values[name], expected, rtol=1e-5, err_msg=name)
+    assert seen[0] == (tf.int64, [4, 2])  # model_fn gets the ids
+
+
+# -- TPU semantics on the simulated TPU -----------------------------------------------------
+
+TPU_IDS = np.random.RandomState(0).randint(0, 5, size=(16, 2)).astype(np.int64)
+TPU_X = np.random.RandomState(1).randn(16, 1).astype(np.float32)
+TPU_Y = np.random.RandomState(2).randn(16, 1).astype(np.float32)
+REPLICAS, DENSE_LR = 8, 0.1
+
+
+def _tpu_reference(rule, steps=3):
+    """TPU semantics in numpy: per replica (2 rows) a mean squared error; the dense weights
+    get CrossShardOptimizer's mean gradient, each table row the gradient summed over every
+    replica, updated by `rule(table, grad, rows, slots)`. Dense ids of 0 are no ids (the
+    original's dense-to-sparse conversion), a mean combiner."""
+    table, kernel, bias, slots = TABLE.copy(), np.full((3, 1), 0.5), np.zeros(1), {}
+    per_replica = len(TPU_IDS) // REPLICAS
+    for _ in range(steps):
+        ids = [row[row != 0] for row in TPU_IDS]
+        activations = np.stack([table[i].mean(0) if len(i) else np.zeros(2) for i in ids])
+        net = np.concatenate([activations, TPU_X], 1)
+        d_logits = 2 * (net @ kernel + bias - TPU_Y) / per_replica
+        d_activations = d_logits @ kernel[:2].T
+        grad = np.zeros_like(table)
+        for row, row_ids in enumerate(ids):
+            for i in row_ids:
+                grad[i] += d_activations[row] / len(row_ids)
+        rows = np.unique(np.concatenate(ids))
+        kernel = kernel - DENSE_LR * net.T @ d_logits / REPLICAS
+        bias = bias - DENSE_LR * d_logits.sum(0) / REPLICAS
+        table = rule(table, grad, rows, slots)
+    return table, kernel, bias, slots
+
+
+def _sgd(table, grad, rows, slots):
+    del slots
+    table = table.copy()
+    table[rows] -= 0.5 * grad[rows]
+    return table
+
+
+def _adagrad(table, grad, rows, slots):
+    accumulator = slots.setdefault("Adagrad", np.full_like(table, 0.1))
+    table = table.copy()
+    accumulator[rows] += grad[rows] ** 2
+    table[rows] -= 0.5 * grad[rows] / np.sqrt(accumulator[rows])
+    return table
+
+
+def _adam(table, grad, rows, slots):
+    m = slots.setdefault("Adam/m", np.zeros_like(table))
+    v = slots.setdefault("Adam/v", np.zeros_like(table))
+    table = table.copy()
+    m[rows] = 0.9 * m[rows] + 0.1 * grad[rows]
+    v[rows] = 0.999 * v[rows] + 0.001 * grad[rows] ** 2
+    table[rows] -= 0.5 * m[rows] / np.sqrt(v[rows] + 1e-8 ** 2)
+    return table
+
+
+@pytest.mark.parametrize("parameters, rule", [
+    (tf1.tpu.experimental.StochasticGradientDescentParameters(0.5), _sgd),
+    (tf1.tpu.experimental.AdagradParameters(0.5), _adagrad),
+    (tf1.tpu.experimental.AdamParameters(0.5), _adam),
+], ids=["sgd", "adagrad", "adam"])
+def test_simulated_tpu_trains_tables_with_the_spec_optimizer(parameters, rule, simulated_tpu,
+                                                              tmp_path):
+    seen = []
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)),
+        _columns(), seen)
+    estimator = _estimator(model_fn, tmp_path, parameters, use_tpu=True, batch_size=16)
+    estimator.train(_input_fn(TPU_IDS, TPU_X, TPU_Y), max_steps=3)
+    table, kernel, bias, slots = _tpu_reference(rule)
+    values = _values(estimator)
+    assert sorted(values) == sorted(
+        ["global_step", "out/bias", "out/kernel", TABLE_NAME]
+        + [f"{TABLE_NAME}/{slot}" for slot in slots])
+    np.testing.assert_allclose(values[TABLE_NAME], table, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values["out/kernel"], kernel, rtol=1e-5)
+    np.testing.assert_allclose(values["out/bias"], bias, rtol=1e-5, atol=1e-7)
+    for slot, expected in slots.items():
+        np.testing.assert_allclose(values[f"{TABLE_NAME}/{slot}"], expected, rtol=1e-5,
+                                   atol=1e-9)
+    assert seen[0] == (tf.float32, [2, 2])  # model_fn gets the activations, per replica
