@@ -1,9 +1,12 @@
 """TPU embeddings (`TPUEstimator(embedding_config_spec=...)`): the original's numbers with
 use_tpu=False, TPU semantics on the simulated TPU (activations in features, tables trained by
 the spec's optimizer), checkpoints both ways, export, the public names and messages."""
+import pathlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
 
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as tf1
@@ -197,3 +200,53 @@ def test_simulated_tpu_trains_tables_with_the_spec_optimizer(parameters, rule, s
         np.testing.assert_allclose(values[f"{TABLE_NAME}/{slot}"], expected, rtol=1e-5,
                                    atol=1e-9)
     assert seen[0] == (tf.float32, [2, 2])  # model_fn gets the activations, per replica
+
+
+# -- checkpoints both ways, export ------------------------------------------------------------
+
+def test_checkpoints_move_between_cpu_and_simulated_tpu(simulated_tpu, tmp_path):
+    """The table has the same name both ways: training continues from the other's values."""
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)), _columns())
+    parameters = tf1.tpu.experimental.StochasticGradientDescentParameters(0.5)
+    input_fn = _input_fn(TPU_IDS, TPU_X, TPU_Y)
+    on_tpu = _estimator(model_fn, tmp_path, parameters, use_tpu=True, batch_size=16)
+    on_tpu.train(input_fn, max_steps=1)
+    after_tpu = on_tpu.get_variable_value(TABLE_NAME)
+    on_cpu = _estimator(model_fn, tmp_path, parameters, use_tpu=False, batch_size=16)
+    on_cpu.train(input_fn, max_steps=2)  # restores the TPU-trained table, trains it further
+    after_cpu = on_cpu.get_variable_value(TABLE_NAME)
+    rows = np.unique(TPU_IDS)  # the CPU lookup uses id 0 too
+    assert not np.allclose(after_cpu[rows], after_tpu[rows])
+    on_tpu.train(input_fn, max_steps=3)
+    assert on_tpu.get_variable_value("global_step") == 3
+    assert not np.allclose(on_tpu.get_variable_value(TABLE_NAME), after_cpu)
+    # What the CPU step did to the table started from the TPU's values: one SGD(0.1) step.
+    assert np.abs(after_cpu - after_tpu).max() < 0.2
+
+
+def test_export_serves_the_lookups_on_cpu(simulated_tpu, tmp_path):
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)), _columns())
+    estimator = _estimator(model_fn, tmp_path / "model",
+                           tf1.tpu.experimental.AdagradParameters(0.5), use_tpu=True,
+                           batch_size=16)
+    estimator.train(_input_fn(TPU_IDS, TPU_X, TPU_Y), max_steps=2)
+    receiver_fn = tf1.estimator.export.build_raw_serving_input_receiver_fn(
+        {"cat": tf.TensorSpec([None, 2], tf.int64), "x": tf.TensorSpec([None, 1], tf.float32)})
+    export_dir = estimator.export_saved_model(str(tmp_path / "export"), receiver_fn)
+    serve = tf.saved_model.load(export_dir, tags=["serve"]).signatures["serving_default"]
+    logits = serve(cat=tf.constant(CPU_IDS), x=tf.constant(CPU_X))["logits"].numpy()
+    # The CPU graph: input_layer's lookup (mean of the ids' rows; id 0 is an id there).
+    table, kernel = _values(estimator)[TABLE_NAME], _values(estimator)["out/kernel"]
+    activations = table[CPU_IDS].mean(1)
+    expected = np.concatenate([activations, CPU_X], 1) @ kernel + _values(estimator)["out/bias"]
+    np.testing.assert_allclose(logits, expected, rtol=1e-5)
+    # The TPU MetaGraph looks the ids up on the host, as the original's TPU inference did.
+    saved_model = saved_model_pb2.SavedModel.FromString(
+        (pathlib.Path(export_dir.decode() if isinstance(export_dir, bytes) else export_dir)
+         / "saved_model.pb").read_bytes())
+    tpu_graph = next(m for m in saved_model.meta_graphs if "tpu" in m.meta_info_def.tags)
+    outside = [node.op for function in tpu_graph.graph_def.library.function
+               for node in function.node_def if "_xla_outside_compilation" in node.attr]
+    assert any("Gather" in op or "SparseSegment" in op for op in outside), outside
