@@ -12,6 +12,8 @@ import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as tf1
 from tpu_estimator_compat.api import embedding_spec
 from tpu_estimator_compat.engine import cluster_resolver
+from tpu_estimator_compat.engine import embeddings
+from tpu_estimator_compat.engine import tpu_embedding
 
 v1 = tf.compat.v1
 TABLE = np.arange(10, dtype=np.float32).reshape(5, 2) / 10.0
@@ -250,3 +252,129 @@ def test_export_serves_the_lookups_on_cpu(simulated_tpu, tmp_path):
     outside = [node.op for function in tpu_graph.graph_def.library.function
                for node in function.node_def if "_xla_outside_compilation" in node.attr]
     assert any("Gather" in op or "SparseSegment" in op for op in outside), outside
+
+
+# -- bad input: the original's messages -----------------------------------------------------
+
+def test_model_fn_that_does_not_use_the_columns_on_tpu(simulated_tpu, tmp_path):
+    def model_fn(features, labels, mode, params):
+        del features, params
+        weight = v1.get_variable("w", [1], initializer=v1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(labels - weight))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=tec.CrossShardOptimizer(
+            v1.train.GradientDescentOptimizer(0.1)).minimize(loss, v1.train.get_global_step()))
+    estimator = _estimator(model_fn, tmp_path,
+                           tf1.tpu.experimental.StochasticGradientDescentParameters(0.1),
+                           use_tpu=True, batch_size=16)
+    with pytest.raises(RuntimeError, match="Embedding feature column did not capture any thing. "
+                                           "Make sure the feature columns passed to TPUEstimator "
+                                           "constructor is properly used in model_fn."):
+        estimator.train(_input_fn(TPU_IDS, TPU_X, TPU_Y), max_steps=1)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(), ValueError, "Exactly one of `feature_columns` and the pair `feature_to_config_dict` "
+                         "and `table_to_config_dict` must be be specified."),
+    (dict(feature_columns="columns", partition_strategy="x"), ValueError,
+     'Invalid partition_strategy x. Must be one of "mod" or "div".'),
+    (dict(feature_columns="columns", optimization_parameters=v1.train.AdamOptimizer()),
+     ValueError, "optimization_parameters must be an instance of type"),
+    (dict(feature_columns=[tf.feature_column.categorical_column_with_identity("c", 3)],
+          optimization_parameters=embedding_spec.AdagradParameters(0.1)),
+     TypeError, "All feature columns must be supported types in"),
+    (dict(feature_to_config_dict={"a": 1}, table_to_config_dict={"t": 1}), ValueError,
+     "describe the tables with feature_columns"),
+])
+def test_embedding_config_spec_validation(kwargs, error, message):
+    if kwargs.get("feature_columns") == "columns":
+        kwargs["feature_columns"] = _columns()
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        tf1.estimator.tpu.experimental.EmbeddingConfigSpec(**kwargs)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: tf1.tpu.experimental.AdagradParameters(0.1, initial_accumulator=0),
+     "Adagrad initial_accumulator must be greater than zero. Received: 0."),
+    (lambda: tf1.tpu.experimental.AdamParameters(0.1, beta1=1.0),
+     "beta1 must be between 0. and 1; got 1.0."),
+    (lambda: tf1.tpu.experimental.AdamParameters(0.1, use_gradient_accumulation=False,
+                                                 lazy_adam=False),
+     "When disabling Lazy Adam, gradient accumulation must be used."),
+    (lambda: tf1.tpu.experimental.FtrlParameters(0.1, learning_rate_power=0.5),
+     "learning_rate_power must be less than or equal to 0. got 0.5."),
+    (lambda: tf1.tpu.experimental.StochasticGradientDescentParameters(
+        0.1, use_gradient_accumulation=False, clip_gradient_max=1.0),
+     "When using gradient clipping limits, gradient  accumulation must be enabled."),
+])
+def test_optimization_parameters_validation(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_estimator_checks_input_mode_and_mod_sharding(tmp_path):
+    spec = embedding_spec.EmbeddingConfigSpec(
+        feature_columns=_columns(), partition_strategy="mod",
+        optimization_parameters=embedding_spec.AdagradParameters(0.1))
+    model_fn = _make_model_fn(MODEL_OPTIMIZERS["sgd"], _columns())
+    with pytest.raises(ValueError, match="Only PER_HOST_V1 and PER_HOST_V2 is supported when "
+                                         "using TPU Embedding; got 1."):
+        tec.TPUEstimator(model_fn, config=tec.RunConfig(
+            model_dir=str(tmp_path), tpu_config=tec.TPUConfig(
+                per_host_input_for_training=tec.InputPipelineConfig.PER_SHARD_V1)),
+            train_batch_size=8, embedding_config_spec=spec)
+    with pytest.raises(ValueError, match="Mod sharding of embedding tables not supported on CPU."):
+        tec.TPUEstimator(model_fn, config=tec.RunConfig(model_dir=str(tmp_path)), use_tpu=False,
+                         train_batch_size=8, embedding_config_spec=spec)
+
+
+@pytest.mark.parametrize("path", [
+    "estimator.tpu.experimental.EmbeddingConfigSpec",
+    "compat.v1.estimator.tpu.experimental.EmbeddingConfigSpec",
+    "contrib.tpu.experimental.EmbeddingConfigSpec",
+    "contrib.tpu.experimental.AdagradParameters",
+    "tpu.experimental.AdagradParameters", "tpu.experimental.AdamParameters",
+    "tpu.experimental.FtrlParameters", "tpu.experimental.StochasticGradientDescentParameters",
+    "python.estimator.tpu._tpu_estimator_embedding.EmbeddingConfigSpec",
+    "python.estimator.tpu.tpu_estimator.AdamParameters",
+    "python.tpu.tpu_embedding.AdagradParameters",
+])
+def test_public_names(path):
+    value = tf1
+    for part in path.split("."):
+        value = getattr(value, part)
+    assert value is getattr(embedding_spec, path.rpartition(".")[2])
+    assert tf1.tpu.experimental.embedding_column is tf.compat.v1.tpu.experimental.embedding_column
+
+
+# -- on a TPU: TensorFlow 2's TPUEmbedding ------------------------------------------------------
+
+def test_tpu_embedding_configuration_for_a_tpu():
+    a, b, c = (tf.feature_column.categorical_column_with_identity(key, 7) for key in "abc")
+    columns = tf1.tpu.experimental.shared_embedding_columns([a, b], 3, combiner="sum") + [
+        tf1.tpu.experimental.embedding_column(c, 2, learning_rate_fn=lambda step: 0.25)]
+    parameters = tf1.tpu.experimental.AdamParameters(
+        0.5, beta1=0.8, epsilon=1e-6, lazy_adam=False, clip_gradient_max=2.0)
+    spec = embedding_spec.EmbeddingConfigSpec(feature_columns=columns,
+                                              optimization_parameters=parameters)
+    tables = {key: table for key, (table, _) in
+              embeddings.TpuEmbeddings(spec, store=None).features.items()}
+    configs = tpu_embedding.feature_config(tables, parameters, global_step=tf.constant(3))
+    assert sorted(configs) == ["a", "b", "c"]
+    assert configs["a"].table is configs["b"].table  # one shared table
+    shared, single = configs["a"].table, configs["c"].table
+    assert (shared.vocabulary_size, shared.dim, shared.combiner, shared.optimizer) == (
+        7, 3, "sum", None)
+    assert (single.vocabulary_size, single.dim, single.combiner, single.name) == (
+        7, 2, "mean", "c")
+    assert single.optimizer.learning_rate() == 0.25  # the column's learning_rate_fn
+    optimizer = tpu_embedding.tpu_optimizer(parameters)
+    assert isinstance(optimizer, tf.tpu.experimental.embedding.Adam)
+    assert (optimizer.learning_rate, optimizer.beta_1, optimizer.epsilon, optimizer.lazy_adam,
+            optimizer.clip_gradient_max) == (0.5, 0.8, 1e-6, False, 2.0)
+    for kind, expected in [(tf1.tpu.experimental.AdagradParameters(0.1, 0.3), "Adagrad"),
+                           (tf1.tpu.experimental.FtrlParameters(0.1, beta=0.5), "FTRL"),
+                           (tf1.tpu.experimental.StochasticGradientDescentParameters(0.1), "SGD")]:
+        assert type(tpu_embedding.tpu_optimizer(kind)).__name__ == expected
+    embedding = tpu_embedding.create(tf.distribute.get_strategy(), tables, parameters,
+                                     tf.constant(0))
+    assert isinstance(embedding, tf.tpu.experimental.embedding.TPUEmbedding)
