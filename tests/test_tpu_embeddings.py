@@ -234,15 +234,23 @@ def test_export_serves_the_lookups_on_cpu(simulated_tpu, tmp_path):
                            tf1.tpu.experimental.AdagradParameters(0.5), use_tpu=True,
                            batch_size=16)
     estimator.train(_input_fn(TPU_IDS, TPU_X, TPU_Y), max_steps=2)
+    values = _values(estimator)
+    table, kernel, bias = values[TABLE_NAME], values["out/kernel"], values["out/bias"]
+    # predict with TPU semantics: the activations of the ids (a dense tensor's zeros dropped)
+    predictions = np.array([p["logits"] for p in estimator.predict(
+        lambda params: tf.data.Dataset.from_tensor_slices({"cat": TPU_IDS, "x": TPU_X}).batch(
+            params["batch_size"], drop_remainder=True))])
+    activations = np.stack([table[row[row != 0]].mean(0) if (row != 0).any() else np.zeros(2)
+                            for row in TPU_IDS])
+    np.testing.assert_allclose(predictions, np.concatenate([activations, TPU_X], 1) @ kernel
+                               + bias, rtol=1e-5)
     receiver_fn = tf1.estimator.export.build_raw_serving_input_receiver_fn(
         {"cat": tf.TensorSpec([None, 2], tf.int64), "x": tf.TensorSpec([None, 1], tf.float32)})
     export_dir = estimator.export_saved_model(str(tmp_path / "export"), receiver_fn)
     serve = tf.saved_model.load(export_dir, tags=["serve"]).signatures["serving_default"]
     logits = serve(cat=tf.constant(CPU_IDS), x=tf.constant(CPU_X))["logits"].numpy()
     # The CPU graph: input_layer's lookup (mean of the ids' rows; id 0 is an id there).
-    table, kernel = _values(estimator)[TABLE_NAME], _values(estimator)["out/kernel"]
-    activations = table[CPU_IDS].mean(1)
-    expected = np.concatenate([activations, CPU_X], 1) @ kernel + _values(estimator)["out/bias"]
+    expected = np.concatenate([table[CPU_IDS].mean(1), CPU_X], 1) @ kernel + bias
     np.testing.assert_allclose(logits, expected, rtol=1e-5)
     # The TPU MetaGraph looks the ids up on the host, as the original's TPU inference did.
     saved_model = saved_model_pb2.SavedModel.FromString(
