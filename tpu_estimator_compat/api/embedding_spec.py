@@ -1,11 +1,12 @@
 """TPU embedding configuration: `EmbeddingConfigSpec` and the embedding optimizers' parameters.
 
-`tf.estimator.tpu.experimental.EmbeddingConfigSpec(feature_columns=..., optimization_parameters=...)`
-names the embedding columns (`tf.tpu.experimental.embedding_column` /
-`shared_embedding_columns`, TensorFlow's own column classes) whose tables TPU embeddings
-train with the spec's optimizer (`AdagradParameters`, `AdamParameters`, `FtrlParameters`,
-`StochasticGradientDescentParameters`). Constructors, defaults, attributes and validation
-messages are the original's; `engine/embeddings.py` does the training.
+`tf.estimator.tpu.experimental.EmbeddingConfigSpec(feature_columns=...,
+optimization_parameters=...)` names the embedding columns
+(`tf.tpu.experimental.embedding_column` / `shared_embedding_columns`, TensorFlow's own column
+classes) whose tables TPU embeddings train with the spec's optimizer (`AdagradParameters`,
+`AdamParameters`, `FtrlParameters`, `StochasticGradientDescentParameters`). Constructors,
+defaults, attributes and validation messages are the original's; `engine/embeddings.py`
+does the training.
 """
 import collections
 
@@ -142,7 +143,8 @@ _TPU_EMBEDDING_COLUMNS = (tpu_fc_v1._TPUEmbeddingColumn,  # pylint: disable=prot
 _DEVICE_SPECIFIC_COLUMNS = (
     tpu_fc_v2._TPUDeviceSpecificEmbeddingColumnV2,  # pylint: disable=protected-access
     tpu_fc_v2._TPUSharedDeviceSpecificEmbeddingColumnV2)  # pylint: disable=protected-access
-_EMBEDDING_COLUMNS = (fc_v1._EmbeddingColumn, fc_v2.EmbeddingColumn,  # pylint: disable=protected-access
+_EMBEDDING_COLUMNS = (fc_v1._EmbeddingColumn,  # pylint: disable=protected-access
+                      fc_v2.EmbeddingColumn,
                       fc_v1._SharedEmbeddingColumn)  # pylint: disable=protected-access
 _NUMERIC_COLUMNS = (fc_v1._NumericColumn, fc_v2.NumericColumn)  # pylint: disable=protected-access
 

@@ -121,7 +121,8 @@ class TpuEmbeddings:
 
         Raises the original's RuntimeError when model_fn used no embedding column."""
         graph = _v1.get_default_graph()
-        recorded = graph.get_collection_ref(tpu_fc._TPU_FC_TO_SCOPE)  # pylint: disable=protected-access
+        scope_key = tpu_fc._TPU_FC_TO_SCOPE  # pylint: disable=protected-access
+        recorded = graph.get_collection_ref(scope_key)
         if not recorded:
             raise RuntimeError(
                 "Embedding feature column did not capture any thing. Make sure the feature "
@@ -141,7 +142,7 @@ class TpuEmbeddings:
                                  "same variable scope in every mode.")
             table.name = name
             self._store.add_variable(name, table.variable)
-        graph.clear_collection(tpu_fc._TPU_FC_TO_SCOPE)  # pylint: disable=protected-access
+        graph.clear_collection(scope_key)
 
     def train_op(self, spec_train_op, loss):
         """The spec's train op grouped with the tables' update by the embedding optimizer

@@ -345,7 +345,8 @@ def _call_rewritten_for_tpu_inference(call_model_fn):
     def tpu_computation():
         # As the original's TPU inference: TPU embedding columns look up on the host
         # (outside_compilation) inside a TPU inference context.
-        inference = tpu._TPUInferenceContext("tpu_inference", check_ops=False)  # pylint: disable=protected-access
+        inference = tpu._TPUInferenceContext(  # pylint: disable=protected-access
+            "tpu_inference", check_ops=False)
         inference.Enter()
         try:
             spec = call_model_fn()
