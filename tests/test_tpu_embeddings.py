@@ -13,6 +13,7 @@ import tpu_estimator_compat.v1 as tf1
 from tpu_estimator_compat.api import embedding_spec
 from tpu_estimator_compat.engine import cluster_resolver
 from tpu_estimator_compat.engine import embeddings
+from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine import tpu_embedding
 
 v1 = tf.compat.v1
@@ -386,3 +387,74 @@ def test_tpu_embedding_configuration_for_a_tpu():
     embedding = tpu_embedding.create(tf.distribute.get_strategy(), tables, parameters,
                                      tf.constant(0))
     assert isinstance(embedding, tf.tpu.experimental.embedding.TPUEmbedding)
+
+
+class _StandInTPUEmbedding:
+    """Stands in for `tf.tpu.experimental.embedding.TPUEmbedding` on the simulated TPU: the
+    engine's calls are recorded; lookups are ordinary, gradients are not applied."""
+
+    def __init__(self, strategy, tables_by_feature, parameters, global_step):
+        del parameters, global_step
+        self.strategy, self.tables_by_feature = strategy, tables_by_feature
+        self.calls, self._ids = [], None
+
+    def build(self, per_replica_batch_size):
+        self.calls.append(("build", per_replica_batch_size))
+        with self.strategy.scope():
+            self._variables = {table.key: {
+                "parameters": tf.Variable(TABLE), "accumulators": tf.Variable(TABLE * 0 + 0.1)}
+                for table in self.tables_by_feature.values()}
+
+    def enqueue(self, ids, weights, training):
+        self.calls.append(("enqueue", sorted(ids), weights, training))
+        self._ids = ids
+
+    def dequeue(self):
+        replica = step_graph.current_replica()
+        return {key: tf.nn.safe_embedding_lookup_sparse(
+            self._variables[table.key]["parameters"],
+            self.strategy.experimental_local_results(self._ids[key])[replica])
+            for key, table in self.tables_by_feature.items()}
+
+    def apply_gradients(self, gradients):
+        self.calls.append(("apply_gradients", {k: g.shape.as_list() for k, g in gradients.items()}))
+        return tf.no_op()
+
+    def _retrieve_variables(self):
+        self.calls.append("retrieve")
+
+    def _load_variables(self):
+        self.calls.append("load")
+
+
+def test_tpu_embedding_driven_by_the_engine(simulated_tpu, monkeypatch, tmp_path):
+    """On a TPU: ids enqueued before the replicas, activations dequeued into features,
+    gradients sent, the host's tables saved under the original's names (retrieved first) and
+    loaded after a restore (the TPUEmbedding replaced by a stand-in, the TPU by 8 CPUs)."""
+    stand_ins = []
+    monkeypatch.setattr(tpu_embedding, "runs_on_tpu", lambda strategy: True)
+    monkeypatch.setattr(tpu_embedding.TpuEmbeddingOnTpu, "make_embedding", staticmethod(
+        lambda *args: stand_ins.append(_StandInTPUEmbedding(*args)) or stand_ins[-1]))
+    seen = []
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)),
+        _columns(), seen)
+    estimator = _estimator(model_fn, tmp_path, tf1.tpu.experimental.AdagradParameters(0.5),
+                           use_tpu=True, batch_size=16)
+    estimator.train(_input_fn(TPU_IDS, TPU_X, TPU_Y), max_steps=2)
+    calls = stand_ins[0].calls
+    assert calls[0] == ("build", 2)
+    assert ("enqueue", ["cat"], {"cat": None}, True) in calls
+    assert ("apply_gradients", {"cat": [2, 2]}) in calls
+    assert "retrieve" in calls  # before the checkpoint was written
+    assert seen[0] == (tf.float32, [2, 2])
+    values = _values(estimator)
+    assert {TABLE_NAME, TABLE_NAME + "/Adagrad"} <= set(values)
+    np.testing.assert_allclose(values[TABLE_NAME], TABLE)  # the stand-in applies nothing
+    predictions = list(_estimator(model_fn, tmp_path, tf1.tpu.experimental.AdagradParameters(
+        0.5), use_tpu=True, batch_size=16).predict(
+            lambda params: tf.data.Dataset.from_tensor_slices({"cat": TPU_IDS, "x": TPU_X}).batch(
+                params["batch_size"], drop_remainder=True)))
+    assert len(predictions) == 16
+    assert ("enqueue", ["cat"], {"cat": None}, False) in stand_ins[1].calls
+    assert "load" in stand_ins[1].calls  # after the checkpoint was restored

@@ -85,8 +85,9 @@ class TpuEmbeddings:
                                  "and this is not supported.")
             self.features[feature] = (table, column.get_weight_key_name())
 
-    def create_tables(self, strategy):
+    def create_tables(self, strategy, per_replica_batch_size):
         """Creates the tables (eagerly, mirrored by `strategy`) the first time."""
+        del per_replica_batch_size  # the mirrored tables take any batch
         with tf.init_scope(), strategy.scope():
             for table in self.tables.values():
                 if table.variable is None:
@@ -94,6 +95,11 @@ class TpuEmbeddings:
                     table.variable = tf.Variable(
                         table.initializer(shape, dtype=tf.float32), trainable=False,
                         name="tbl_" + table.key)
+
+    def before_replicas(self, mode):
+        """A function called with each step's element before the replicas run, or None."""
+        del mode
+        return None
 
     # -- in the replica function -----------------------------------------------------------
     def activations(self, features):
@@ -110,10 +116,17 @@ class TpuEmbeddings:
                                f"features[{key!r}]: input_fn returned {sorted(features)}.")
             ids = _sparse_ids(key, features.pop(key))
             weights = _weights(weight_key, features)
-            looked_up[key] = tf.nn.safe_embedding_lookup_sparse(
-                table.variable, ids, weights, combiner=table.combiner or "mean")
-            features[key] = looked_up[key]
+            looked_up[key] = self._look_up(table, ids, weights)
+        looked_up = self._finish_lookups(looked_up)
+        features.update(looked_up)
         return features, looked_up
+
+    def _look_up(self, table, ids, weights):
+        return tf.nn.safe_embedding_lookup_sparse(table.variable, ids, weights,
+                                                  combiner=table.combiner or "mean")
+
+    def _finish_lookups(self, looked_up):
+        return looked_up
 
     def resolve_names(self):
         """Names each table `<scope>/embedding_weights` from where model_fn used its column
@@ -141,22 +154,34 @@ class TpuEmbeddings:
                                  f"before and now under {name!r}: build the input layer in the "
                                  "same variable scope in every mode.")
             table.name = name
-            self._store.add_variable(name, table.variable)
+            for variable_name, variable in self._checkpointed(table):
+                self._store.add_variable(variable_name, variable)
         graph.clear_collection(scope_key)
 
-    def train_op(self, spec_train_op, loss):
+    def _checkpointed(self, table):
+        """(TF1 name, variable) of a named table's variables the store saves and restores
+        (the slots are created by the optimizer, through the store)."""
+        return [(table.name, table.variable)]
+
+    def train_op(self, spec_train_op, loss, looked_up):
         """The spec's train op grouped with the tables' update by the embedding optimizer
-        (gradients of `loss`, summed over the replicas)."""
+        (gradients of `loss`, summed over the replicas); `looked_up` is `activations`'."""
+        del looked_up  # the gradients are taken at the tables
         global_step = _v1.train.get_global_step()
         tables = list(self.tables.values())
-        grads = tf.gradients(loss, [table.variable.handle for table in tables])
-        multiplier_fn = self.spec.experimental_gradient_multiplier_fn
-        if multiplier_fn is not None:
-            multiplier = tf.cast(multiplier_fn(global_step), tf.float32)
-            grads = [_scaled(grad, multiplier) for grad in grads]
+        grads = self._multiplied(tf.gradients(loss, [table.variable.handle for table in tables]),
+                                 global_step)
         update = embedding_optimizers.apply_gradients(
             self.spec.optimization_parameters, tables, grads, global_step)
         return tf.group(spec_train_op, update)
+
+    def _multiplied(self, grads, global_step):
+        """`grads` times `experimental_gradient_multiplier_fn(global_step)`, if any."""
+        multiplier_fn = self.spec.experimental_gradient_multiplier_fn
+        if multiplier_fn is None:
+            return grads
+        multiplier = tf.cast(multiplier_fn(global_step), tf.float32)
+        return [_scaled(grad, multiplier) for grad in grads]
 
 
 def _sparse_ids(key, ids):

@@ -82,7 +82,7 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced, embeddings=Non
                 model_parallelism.logical_device_splitter(runtime.strategy))
         inputs_given = (features, labels)
         if embeddings is not None:
-            features, _ = embeddings.activations(features)
+            features, looked_up = embeddings.activations(features)
         params = facts.call_params(
             batch_size=plan.model_fn_batch_size,
             context=tpu_context.TPUContext(runtime) if runtime.tpu_semantics else None,
@@ -102,7 +102,8 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced, embeddings=Non
             if embeddings is not None:  # the tables' names and update, in model_fn's graph
                 embeddings.resolve_names()
                 if mode == ModeKeys.TRAIN:
-                    spec = spec._replace(train_op=embeddings.train_op(spec.train_op, spec.loss))
+                    spec = spec._replace(train_op=embeddings.train_op(
+                        spec.train_op, spec.loss, looked_up))
         if traced.spec is None:
             _record(traced, spec, inputs_given, params)
         outputs = _outputs_for_mode(spec, mode)._replace(  # + what the hooks fetch

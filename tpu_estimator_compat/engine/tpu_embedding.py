@@ -8,13 +8,23 @@ optimizer's dynamic learning rate), each feature a `FeatureConfig` keyed by the 
 name model_fn's features use, and the `...Parameters` the TPU optimizer with the same
 values (`clip_gradient_min/max` as `clipvalue`).
 
-Not runnable without a TPU: `create` is tested up to the `TPUEmbedding` construction (see
-tests/test_tpu_embeddings.py); the engine runs the same tables as mirrored variables with
-the same update rules (`engine/embeddings.py`, `engine/embedding_optimizers.py`).
+On a TPU the engine uses `TpuEmbeddingOnTpu`: each step's ids are enqueued before the
+replicas run (dense ids turned sparse, zeros dropped, as the original did), model_fn gets
+the dequeued activations, the train op sends the loss's gradients with respect to them
+(`apply_gradients`), and the host's copies of the tables and slots (one host's shard) are
+saved under the original's TF1 names, retrieved from the TPU before each read and loaded
+back after each restore. Not runnable without a TPU: tests/test_tpu_embeddings.py drives it
+on the simulated TPU with a stand-in for `TPUEmbedding`, and builds the real one's
+configuration up to its construction.
 """
 import tensorflow as tf
+from tensorflow.python.distribute import distribute_utils
+from tensorflow.python.distribute import values as distribute_values
 
 from tpu_estimator_compat.api import embedding_spec
+from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.engine import embeddings
+from tpu_estimator_compat.engine import inputs
 
 _embedding = tf.tpu.experimental.embedding
 
@@ -75,6 +85,99 @@ def create(strategy, tables_by_feature, parameters, global_step):
         return _embedding.TPUEmbedding(
             feature_config=feature_config(tables_by_feature, parameters, global_step),
             optimizer=tpu_optimizer(parameters))
+
+
+def runs_on_tpu(strategy):
+    """Whether `strategy` drives a TPU (TPUEmbedding needs one)."""
+    return isinstance(strategy, (tf.distribute.TPUStrategy,
+                                 tf.distribute.experimental.TPUStrategy))
+
+
+# TPUEmbedding's slot names -> the original's TF1 suffixes (accumulators: Adagrad's or FTRL's).
+_SLOT_SUFFIXES = {"momenta": "Adam/m", "velocities": "Adam/v", "linears": "Ftrl_1"}
+
+
+class TpuEmbeddingOnTpu(embeddings.TpuEmbeddings):
+    """`embeddings.TpuEmbeddings` with the tables in the TPU's embedding memory."""
+
+    make_embedding = staticmethod(create)  # (strategy, tables by feature, parameters, step)
+
+    def __init__(self, spec, store):
+        super().__init__(spec, store)
+        self._embedding = None
+        self._strategy = None
+
+    def create_tables(self, strategy, per_replica_batch_size):
+        if self._embedding is not None:
+            return
+        self._strategy = strategy
+        tables_by_feature = {key: table for key, (table, _) in self.features.items()}
+        with tf.init_scope():
+            self._embedding = self.make_embedding(
+                strategy, tables_by_feature, self.spec.optimization_parameters,
+                self._store.global_step)
+            self._embedding.build(per_replica_batch_size=per_replica_batch_size)
+        for table in self.tables.values():
+            table.variable = self._host_variables(table)["parameters"]
+        self._store.add_sync_hooks(
+            self._embedding._retrieve_variables,  # pylint: disable=protected-access
+            self._embedding._load_variables)  # pylint: disable=protected-access
+
+    def before_replicas(self, mode):
+        def enqueue(element):
+            features, _ = inputs.split_element(element if mode == ModeKeys.TRAIN else element[0])
+            ids = {key: self._per_replica(
+                lambda value, key=key: embeddings._sparse_ids(key, value), features[key])  # pylint: disable=protected-access
+                   for key in self.features}
+            weights = {key: features[weight_key] if weight_key else None
+                       for key, (_, weight_key) in self.features.items()}
+            self._embedding.enqueue(ids, weights=weights, training=mode == ModeKeys.TRAIN)
+        return enqueue
+
+    def _look_up(self, table, ids, weights):
+        return None  # dequeued in `_finish_lookups`
+
+    def _finish_lookups(self, looked_up):
+        return dict(self._embedding.dequeue())
+
+    def _checkpointed(self, table):
+        named = []
+        for slot, variable in self._host_variables(table).items():
+            if slot == "parameters":
+                named.append((table.name, variable))
+            else:
+                suffix = _SLOT_SUFFIXES.get(slot) or (
+                    "Ftrl" if isinstance(self.spec.optimization_parameters,
+                                         embedding_spec.FtrlParameters) else "Adagrad")
+                named.append((f"{table.name}/{suffix}", variable))
+        return named
+
+    def train_op(self, spec_train_op, loss, looked_up):
+        keys = sorted(looked_up)
+        grads = tf.gradients(loss, [looked_up[key] for key in keys])
+        grads = self._multiplied(grads, tf.compat.v1.train.get_global_step())
+        update = self._embedding.apply_gradients(dict(zip(keys, grads)))
+        return tf.group([spec_train_op] + ([update] if update is not None else []))
+
+    def _host_variables(self, table):
+        """{'parameters' or slot name: variable} of one table on the host (one shard)."""
+        found = {}
+        for slot, variable in self._embedding._variables[table.key].items():  # pylint: disable=protected-access
+            shards = getattr(variable, "variables", [variable])
+            if len(shards) != 1:
+                raise NotImplementedError(
+                    f"Embedding table {table.key!r} is sharded over {len(shards)} TPU hosts; "
+                    "tpu_estimator_compat saves TPU embedding tables of one host only. Train "
+                    "on a TPU with one host (e.g. v3-8), or use_tpu=False.")
+            found[slot] = shards[0]
+        return found
+
+    def _per_replica(self, fn, value):
+        """`fn` applied to each replica's part of a distributed `value`."""
+        if not isinstance(value, distribute_values.DistributedValues):
+            return fn(value)
+        return distribute_utils.regroup(
+            [fn(part) for part in self._strategy.experimental_local_results(value)])
 
 
 def _clip_value(parameters):
