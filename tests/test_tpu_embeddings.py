@@ -458,3 +458,71 @@ def test_tpu_embedding_driven_by_the_engine(simulated_tpu, monkeypatch, tmp_path
     assert len(predictions) == 16
     assert ("enqueue", ["cat"], {"cat": None}, False) in stand_ins[1].calls
     assert "load" in stand_ins[1].calls  # after the checkpoint was restored
+
+
+# -- shared tables (shared_embedding_columns need DenseFeatures, as in the original) -----------
+
+CPU_IDS_2 = np.array([[3, 3], [0, 4], [1, 1], [2, 0]], np.int64)
+SHARED_NAME = "cat_cat2_shared_embedding"
+# The original, use_tpu=False, model Adagrad(0.1), after 3 steps of batch 4.
+ORIGINAL_SHARED_CPU = {
+    SHARED_NAME: [[-0.16637398302555084, -0.06566131860017776],
+                  [0.05133237689733505, 0.15184561908245087],
+                  [0.23041702806949615, 0.3310616612434387],
+                  [0.5322765707969666, 0.6320490837097168],
+                  [0.6597132086753845, 0.7603234052658081]],
+    SHARED_NAME + "/Adagrad": [[1.165149450302124, 1.1589528322219849],
+                               [0.7336143255233765, 0.7314912676811218],
+                               [0.9814064502716064, 0.9762287139892578],
+                               [0.17136971652507782, 0.17130926251411438],
+                               [0.3429620862007141, 0.3417215049266815]],
+    "out/kernel": [[0.3661186099052429], [0.35078489780426025], [0.345166951417923],
+                   [0.3373737633228302], [0.3106873333454132]],
+}
+
+
+def _shared_model_fn(optimizer_fn, columns, seen):
+    def model_fn(features, labels, mode, params):
+        seen.append({key: features[key].dtype for key in ("cat", "cat2")})
+        net = tf1.keras.layers.DenseFeatures(
+            columns + [tf.feature_column.numeric_column("x")])(features)
+        with v1.variable_scope("out"):
+            kernel = v1.get_variable("kernel", [5, 1], initializer=v1.constant_initializer(0.5))
+            bias = v1.get_variable("bias", [1], initializer=v1.zeros_initializer())
+        loss = v1.losses.mean_squared_error(labels, tf.matmul(net, kernel) + bias)
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer_fn().minimize(
+            loss, v1.train.get_global_step()))
+    return model_fn
+
+
+def _shared_columns():
+    cat, cat2 = (tf.feature_column.categorical_column_with_identity(key, 5)
+                 for key in ("cat", "cat2"))
+    return tf1.tpu.experimental.shared_embedding_columns(
+        [cat, cat2], 2, initializer=v1.constant_initializer(TABLE))
+
+
+@pytest.mark.parametrize("use_tpu", [False, True], ids=["cpu", "simulated_tpu"])
+def test_shared_embedding_columns(use_tpu, simulated_tpu, tmp_path):
+    seen, columns = [], _shared_columns()
+    optimizer_fn = (lambda: tec.CrossShardOptimizer(v1.train.AdagradOptimizer(0.1))) if use_tpu \
+        else MODEL_OPTIMIZERS["adagrad"]
+    estimator = _estimator(_shared_model_fn(optimizer_fn, columns, seen), tmp_path,
+                           tf1.tpu.experimental.AdagradParameters(0.5), use_tpu=use_tpu,
+                           batch_size=16 if use_tpu else 4, columns=columns)
+
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(
+            ({"cat": CPU_IDS, "cat2": CPU_IDS_2, "x": CPU_X}, CPU_Y))
+        return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+    estimator.train(input_fn, max_steps=3)
+    values = _values(estimator)
+    assert {SHARED_NAME, SHARED_NAME + "/Adagrad"} <= set(values)  # one table, both ways
+    if not use_tpu:
+        for name, expected in ORIGINAL_SHARED_CPU.items():
+            np.testing.assert_allclose(values[name], expected, rtol=1e-5, err_msg=name)
+        assert seen[0] == {"cat": tf.int64, "cat2": tf.int64}
+    else:  # both features' activations, one table trained by the spec's Adagrad(0.5)
+        assert seen[0] == {"cat": tf.float32, "cat2": tf.float32}
+        assert not np.allclose(values[SHARED_NAME], TABLE)
+        assert values[SHARED_NAME + "/Adagrad"].min() >= 0.1
