@@ -52,9 +52,11 @@ def _input_fn(ids, x, y):
     return input_fn
 
 
-def _estimator(model_fn, model_dir, parameters, use_tpu, batch_size, columns=None):
+def _estimator(model_fn, model_dir, parameters, use_tpu, batch_size, columns=None,
+               gradient_multiplier_fn=None):
     spec = tf1.estimator.tpu.experimental.EmbeddingConfigSpec(
-        feature_columns=columns or _columns(), optimization_parameters=parameters)
+        feature_columns=columns or _columns(), optimization_parameters=parameters,
+        experimental_gradient_multiplier_fn=gradient_multiplier_fn)
     config = tec.RunConfig(model_dir=str(model_dir),
                            tpu_config=tec.TPUConfig(iterations_per_loop=1))
     return tec.TPUEstimator(model_fn, config=config, use_tpu=use_tpu, train_batch_size=batch_size,
@@ -178,18 +180,45 @@ def _adam(table, grad, rows, slots):
     return table
 
 
-@pytest.mark.parametrize("parameters, rule", [
-    (tf1.tpu.experimental.StochasticGradientDescentParameters(0.5), _sgd),
-    (tf1.tpu.experimental.AdagradParameters(0.5), _adagrad),
-    (tf1.tpu.experimental.AdamParameters(0.5), _adam),
-], ids=["sgd", "adagrad", "adam"])
-def test_simulated_tpu_trains_tables_with_the_spec_optimizer(parameters, rule, simulated_tpu,
-                                                              tmp_path):
+def _ftrl(table, grad, rows, slots):
+    """TensorFlow's FTRL-proximal (learning_rate_power -0.5, l1 0.01, l2 0.1)."""
+    accumulator = slots.setdefault("Ftrl", np.full_like(table, 0.1))
+    linear = slots.setdefault("Ftrl_1", np.zeros_like(table))
+    table, g = table.copy(), grad[rows]
+    new_accumulator = accumulator[rows] + g ** 2
+    linear[rows] += g - (np.sqrt(new_accumulator) - np.sqrt(accumulator[rows])) / 0.5 * table[rows]
+    accumulator[rows] = new_accumulator
+    quadratic = np.sqrt(new_accumulator) / 0.5 + 2 * 0.1
+    table[rows] = np.where(np.abs(linear[rows]) > 0.01,
+                           (np.sign(linear[rows]) * 0.01 - linear[rows]) / quadratic, 0.0)
+    return table
+
+
+def _sgd_doubled_and_clipped(table, grad, rows, slots):
+    """SGD(0.5) of gradients times 2 (experimental_gradient_multiplier_fn), rows clipped to
+    at most 0.6 (clip_weight_max)."""
+    table = _sgd(table, 2 * grad, rows, slots)
+    table[rows] = np.minimum(table[rows], 0.6)
+    return table
+
+
+@pytest.mark.parametrize("parameters, rule, multiplier_fn", [
+    (tf1.tpu.experimental.StochasticGradientDescentParameters(0.5), _sgd, None),
+    (tf1.tpu.experimental.AdagradParameters(0.5), _adagrad, None),
+    (tf1.tpu.experimental.AdamParameters(0.5), _adam, None),
+    (tf1.tpu.experimental.FtrlParameters(0.5, l1_regularization_strength=0.01,
+                                         l2_regularization_strength=0.1), _ftrl, None),
+    (tf1.tpu.experimental.StochasticGradientDescentParameters(0.5, clip_weight_max=0.6),
+     _sgd_doubled_and_clipped, lambda global_step: 2.0),
+], ids=["sgd", "adagrad", "adam", "ftrl", "sgd_multiplied_clipped"])
+def test_simulated_tpu_trains_tables_with_the_spec_optimizer(parameters, rule, multiplier_fn,
+                                                              simulated_tpu, tmp_path):
     seen = []
     model_fn = _make_model_fn(
         lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)),
         _columns(), seen)
-    estimator = _estimator(model_fn, tmp_path, parameters, use_tpu=True, batch_size=16)
+    estimator = _estimator(model_fn, tmp_path, parameters, use_tpu=True, batch_size=16,
+                           gradient_multiplier_fn=multiplier_fn)
     estimator.train(_input_fn(TPU_IDS, TPU_X, TPU_Y), max_steps=3)
     table, kernel, bias, slots = _tpu_reference(rule)
     values = _values(estimator)

@@ -114,7 +114,7 @@ class TpuEmbeddings:
             if key not in features:
                 raise KeyError(f"The embedding column of feature {key!r} found no "
                                f"features[{key!r}]: input_fn returned {sorted(features)}.")
-            ids = _sparse_ids(key, features.pop(key))
+            ids = sparse_ids(key, features.pop(key))
             weights = _weights(weight_key, features)
             looked_up[key] = self._look_up(table, ids, weights)
         looked_up = self._finish_lookups(looked_up)
@@ -184,7 +184,7 @@ class TpuEmbeddings:
         return [_scaled(grad, multiplier) for grad in grads]
 
 
-def _sparse_ids(key, ids):
+def sparse_ids(key, ids):
     """The ids of feature `key` as a SparseTensor, as the original enqueued them."""
     if not ids.dtype.is_integer:
         raise ValueError(

@@ -127,7 +127,7 @@ class TpuEmbeddingOnTpu(embeddings.TpuEmbeddings):
         def enqueue(element):
             features, _ = inputs.split_element(element if mode == ModeKeys.TRAIN else element[0])
             ids = {key: self._per_replica(
-                lambda value, key=key: embeddings._sparse_ids(key, value), features[key])  # pylint: disable=protected-access
+                lambda value, key=key: embeddings.sparse_ids(key, value), features[key])
                    for key in self.features}
             weights = {key: features[weight_key] if weight_key else None
                        for key, (_, weight_key) in self.features.items()}
