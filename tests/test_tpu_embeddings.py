@@ -555,3 +555,30 @@ def test_shared_embedding_columns(use_tpu, simulated_tpu, tmp_path):
         assert seen[0] == {"cat": tf.float32, "cat2": tf.float32}
         assert not np.allclose(values[SHARED_NAME], TABLE)
         assert values[SHARED_NAME + "/Adagrad"].min() >= 0.1
+
+
+def test_evaluate_on_the_simulated_tpu_and_the_meta_graph(simulated_tpu, tmp_path):
+    """Evaluation looks the activations up too (the tables are not trained), and the
+    checkpoint's .meta graph is the CPU TRAIN graph with the table under its name."""
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)), _columns())
+    spec = tf1.estimator.tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=_columns(),
+        optimization_parameters=tf1.tpu.experimental.AdagradParameters(0.5))
+    estimator = tec.TPUEstimator(
+        model_fn, config=tec.RunConfig(model_dir=str(tmp_path)), train_batch_size=16,
+        eval_batch_size=16, embedding_config_spec=spec)
+    input_fn = _input_fn(TPU_IDS, TPU_X, TPU_Y)
+    estimator.train(input_fn, max_steps=2)
+    values = _values(estimator)
+    metrics = estimator.evaluate(input_fn, steps=1)
+    activations = np.stack([values[TABLE_NAME][row[row != 0]].mean(0) if (row != 0).any()
+                            else np.zeros(2) for row in TPU_IDS])
+    logits = np.concatenate([activations, TPU_X], 1) @ values["out/kernel"] + values["out/bias"]
+    per_replica_losses = ((logits - TPU_Y) ** 2).reshape(REPLICAS, -1).mean(1)
+    # the evaluation loss is replica 0's, as the original's (README); its rows' activations
+    np.testing.assert_allclose(metrics["loss"], per_replica_losses[0], rtol=1e-5)
+    np.testing.assert_allclose(estimator.get_variable_value(TABLE_NAME), values[TABLE_NAME])
+    with tf.Graph().as_default():
+        v1.train.import_meta_graph(str(tmp_path / "model.ckpt-2.meta"))
+        assert TABLE_NAME in [v.op.name for v in v1.global_variables()]
