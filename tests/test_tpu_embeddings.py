@@ -579,6 +579,15 @@ def test_evaluate_on_the_simulated_tpu_and_the_meta_graph(simulated_tpu, tmp_pat
     # the evaluation loss is replica 0's, as the original's (README); its rows' activations
     np.testing.assert_allclose(metrics["loss"], per_replica_losses[0], rtol=1e-5)
     np.testing.assert_allclose(estimator.get_variable_value(TABLE_NAME), values[TABLE_NAME])
+    # eval_on_tpu=False: the original evaluated on the CPU, input_layer looking the ids up
+    # (id 0 included) in the restored table, over the whole batch.
+    on_cpu = tec.TPUEstimator(
+        model_fn, config=tec.RunConfig(model_dir=str(tmp_path)), train_batch_size=16,
+        eval_batch_size=16, eval_on_tpu=False, embedding_config_spec=spec)
+    cpu_logits = (np.concatenate([values[TABLE_NAME][TPU_IDS].mean(1), TPU_X], 1)
+                  @ values["out/kernel"] + values["out/bias"])
+    np.testing.assert_allclose(on_cpu.evaluate(input_fn, steps=1)["loss"],
+                               ((cpu_logits - TPU_Y) ** 2).mean(), rtol=1e-5)
     with tf.Graph().as_default():
         v1.train.import_meta_graph(str(tmp_path / "model.ckpt-2.meta"))
         assert TABLE_NAME in [v.op.name for v in v1.global_variables()]
