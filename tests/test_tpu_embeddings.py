@@ -591,3 +591,18 @@ def test_evaluate_on_the_simulated_tpu_and_the_meta_graph(simulated_tpu, tmp_pat
     with tf.Graph().as_default():
         v1.train.import_meta_graph(str(tmp_path / "model.ckpt-2.meta"))
         assert TABLE_NAME in [v.op.name for v in v1.global_variables()]
+
+
+def test_unsupported_columns_under_tpu_semantics_name_the_fix():
+    cat = tf.feature_column.categorical_column_with_identity("cat", 5)
+    for column, message in [
+            (tf1.tpu.experimental.embedding_column(cat, 2, combiner=None),
+             "combiner=None .* Use combiner='mean', 'sum' or 'sqrtn'"),
+            (tf1.tpu.experimental.embedding_column(
+                tf.feature_column.sequence_categorical_column_with_identity("s", 5), 2,
+                max_sequence_length=3), "sequence embedding columns are not supported")]:
+        spec = embedding_spec.EmbeddingConfigSpec(
+            feature_columns=[column],
+            optimization_parameters=embedding_spec.AdagradParameters(0.1))
+        with pytest.raises(ValueError, match=message):
+            embeddings.TpuEmbeddings(spec, store=None)

@@ -78,6 +78,11 @@ class TpuEmbeddings:
                     f"{column.get_max_sequence_length()}: sequence embedding columns are not "
                     "supported by tpu_estimator_compat under TPU semantics (use_tpu=True). Use "
                     "a non-sequence column, or train with use_tpu=False.")
+            if column.get_combiner() is None:
+                raise ValueError(
+                    f"Embedding column {column.name!r} has combiner=None (one activation per "
+                    "id): not supported by tpu_estimator_compat under TPU semantics "
+                    "(use_tpu=True). Use combiner='mean', 'sum' or 'sqrtn'.")
             table = self.tables.setdefault(column.get_embedding_var_name(), Table(column))
             feature = column.get_feature_key_name()
             if feature in self.features:
@@ -123,7 +128,7 @@ class TpuEmbeddings:
 
     def _look_up(self, table, ids, weights):
         return tf.nn.safe_embedding_lookup_sparse(table.variable, ids, weights,
-                                                  combiner=table.combiner or "mean")
+                                                  combiner=table.combiner)
 
     def _finish_lookups(self, looked_up):
         return looked_up

@@ -74,7 +74,7 @@ def feature_config(tables_by_feature, parameters, global_step):
         table_configs[table.key] = _embedding.TableConfig(
             vocabulary_size=table.vocabulary_size, dim=table.dimension,
             initializer=table.initializer, optimizer=optimizer,
-            combiner=table.combiner or "mean", name=table.key)
+            combiner=table.combiner, name=table.key)
     return {key: _embedding.FeatureConfig(table=table_configs[table.key], name=key)
             for key, table in tables_by_feature.items()}
 
