@@ -108,9 +108,7 @@ def _first_or_empty_batch(dataset):
     if not all(isinstance(spec, tf.TensorSpec) and spec.shape.rank for spec in specs):
         return dataset.take(1)  # no empty stand-in for ragged, sparse or scalar elements
     empty = tf.nest.pack_sequence_as(dataset.element_spec, [  # static first dims kept
-        tf.zeros([spec.shape[0] or 0] + [d or 0 for d in spec.shape.as_list()[1:]],
-                 spec.dtype)
-        for spec in specs])
+        tf.zeros([d or 0 for d in spec.shape.as_list()], spec.dtype) for spec in specs])
     return dataset.take(1).concatenate(tf.data.Dataset.from_tensors(empty)).take(1)
 
 
