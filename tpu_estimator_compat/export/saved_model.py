@@ -18,6 +18,7 @@ import time
 import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.tpu import tpu
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import outputs as export_output_lib
@@ -343,7 +344,15 @@ def _call_rewritten_for_tpu_inference(call_model_fn):
     traced = {}
 
     def tpu_computation():
-        spec = call_model_fn()
+        # As the original's TPU inference: TPU embedding columns look up on the host
+        # (outside_compilation) inside a TPU inference context.
+        inference = tpu._TPUInferenceContext(  # pylint: disable=protected-access
+            "tpu_inference", check_ops=False)
+        inference.Enter()
+        try:
+            spec = call_model_fn()
+        finally:
+            inference.Exit()
         export_outputs = export_output_lib.get_export_outputs(
             spec.export_outputs, spec.predictions)
         predictions = spec.predictions
