@@ -35,9 +35,11 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
   that hash and have a TF1 `.op` in user code (tf1_variables); `Saver(var_list)` in a
   Scaffold deciding what is restored (legacy_patches.RecordedSaver).
 """
+import contextlib
 import dataclasses
 
 import tensorflow as tf
+from tensorflow.python.eager import context as eager_context
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.tf1 import patches as legacy_patches
@@ -130,10 +132,8 @@ class ModelEngine:
                                          after_replicas=traced.build_scaffold,
                                          tpu_semantics=self.runtime.tpu_semantics)
         optimizers.reset_cross_shard_optimizer_usage()
-        if program.config.tf_random_seed is not None:
-            # Variables are initialised eagerly in creation order: same seed, same values.
-            tf.compat.v1.set_random_seed(program.config.tf_random_seed)
-        with self.runtime.strategy.scope(), self.store.creating_variables():
+        with _graph_seed(program.config.tf_random_seed), self.runtime.strategy.scope(), \
+                self.store.creating_variables():
             step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
         step_outputs = step.outputs
         if mode == ModeKeys.TRAIN:
@@ -186,3 +186,19 @@ class ModelEngine:
 
     def mark_changed(self):
         self._synced = None
+
+
+@contextlib.contextmanager
+def _graph_seed(seed):
+    """The step is traced with graph-level seed `seed` (RunConfig.tf_random_seed, None
+    included), as the original built each model in a new graph seeded with it; the caller's
+    global seed is restored afterwards, so one estimator's seed does not leak into another's."""
+    previous = eager_context.global_seed()
+    if previous == seed:
+        yield
+        return
+    eager_context.set_global_seed(seed)
+    try:
+        yield
+    finally:
+        eager_context.set_global_seed(previous)
