@@ -184,6 +184,7 @@ def _metric_update_values(eval_metric_ops):
     metric's value after this step's update (so the last step's is the final value)."""
     values = {}
     for name, (_, update_op) in eval_metric_ops.items():
+        update_op = spec_lib.metric_tensor(update_op)
         if not isinstance(update_op, tf.Tensor):
             raise TypeError(
                 f"eval_metric_ops[{name!r}]: the update op is a {type(update_op).__name__}; "
