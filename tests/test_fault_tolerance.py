@@ -252,19 +252,6 @@ def test_damaged_state_file_without_a_readable_checkpoint_raises_and_changes_not
     assert sorted(os.listdir(tmp_path)) == files_before
 
 
-def w_sum_model_fn(features, labels, mode, params):
-    """Predicts the sum of train_then_kill's `linear/w` for every example."""
-    del labels, params
-    with v1.variable_scope("linear"):
-        weights = v1.get_variable("w", [3, 1])
-    return tec.TPUEstimatorSpec(mode, predictions=tf.reduce_sum(weights) + 0 * features[:, 0])
-
-
-def predict_input_fn(params):
-    del params
-    return tf.data.Dataset.from_tensor_slices(train_then_kill.FEATURES[:4]).batch(4)
-
-
 def test_deleted_state_file_goes_on_from_the_newest_checkpoint_with_a_warning(
         tmp_path, eight_devices, caplog):
     trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
@@ -278,8 +265,9 @@ def test_deleted_state_file_goes_on_from_the_newest_checkpoint_with_a_warning(
     evaluator = make_estimator(tmp_path, eight_devices, batch_size=8, eval_batch_size=8)
     assert evaluator.evaluate(train_then_kill.input_fn, steps=1)["global_step"] == 4
     assert recovered in caplog.text  # once per process and state of model_dir
-    predictor = make_estimator(tmp_path, model=w_sum_model_fn, use_tpu=False)
-    assert next(predictor.predict(predict_input_fn)) == pytest.approx(w_sum_at_4)
+    predictor = make_estimator(tmp_path, model=train_then_kill.w_sum_model_fn, use_tpu=False)
+    predicted = next(predictor.predict(train_then_kill.predict_input_fn))
+    assert predicted == pytest.approx(w_sum_at_4)
     mtime_of_2 = os.path.getmtime(os.path.join(str(tmp_path), "model.ckpt-2.index"))
     trainer = make_estimator(tmp_path, eight_devices, batch_size=8, save_checkpoints_steps=2)
     trainer.train(train_then_kill.input_fn, steps=2)

@@ -157,26 +157,15 @@ def test_an_evaluator_beside_a_trainer_evaluates_and_predicts_every_time(tmp_pat
                                                    eval_batch_size=8)
         steps = [evaluator.evaluate(train_then_kill.input_fn, steps=1)["global_step"]
                  for _ in range(8)]
-        predictor = train_then_kill.make_estimator(tmp_path, model=w_sum_model_fn,
-                                                   use_tpu=False)
-        predictions = [next(predictor.predict(predict_input_fn)) for _ in range(4)]
+        predictor = train_then_kill.make_estimator(
+            tmp_path, model=train_then_kill.w_sum_model_fn, use_tpu=False)
+        predictions = [next(predictor.predict(train_then_kill.predict_input_fn))
+                       for _ in range(4)]
         assert trainer.poll() is None
     finally:
         stop(trainer)
     assert steps == sorted(steps) and steps[-1] > steps[0] >= 4
     assert len(predictions) == 4
-
-
-def w_sum_model_fn(features, labels, mode, params):
-    del labels, params
-    with tf.compat.v1.variable_scope("linear"):
-        weights = tf.compat.v1.get_variable("w", [3, 1])
-    return tec.TPUEstimatorSpec(mode, predictions=tf.reduce_sum(weights) + 0 * features[:, 0])
-
-
-def predict_input_fn(params):
-    del params
-    return tf.data.Dataset.from_tensor_slices(train_then_kill.FEATURES[:4]).batch(4)
 
 
 def test_a_second_trainer_is_stopped_before_it_writes_and_a_killed_one_blocks_nothing(

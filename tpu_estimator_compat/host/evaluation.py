@@ -179,10 +179,32 @@ def _run_host_call(fn, steps, global_step):
         runner.close()
 
 
+class EvalResultsWriteError(OSError):
+    """The evaluation ran but its results could not be written to eval_dir (disk full,
+    permissions). `results` holds them; they were logged before the write."""
+
+    def __init__(self, eval_dir, results, cause):
+        self.eval_dir = eval_dir
+        self.results = dict(results)
+        detail = (str(getattr(cause, "message", cause)).strip().splitlines()
+                  or [type(cause).__name__])[-1]
+        super().__init__(
+            f"Could not write the evaluation results into {eval_dir}: {detail}. The "
+            f"evaluation itself finished: {_describe(results)} (logged above; also this "
+            "error's `results`). Free disk space or fix the directory's permissions, then "
+            "evaluate again to write them.")
+
+
 def _report(results, global_step, eval_dir, checkpoint_path):
-    logging.info("Saving dict for global step %d: %s", global_step,
-                 ", ".join(f"{k} = {results[k]}" for k in sorted(results)))
+    logging.info("Saving dict for global step %d: %s", global_step, _describe(results))
     if eval_dir is None:
         return
-    with summaries.ScalarSummaryWriter(eval_dir) as writer:
-        writer.write_eval_results(global_step, results, checkpoint_path)
+    try:
+        with summaries.ScalarSummaryWriter(eval_dir) as writer:
+            writer.write_eval_results(global_step, results, checkpoint_path)
+    except (tf.errors.OpError, OSError) as error:
+        raise EvalResultsWriteError(eval_dir, results, error) from error
+
+
+def _describe(results):
+    return ", ".join(f"{k} = {results[k]}" for k in sorted(results))
