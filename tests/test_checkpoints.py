@@ -407,6 +407,27 @@ def test_missing_index_of_newest_checkpoint_is_reported(tmp_path):
         checkpoints.list_variable_names(str(tmp_path))
 
 
+@pytest.mark.parametrize("damage", ["truncated", "zeroed"])
+def test_damaged_index_of_newest_checkpoint_names_the_index(tmp_path, damage):
+    paths = save_three(str(tmp_path))
+    index = paths[2] + ".index"
+    size = os.path.getsize(index)
+    with open(index, "r+b") as f:
+        if damage == "truncated":
+            f.truncate(size // 2)
+        else:
+            f.write(b"\0" * size)
+
+    expected = (f"Cannot read checkpoint {paths[2]}: its index file {index} is truncated or "
+                f"damaged (not an sstable (bad magic number)). To fall back to the previous "
+                f"checkpoint listed in {tmp_path}/checkpoint, restore {paths[1]} instead")
+    with pytest.raises(checkpoints.CorruptCheckpointError) as error:
+        checkpoints.restore(make_variables(), str(tmp_path))
+    assert str(error.value).startswith(expected)
+    with pytest.raises(checkpoints.CorruptCheckpointError, match=f"index file {index} is"):
+        checkpoints.load_variable(str(tmp_path), "global_step")
+
+
 def test_only_checkpoint_damaged_says_there_is_no_fallback(tmp_path):
     path = CheckpointSaver(str(tmp_path)).save(make_variables(), 1)
     os.remove(path + ".index")

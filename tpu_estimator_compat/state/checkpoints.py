@@ -368,12 +368,23 @@ def corrupt_error(path, cause):
     detail = re.sub(r"^\{\{[^}]*\}\}\s*|\s*\[Op:\w+\]$", "", detail)
     if not tf.io.gfile.exists(index):
         problem = f"its index file {index} is missing ({detail})"
+    elif not _index_readable(path):
+        problem = f"its index file {index} is truncated or damaged ({detail})"
     else:
         data_files = _data_files(path) or [path + _DATA_SUFFIX]
         problem = f"its data file {', '.join(data_files)} is truncated or damaged ({detail})"
     directory = os.path.dirname(path)
     fallbacks = [p for p in previous_checkpoints(directory) if p != path] if directory else []
     return CorruptCheckpointError(path, problem, fallbacks)
+
+
+def _index_readable(prefix):
+    """Whether a checkpoint's index opens (the data files are only read for a tensor)."""
+    try:
+        tf.train.load_checkpoint(prefix)
+    except (tf.errors.OpError, ValueError):
+        return False
+    return True
 
 
 def _write_state(model_dir, kept, last_preserved):
