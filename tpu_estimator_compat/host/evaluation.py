@@ -39,11 +39,16 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     for name in ("eval_metrics", "host_call"):  # dicts not matching the fn: fail now
         if getattr(compiled.traced.spec, name, None):
             spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
+    scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
+        compiled.traced.spec)
+    if compiled.traced.metric_fn is not None:  # a metric_fn that fails: before any step
+        with host_calls.MetricFnRunner(compiled.traced.metric_fn,
+                                       _step_specs(compiled.traced.spec.eval_metrics[1]),
+                                       scalars=bool(scalars)):
+            pass
     engine.store.reset_local_variables()
     outputs = _run_loops(compiled, iterator, steps or _UNTIL_THE_END, steps_per_loop,
                          hook_run)
-    scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
-        compiled.traced.spec)
     steps_run = _per_step(outputs, rows_per_replica_copy, scalars)
     loss_steps = outputs.loss_has_real_rows
     traced = compiled.traced
@@ -90,6 +95,16 @@ def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run):
             break
     hook_run.end()
     return runs[0].concatenate(*runs[1:])
+
+
+def _step_specs(tensors):
+    """TensorSpecs of a step's concatenated rows of the replica's `tensors`."""
+    def spec(tensor):
+        shape = tf.TensorShape(tensor.shape)
+        if shape.rank:
+            shape = tf.TensorShape([None]).concatenate(shape[1:])
+        return tf.TensorSpec(shape, tensor.dtype)
+    return tf.nest.map_structure(spec, tensors)
 
 
 def _scalar_metric_tensors(spec):

@@ -278,6 +278,11 @@ def _split_metrics(metric_fn, metrics):
             f"{type(metrics).__name__}: {metrics!r}")
     values, update_ops = {}, []
     for name, pair in metrics.items():
+        if not isinstance(name, str):
+            raise TypeError(
+                f"eval_metrics fn {metric_fn!r} returned the metric name {name!r} "
+                f"({type(name).__name__}); metric names must be strings, as they name the "
+                f"results and their summaries. Use e.g. {str(name)!r} as the key.")
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2
                 and tf.is_tensor(pair[0])
                 and isinstance(pair[1], (tf.Operation, tf.Tensor))):
