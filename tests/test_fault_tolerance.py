@@ -285,3 +285,19 @@ def test_deleted_state_file_and_no_readable_checkpoint_raise(tmp_path, eight_dev
                        match=r"checkpoint is missing and its directory holds no readable "
                              r"model\.ckpt-<step>.*delete the model\.ckpt-\* files of "):
         checkpoints.latest_checkpoint(str(tmp_path))
+
+
+def test_relative_model_dir_resumes_its_own_run_not_one_in_the_working_directory(
+        tmp_path, monkeypatch):
+    # A first run with model_dir="." leaves ./model.ckpt-6; a second run in "runB" must
+    # resume from runB/model.ckpt-2, as tf.train.latest_checkpoint("runB") says.
+    monkeypatch.chdir(tmp_path)
+    make_estimator(".", use_tpu=False, batch_size=8, save_checkpoints_steps=2).train(
+        train_then_kill.input_fn, steps=6)
+    second = make_estimator("runB", use_tpu=False, batch_size=8, save_checkpoints_steps=1,
+                            keep_checkpoint_max=3)
+    second.train(train_then_kill.input_fn, steps=2)
+    assert tf.train.latest_checkpoint("runB") == os.path.join("runB", "model.ckpt-2")
+    second.train(train_then_kill.input_fn, steps=1)
+    assert int(checkpoints.load_variable("runB", "global_step")) == 3
+    assert tf.train.latest_checkpoint("runB") == os.path.join("runB", "model.ckpt-3")
