@@ -188,3 +188,15 @@ def test_a_second_trainer_is_stopped_before_it_writes_and_a_killed_one_blocks_no
     second.train(train_then_kill.input_fn, steps=2)
     assert int(checkpoints.load_variable(str(tmp_path), "global_step")) == step + 2
     assert not os.path.exists(tmp_path / sharing.LOCK_FILENAME)
+
+
+def test_training_already_at_max_steps_skips_without_claiming_model_dir(tmp_path, caplog):
+    CheckpointSaver(str(tmp_path)).save(small_variables(4.0), 4)
+    holder = lock_holder(tmp_path)  # a trainer is running: claiming would raise
+    try:
+        estimator = train_then_kill.make_estimator(tmp_path, use_tpu=False, batch_size=8)
+        caplog.set_level("INFO")
+        assert estimator.train(train_then_kill.input_fn, max_steps=4) is estimator
+    finally:
+        stop(holder)
+    assert "Skipping training since max_steps has already saved." in caplog.text

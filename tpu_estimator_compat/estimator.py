@@ -117,6 +117,9 @@ class Estimator:
         self._check_user_fns(input_fn, ModeKeys.TRAIN)
         hooks = hooks_lib.validate_hooks(hooks)
         saving_listeners = hooks_lib.validate_saving_listeners(saving_listeners)
+        if max_steps is not None and (sharing.latest_step(self.model_dir) or 0) >= max_steps:
+            logging.info("Skipping training since max_steps has already saved.")
+            return self  # without claiming model_dir: it may be read-only, or shared
         # One trainer per model_dir: a second one fails here, before reading or writing.
         with sharing.training_in(self.model_dir, self._config.is_chief) as lock:
             self._train(input_fn, hooks, steps, max_steps, saving_listeners, lock)

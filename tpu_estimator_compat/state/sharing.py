@@ -136,6 +136,18 @@ class SecondTrainerError(RuntimeError):
         return type(self), (self.model_dir, self.owner, self._taken_over)
 
 
+def latest_step(model_dir):
+    """The global step of model_dir's newest checkpoint, or None (no checkpoint, or one
+    deleted while read: a trainer is writing model_dir, which `training_in` reports)."""
+    latest = checkpoint_paths.latest_checkpoint(model_dir)
+    try:
+        return int(checkpoints.load_variable(latest, "global_step")) if latest else None
+    except (CheckpointNotFoundError, checkpoints.CorruptCheckpointError):
+        if _index_exists(latest):
+            raise
+        return None
+
+
 @contextlib.contextmanager
 def training_in(model_dir, is_chief):
     """Holds model_dir's `TrainerLock` during a train() call of the chief (yields it; None on
