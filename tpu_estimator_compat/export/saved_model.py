@@ -18,6 +18,7 @@ import time
 import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.tpu import tpu
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import outputs as export_output_lib
@@ -27,6 +28,7 @@ from tpu_estimator_compat.export import preflight
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.export import signatures
 from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.config import run_config
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 
 ModeKeys = spec_lib.ModeKeys
@@ -236,7 +238,7 @@ def _add_meta_graph(builder, request, model_fn, user_params, config, checkpoint_
             builder.add_meta_graph(**kwargs)
             return built
         session_graph = _state_graph(graph, saver) if request.rewrite_for_tpu else graph
-        session_config = getattr(config, "session_config", None)
+        session_config = run_config.local_session_config(config)
         with tf.compat.v1.Session(graph=session_graph, config=session_config) as session:
             preflight.check_graph_fits_checkpoint(saver, checkpoint_path)
             _restore(saver, session, checkpoint_path, request.mode)
@@ -353,7 +355,15 @@ def _call_rewritten_for_tpu_inference(call_model_fn):
     traced = {}
 
     def tpu_computation():
-        spec = call_model_fn()
+        # As the original's TPU inference: TPU embedding columns look up on the host
+        # (outside_compilation) inside a TPU inference context.
+        inference = tpu._TPUInferenceContext(  # pylint: disable=protected-access
+            "tpu_inference", check_ops=False)
+        inference.Enter()
+        try:
+            spec = call_model_fn()
+        finally:
+            inference.Exit()
         export_outputs = export_output_lib.get_export_outputs(
             spec.export_outputs, spec.predictions)
         predictions = spec.predictions
