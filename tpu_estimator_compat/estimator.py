@@ -128,10 +128,6 @@ class Estimator:
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners, lock):
         latest = checkpoints.latest_checkpoint(self.model_dir)
-        start = int(checkpoints.load_variable(latest, "global_step")) if latest else 0
-        if max_steps is not None and max_steps <= start:
-            logging.info("Skipping training since max_steps has already saved.")
-            return
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
         runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                   hook_run)
