@@ -279,6 +279,11 @@ def _split_metrics(metric_fn, metrics):
             f"{type(metrics).__name__}: {metrics!r}")
     values, update_ops = {}, []
     for name, pair in metrics.items():
+        if not isinstance(name, str):
+            raise TypeError(
+                f"eval_metrics fn {metric_fn!r} returned the metric name {name!r} "
+                f"({type(name).__name__}); metric names must be strings, as they name the "
+                f"results and their summaries. Use e.g. {str(name)!r} as the key.")
         is_pair = isinstance(pair, (tuple, list)) and len(pair) == 2
         value, update_op = map(spec_lib.metric_tensor, pair) if is_pair else (None, None)
         if not (tf.is_tensor(value) and isinstance(update_op, (tf.Operation, tf.Tensor))):
