@@ -40,16 +40,39 @@ class VariableStore:
         self._resolved_names = {}  # in that trace: requested name -> replica 0's names
         self._name_requests = {}  # replica -> requested name -> how many times requested
         self._creating = threading.local()  # set while this thread creates a variable
+        self._sync_hooks = []  # (before_read, after_restore) of variables kept elsewhere
 
     def named_variables(self):
-        """{tf1_name: variable} of the global variables created so far (checkpoint content)."""
+        """{tf1_name: variable} of the global variables created so far (checkpoint content),
+        their values current (a TPU's embedding tables copied back)."""
+        for before_read, _ in self._sync_hooks:
+            before_read()
         return {name: v for name, v in self._variables.items() if name not in self._local}
+
+    def add_sync_hooks(self, before_read, after_restore):
+        """For variables whose live values are kept elsewhere (a TPU's embedding memory):
+        `before_read()` copies them into the variables before `named_variables()` is read,
+        `after_restore()` copies restored values back."""
+        self._sync_hooks.append((before_read, after_restore))
+
+    def restored(self):
+        """Call after restoring values into the variables."""
+        for _, after_restore in self._sync_hooks:
+            after_restore()
 
     def reset_local_variables(self):
         """Zeroes the local variables (metric accumulators), as TF1's local initializer did."""
         for name in self._local:
             variable = self._variables[name]
             variable.assign(tf.zeros(variable.shape, variable.dtype))
+
+    def add_variable(self, name, variable):
+        """Registers a variable created elsewhere (an embedding table) under its TF1 name: it
+        is saved and restored with the others, and filed in no collection."""
+        existing = self._variables.setdefault(name, variable)
+        if existing is not variable:
+            raise ValueError(f"Two variables are named {name!r}: the model's and an embedding "
+                             "table's. Rename the model's variable.")
 
     def trainable_names(self):
         return sorted(self._trainable)

@@ -35,8 +35,14 @@ def _from(module, *names):
     return {name: f"{_PKG}.{module}:{name}" for name in names}
 
 
+_EMBEDDING_PARAMETERS = _from(
+    "api.embedding_spec", "AdagradParameters", "AdamParameters", "FtrlParameters",
+    "StochasticGradientDescentParameters")
+_EMBEDDING_SPEC = _from("api.embedding_spec", "EmbeddingConfigSpec")
 _TPU_ESTIMATOR = _from("estimator", "TPUEstimator", "export_estimator_savedmodel") | _from(
-    "api.spec", "TPUEstimatorSpec")
+    "api.spec", "TPUEstimatorSpec") | _EMBEDDING_SPEC | _from(
+    "api.embedding_spec", "AdagradParameters", "AdamParameters",
+    "StochasticGradientDescentParameters")
 _TPU_CONFIG = _from("config.run_config", "RunConfig") | _from(
     "config.tpu_config", "TPUConfig", "InputPipelineConfig")
 _TPU_CONTEXT = _from("api.tpu_context", "TPUContext")
@@ -106,6 +112,8 @@ MODULES = {
     "python.estimator.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
     "python.estimator.tpu.tpu_config": Virtual(_TPU_CONFIG),
     "python.estimator.tpu.tpu_context": Virtual(_TPU_CONTEXT),
+    "python.estimator.tpu._tpu_estimator_embedding": Virtual(
+        _EMBEDDING_SPEC | _EMBEDDING_PARAMETERS),
     "python.tpu": Virtual(fallback="tensorflow.python.tpu"),
     "python.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
     "python.tpu.tpu_config": Virtual(_TPU_CONFIG),
@@ -113,13 +121,20 @@ MODULES = {
     "python.tpu.tpu_optimizer": Virtual(_TPU_OPTIMIZER,
                                         fallback="tensorflow.python.tpu.tpu_optimizer"),
     "python.tpu.async_checkpoint": Virtual(_ASYNC_CHECKPOINT),
-    # tf.tpu.experimental: TensorFlow's, initialising the TPU system via our resolver too.
+    "python.tpu.tpu_embedding": Virtual(_EMBEDDING_PARAMETERS),
+    # tf.tpu.experimental: TensorFlow's (embedding_column, shared_embedding_columns...),
+    # initialising the TPU system via our resolver too, with TPU embeddings' parameters.
     "tpu.experimental": Virtual(
-        _from("legacy_api.tpu_system", "initialize_tpu_system", "shutdown_tpu_system"),
+        _from("legacy_api.tpu_system", "initialize_tpu_system", "shutdown_tpu_system")
+        | _EMBEDDING_PARAMETERS,
         fallback="tensorflow:compat.v1.tpu.experimental"),
     # tf.nn: TensorFlow's, with the TF1 RNN cells, which TensorFlow 2.21 serves only with Keras 2.
     "nn": Virtual({"rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell"},
                   fallback="tensorflow:compat.v1.nn"),
+    # tf.estimator.tpu.experimental and tf.contrib.tpu.experimental (the latter with
+    # tf.tpu.experimental's names too).
+    "estimator.tpu.experimental": Virtual(_EMBEDDING_SPEC),
+    "contrib.tpu.experimental": Virtual(_EMBEDDING_SPEC, fallback=f"{_PKG}.v1.tpu.experimental"),
     # tf.config: TensorFlow's, connecting to a cluster from graph mode too.
     "config": Virtual(_from("legacy_api.tpu_system", "experimental_connect_to_cluster"),
                       fallback="tensorflow:compat.v1.config"),
@@ -132,6 +147,9 @@ MODULES = {
     "contrib.tpu.python.tpu.tpu_optimizer": Virtual(
         _TPU_OPTIMIZER, fallback="tensorflow.python.tpu.tpu_optimizer"),
     "contrib.tpu.python.tpu.async_checkpoint": Virtual(_ASYNC_CHECKPOINT),
+    "contrib.tpu.python.tpu._tpu_estimator_embedding": Virtual(
+        _EMBEDDING_SPEC | _EMBEDDING_PARAMETERS),
+    "contrib.tpu.python.tpu.tpu_embedding": Virtual(_EMBEDDING_PARAMETERS),
     "contrib.tpu.python.tpu.tpu_function": "tensorflow.python.tpu.tpu_function",
     "contrib.tpu.python.tpu.bfloat16": "tensorflow.python.tpu.bfloat16",
     "contrib.tpu.python.tpu.tpu": "tensorflow.python.tpu.tpu",
