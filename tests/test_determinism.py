@@ -1,7 +1,9 @@
 """RunConfig(tf_random_seed=...) makes training repeatable on the simulated 8-core TPU, as it
-is on one device: same initial values (tf_keras legacy layers' initializers), same dropout."""
+is on one device: same initial values (tf_keras legacy layers' initializers), same dropout.
+Initializers take TF1's seeds and give the original's initial values."""
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1
@@ -68,3 +70,61 @@ def test_same_seed_same_weights_with_random_ops_in_input_fn(tmp_path, devices, r
     other = augmented_weights(tmp_path / "c", strategy, seed=2)
     np.testing.assert_array_equal(first, second)
     assert not np.array_equal(first, other)
+
+
+# The original's initial values (TF 2.15 + tensorflow-estimator 2.15, graph mode, TPUEstimator
+# use_tpu=False) of `seeded_initializers_model_fn`'s variables, by RunConfig.tf_random_seed.
+# Without a graph seed, unseeded initializers are random: only the seeded ones are compared.
+ORIGINAL_INITIAL_VALUES = {
+    None: {
+        "a": [-0.22337746620178223, 0.3273656368255615, -0.6161785125732422],
+        "c": [-0.046945683658123016, -1.2039023637771606, 1.1668351888656616],
+    },
+    3: {
+        "a": [-0.20466160774230957, 0.6851363182067871, -0.990962028503418],
+        "c": [-0.4506755471229553, -0.6528815031051636, 0.3364031910896301],
+        "e": [0.556138277053833, 0.010576963424682617, 0.2500731945037842],
+        "f": [[0.7689663171768188, -0.7766960859298706, -0.7396938800811768],
+              [0.814513087272644, -0.08980095386505127, 0.07323014736175537]],
+    },
+}
+
+
+def seeded_initializers_model_fn(features, labels, mode, params):
+    init = v1.random_uniform_initializer(-1, 1, seed=5)
+    a = v1.get_variable("a", [3], initializer=init)
+    b = v1.get_variable("b", [3], initializer=init)  # TF1: the same values as a
+    seeded_op = v1.random_normal([3], seed=7)
+    c = v1.get_variable("c", initializer=seeded_op)
+    d = v1.get_variable("d", initializer=seeded_op)  # TF1: the same values as c
+    dropped = v1.nn.dropout(features, rate=0.5)  # an unseeded random op: takes op seed 0...
+    e = v1.get_variable("e", [3], initializer=v1.random_uniform_initializer(-1, 1))  # ... 1
+    f = v1.get_variable("f", [2, 3])  # the default glorot_uniform: op seed 2
+    loss = (tf.reduce_sum(dropped) * 0.0 + tf.reduce_sum(a + b + c + d + e)
+            + tf.reduce_sum(f))
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=v1.assign_add(
+        v1.train.get_global_step(), 1))
+
+
+def constant_input_fn(params):
+    x = np.ones([8, 2], np.float32)
+    return v1.data.Dataset.from_tensor_slices((x, x)).repeat().batch(
+        params["batch_size"], drop_remainder=True)
+
+
+@pytest.mark.parametrize("devices", [None, "eight_devices"])
+def test_initializers_take_tf1_seeds_and_give_the_originals_values(tmp_path, devices, request):
+    strategy = request.getfixturevalue(devices) if devices else None
+    tf.random.set_seed(11)  # the caller's global seed does not seed the model's graph
+    values = {}
+    for seed in (3, None, 3):
+        config = tec.RunConfig(model_dir=str(tmp_path / f"{seed}-{len(values)}"),
+                               tf_random_seed=seed, train_distribute=strategy)
+        estimator = tec.TPUEstimator(seeded_initializers_model_fn, config=config,
+                                     use_tpu=strategy is not None, train_batch_size=8)
+        estimator.train(constant_input_fn, max_steps=1)
+        values[seed] = {name: estimator.get_variable_value(name) for name in "abcdef"}
+        for name, expected in ORIGINAL_INITIAL_VALUES[seed].items():
+            np.testing.assert_allclose(values[seed][name], expected, rtol=1e-6, err_msg=name)
+        np.testing.assert_array_equal(values[seed]["b"], values[seed]["a"])
+        np.testing.assert_array_equal(values[seed]["d"], values[seed]["c"])

@@ -26,6 +26,7 @@ import contextlib
 
 import tensorflow as tf
 from tensorflow.python.data.ops import multi_device_iterator_ops
+from tensorflow.python.eager import context as eager_context
 
 from tpu_estimator_compat.engine import input_checks
 from tpu_estimator_compat import log as logging
@@ -87,10 +88,10 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_inpu
 
     def host_dataset(input_context):
         host_id = input_context.input_pipeline_id if input_context else 0
-        _seed_random_ops(estimator_facts.config)
-        datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
-                          input_context)
-                    for index in range(plan.input_fn_calls_per_host)]
+        with _graph_seed(getattr(estimator_facts.config, "tf_random_seed", None)):
+            datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
+                              input_context)
+                        for index in range(plan.input_fn_calls_per_host)]
         if until_input_ends:
             _check_input_ends(datasets[0])
         if with_signals:
@@ -111,14 +112,18 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_inpu
     return strategy.distribute_datasets_from_function(host_dataset)
 
 
-def _seed_random_ops(config):
-    """With `RunConfig(tf_random_seed=...)`, random ops that the input_fn builds without a seed
-    (augmentation in `dataset.map`, `shuffle`) get seeds derived from it, in creation order,
-    as TF1 derived them from the graph seed of each call's new graph: the same input every
-    run. Without it, their seeds stay random, as in TF1."""
-    seed = getattr(config, "tf_random_seed", None)
-    if seed is not None:
-        tf.random.set_seed(seed)  # also restarts the counter op seeds are drawn from
+@contextlib.contextmanager
+def _graph_seed(seed):
+    """While the input_fn runs, the global seed is `RunConfig.tf_random_seed` (None included)
+    and the op-seed counter starts afresh: random ops it builds without a seed (augmentation
+    in `dataset.map`, `shuffle`) get the same seeds every run, as TF1 derived them from the
+    graph seed of each call's new graph. The caller's seed is restored afterwards."""
+    previous = eager_context.global_seed()
+    eager_context.set_global_seed(seed)
+    try:
+        yield
+    finally:
+        eager_context.set_global_seed(previous)
 
 
 def _without_autotune(dataset):

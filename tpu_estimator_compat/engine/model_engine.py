@@ -35,9 +35,11 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
   that hash and have a TF1 `.op` in user code (tf1_variables); `Saver(var_list)` in a
   Scaffold deciding what is restored (legacy_patches.RecordedSaver).
 """
+import contextlib
 import dataclasses
 
 import tensorflow as tf
+from tensorflow.python.eager import context as eager_context
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.tf1 import patches as legacy_patches
@@ -45,6 +47,7 @@ from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import loops
+from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.state import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.api import optimizers
@@ -136,18 +139,18 @@ class ModelEngine:
                                          tpu_semantics=self.runtime.tpu_semantics,
                                          before_replicas=before_replicas)
         optimizers.reset_cross_shard_optimizer_usage()
-        if program.config.tf_random_seed is not None:
-            # Variables are initialised eagerly in creation order: same seed, same values.
-            tf.compat.v1.set_random_seed(program.config.tf_random_seed)
         logging.info("Calling model_fn.")  # the original's lines around its model_fn call
-        with self.runtime.strategy.scope(), self.store.creating_variables():
+        with _graph_seed(program.config.tf_random_seed), self.runtime.strategy.scope(), \
+                self.store.creating_variables():
             step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
         logging.info("Done calling model_fn.")
         step_outputs = step.outputs
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
-        loop = _first_run_logged(make_loop(step.instantiate, step_outputs), mode)
+        loop = _first_run_logged(memory.explaining_out_of_memory(
+            make_loop(step.instantiate, step_outputs), mode, plan.model_fn_batch_size,
+            self.runtime.num_replicas), mode)
         return CompiledMode(traced, step_outputs, loop, init_calls, program, kept_alive)
 
     def _tpu_embeddings(self, program, plan):
@@ -225,3 +228,19 @@ def _first_run_logged(loop, mode):
             first = False
         return loop(iterator, steps)
     return run
+
+
+@contextlib.contextmanager
+def _graph_seed(seed):
+    """The step is traced with graph-level seed `seed` (RunConfig.tf_random_seed, None
+    included), as the original built each model in a new graph seeded with it; the caller's
+    global seed is restored afterwards, so one estimator's seed does not leak into another's."""
+    previous = eager_context.global_seed()
+    if previous == seed:
+        yield
+        return
+    eager_context.set_global_seed(seed)
+    try:
+        yield
+    finally:
+        eager_context.set_global_seed(previous)

@@ -101,8 +101,10 @@ def _copy(graph, ops, inputs, outputs):
         if not destination._is_function(function.name):  # pylint: disable=protected-access
             destination._add_function_recursive(function)  # pylint: disable=protected-access
     copies = dict(inputs)
+    copied_ops = set(ops)
     for external, internal in graph.captures:
-        copies[internal.ref()] = destination.capture(external)
+        if internal.op in copied_ops:  # only the captures the copy uses (of many variables)
+            copies[internal.ref()] = destination.capture(external)
     captures_by_ref = graph._function_captures  # pylint: disable=protected-access
     for key, closure in captures_by_ref.by_ref_external.items():
         # Values bound when the function runs (e.g. collective keys): the closure captures

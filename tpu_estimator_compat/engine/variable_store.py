@@ -145,7 +145,7 @@ class VariableStore:
         if variable is None:
             self._creating.active = True
             try:
-                variable = self._create(next_creator, kwargs)
+                variable = self._create(next_creator, kwargs, graph)
             finally:
                 self._creating.active = False
             self._variables[name] = variable
@@ -159,17 +159,29 @@ class VariableStore:
         _file_in_collections(graph, variable, collections)
         return variable
 
-    def _create(self, next_creator, kwargs):
+    def _create(self, next_creator, kwargs, graph):
         """Creates the variable for real, eagerly, through the strategy (so it is mirrored).
 
         Initial values are computed outside the trace: a traced tensor is replaced by its
-        constant value. Where the strategy is not in force (a replica thread's eager
-        context, under `tf.init_scope()`), the variable is created in its scope.
+        constant value. An initializer (`get_variable(initializer=...)`, an initial value
+        given as a function) is first built in the traced `graph`, as TF1 built it in the
+        model's graph: its random ops take TF1's seeds there (graph seed, and the graph's
+        count of unseeded random ops for an op given no seed) and draw as graph ops (one
+        seeded initializer gives two variables the same values), not as eager ops (where
+        a kernel run again with the same seeds continues its sequence). The traced graph
+        only runs what the step fetches, so these ops stay out of the step. Where the
+        strategy is not in force (a replica thread's eager context, under
+        `tf.init_scope()`), the variable is created in its scope.
         """
         if callable(kwargs.get("caching_device")):
             # A device function (`tf.nn.dynamic_rnn` sets one on its variable scope) cannot
             # place an eager variable's reads; it only chose where TF1 graphs cached them.
             kwargs = dict(kwargs, caching_device=None)
+        initial_value = kwargs.get("initial_value")
+        if callable(initial_value) and not hasattr(initial_value, "checkpoint_position"):
+            # Outside control dependencies, as TF1's `init_scope` built initializers.
+            with graph.as_default(), tf.control_dependencies(None):
+                kwargs = dict(kwargs, initial_value=initial_value())
         with tf.init_scope():  # eager_value must run eagerly, not add a call to the trace
             initial_value = kwargs.get("initial_value")
             if isinstance(initial_value, tf.Tensor) and tf.is_symbolic_tensor(initial_value):

@@ -24,6 +24,7 @@ from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import outputs as export_output_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.export import preflight
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.export import signatures
 from tpu_estimator_compat.api import spec as spec_lib
@@ -148,6 +149,7 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
                                     export_saved_model_api_version)
     if not add_use_tpu_param:  # params_for leaves out keys whose value is None
         requests = [dataclasses.replace(r, use_tpu_param=None) for r in requests]
+    preflight.check_export_dir_base(export_dir_base)
     export_dir, temp_dir = _export_dirs(export_dir_base)
     try:
         builder = tf.compat.v1.saved_model.Builder(temp_dir)
@@ -162,10 +164,18 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
             _add_function_alias(temp_dir, _TPU_TAGS, tpu_function_name, as_text)
         _copy_assets_extra(temp_dir, assets_extra)
         tf.io.gfile.rename(temp_dir, export_dir)
+    except _WRITE_ERRORS as error:
+        if not preflight.is_write_error(error):
+            raise
+        raise preflight.ExportWriteError(os.fsdecode(export_dir_base), error) from error
     finally:
         if tf.io.gfile.exists(temp_dir):
             tf.io.gfile.rmtree(temp_dir)
     return export_dir
+
+
+_WRITE_ERRORS = (tf.errors.ResourceExhaustedError, tf.errors.PermissionDeniedError,
+                 tf.errors.UnknownError, OSError)
 
 
 def _meta_graph_requests(export_to_cpu, export_to_tpu, mode, api_version):
@@ -234,6 +244,7 @@ def _add_meta_graph(builder, request, model_fn, user_params, config, checkpoint_
         session_graph = _state_graph(graph, saver) if request.rewrite_for_tpu else graph
         session_config = run_config.local_session_config(config)
         with tf.compat.v1.Session(graph=session_graph, config=session_config) as session:
+            preflight.check_graph_fits_checkpoint(saver, checkpoint_path)
             _restore(saver, session, checkpoint_path, request.mode)
             builder.add_meta_graph_and_variables(session, **kwargs)
     return built
