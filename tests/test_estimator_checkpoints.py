@@ -15,9 +15,11 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tests import tf1_reference_model
-from tests import train_then_kill
-from tests.train_then_kill import VARIABLE_NAMES, input_fn, make_estimator, model_fn
+import helpers
+import tf1_reference_model
+import train_then_kill
+from helpers import checkpoint_steps, input_fn, model_fn
+from train_then_kill import VARIABLE_NAMES, make_estimator
 
 v1 = tf.compat.v1
 legacy_layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
@@ -34,11 +36,6 @@ def checkpoint_values(path):
     """{name: numpy value} of every tensor in a checkpoint prefix or model_dir's latest."""
     reader = tf.train.load_checkpoint(str(path))
     return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
-
-
-def checkpoint_steps(model_dir):
-    state = tf.train.get_checkpoint_state(str(model_dir))
-    return sorted(int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths)
 
 
 def assert_all_close(actual, expected, atol=1e-6):
@@ -192,8 +189,8 @@ def initial_values(params=None):
     """The model's values at step 0 (what a fresh model_dir's model.ckpt-0 holds)."""
     with tf.Graph().as_default():
         v1.train.create_global_step()
-        spec = model_fn(tf.constant(train_then_kill.FEATURES[:2]),
-                        tf.constant(train_then_kill.TARGETS[:2]), tec.ModeKeys.TRAIN,
+        spec = model_fn(tf.constant(helpers.FEATURES[:2]),
+                        tf.constant(helpers.TARGETS[:2]), tec.ModeKeys.TRAIN,
                         dict(params or {}))
         del spec
         with v1.Session() as sess:

@@ -1,11 +1,14 @@
 """SessionRunHooks: called once per device loop, fetching tensors model_fn built."""
+import functools
 import logging
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+import helpers
 import tpu_estimator_compat as tec
+from helpers import checkpoint_steps
 
 v1 = tf.compat.v1
 NUM_EXAMPLES = 20
@@ -97,18 +100,8 @@ class Model:
         return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=hooks)
 
 
-def make_estimator(model_dir, strategy, model_fn, iterations_per_loop=4, **config_kwargs):
-    config_kwargs.setdefault("save_checkpoints_steps", 1000)
-    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
-                           tpu_config=tec.TPUConfig(iterations_per_loop=iterations_per_loop),
-                           **config_kwargs)
-    return tec.TPUEstimator(model_fn, config=config, train_batch_size=8, eval_batch_size=8,
-                            predict_batch_size=4)
-
-
-def checkpoint_steps(model_dir):
-    state = tf.train.get_checkpoint_state(str(model_dir))
-    return sorted(int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths)
+make_estimator = functools.partial(helpers.make_estimator, iterations_per_loop=4,
+                                   save_checkpoints_steps=1000, predict_batch_size=4)
 
 
 def test_hooks_run_once_per_loop_with_the_last_steps_values(tmp_path, one_device):

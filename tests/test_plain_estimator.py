@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+from helpers import checkpoint_steps
 from tpu_estimator_compat.export import receivers
 
 v1 = tf.compat.v1
@@ -62,11 +63,6 @@ def repeated_input_fn():
 
 def predict_input_fn():
     return tf.data.Dataset.from_tensor_slices({"x": FEATURES}).batch(7)
-
-
-def checkpoint_steps(model_dir):
-    state = tf.train.get_checkpoint_state(str(model_dir))
-    return sorted(int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths)
 
 
 def numpy_predictions(estimator):

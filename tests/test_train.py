@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+from helpers import checkpoint_steps
 from tpu_estimator_compat.state import checkpoints
 
 v1 = tf.compat.v1
@@ -91,11 +92,6 @@ def test_bare_optimizer_sums_gradients_across_replicas(tmp_path, one_device, eig
                          tmp_path / "bare", batch_size=32, steps=1)
     np.testing.assert_allclose(bare["linear/w"] - initial, 8 * (one["linear/w"] - initial),
                                rtol=1e-4, atol=1e-6)
-
-
-def checkpoint_steps(model_dir):
-    return sorted(int(path.rsplit("-", 1)[1]) for path in
-                  tf.train.get_checkpoint_state(str(model_dir)).all_model_checkpoint_paths)
 
 
 def loop_boundaries_estimator(model_dir, strategy, iterations_per_loop):

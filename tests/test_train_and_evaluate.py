@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import helpers
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import receivers
@@ -57,11 +58,9 @@ class Model:
 
 
 def make_estimator(model_dir, strategy, model=None, **config_kwargs):
-    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
-                           tpu_config=tec.TPUConfig(iterations_per_loop=2),
-                           save_checkpoints_steps=4, keep_checkpoint_max=0, **config_kwargs)
-    return tec.TPUEstimator(model or Model(), config=config, train_batch_size=8,
-                            eval_batch_size=8, predict_batch_size=8, export_to_tpu=False)
+    return helpers.make_estimator(model_dir, strategy, model or Model(), export_to_tpu=False,
+                                  save_checkpoints_steps=4, keep_checkpoint_max=0,
+                                  **config_kwargs)
 
 
 class EvalStepHook(v1.train.SessionRunHook):
