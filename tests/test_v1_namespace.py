@@ -46,7 +46,12 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
         "print(json.dumps({'loaded': loaded, 'dense': dense.__module__,\n"
         "                  'tf_keras_dense': tensorflow.keras.layers.Dense.__module__}))\n"))
     assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.tf1",
+                               "tpu_estimator_compat.tf1.process_patches",
                                "tpu_estimator_compat.tf1.shapes",
+                               "tpu_estimator_compat.tf1.variables",
+                               "tpu_estimator_compat.tf_internals",
+                               "tpu_estimator_compat.tf_internals._symbols",
+                               "tpu_estimator_compat.tf_internals.tensors",
                                "tpu_estimator_compat.v1", "tpu_estimator_compat.v1._finder",
                                "tpu_estimator_compat.v1._lazy", "tpu_estimator_compat.v1._paths"]
     assert facts["dense"].startswith("tf_keras.")

@@ -20,6 +20,7 @@ from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 from tpu_estimator_compat.tf1 import eager_calls
+from tpu_estimator_compat.tf1 import process_patches
 from tpu_estimator_compat.engine import model_engine as engine_lib
 from tpu_estimator_compat.host import evaluation
 from tpu_estimator_compat.export import saved_model as export_lib
@@ -73,6 +74,8 @@ class Estimator:
     def _init_common(self, model_fn, model_dir, config, params, warm_start_from,
                      use_tpu=False, batch_sizes=None, eval_on_tpu=False, export_to_tpu=False,
                      export_to_cpu=True, export_api_version=1):
+        # The user's code the engine runs is TF1 code: TF1 shapes, hashable variables.
+        process_patches.install()
         self._config = model_dir_lib.resolve_model_dir(config, model_dir)
         self._program = model_bridge.UserProgram(model_fn, params, self._config,
                                                  adds_tpu_params=self._ADDS_TPU_PARAMS)

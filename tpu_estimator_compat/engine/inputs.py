@@ -22,10 +22,7 @@ device inside `MultiDeviceIterator`), destroyed one after another: calls and pro
 stalled for seconds to minutes. Without autotuning the iterators are destroyed in well under
 a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults.
 """
-import contextlib
-
 import tensorflow as tf
-from tensorflow.python.data.ops import multi_device_iterator_ops
 
 from tpu_estimator_compat.engine import input_checks
 from tpu_estimator_compat import log as logging
@@ -37,13 +34,14 @@ from tpu_estimator_compat.api import tpu_context
 from tpu_estimator_compat.engine.batching import Distribution
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.tf_internals import data as tf_data
 
 
 def as_dataset(input_fn_result):
     """input_fn may return a Dataset, a (features, labels) pair of tensors or features alone
     (anything else: an error from `input_checks`)."""
     if isinstance(input_fn_result, tf.compat.v1.data.Dataset):
-        input_fn_result = input_fn_result._dataset  # pylint: disable=protected-access
+        input_fn_result = tf_data.unwrap_v1_dataset(input_fn_result)
     if isinstance(input_fn_result, tf.data.Dataset):
         input_checks.check_element_spec(input_fn_result.element_spec)
         return input_fn_result
@@ -68,7 +66,9 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
     """
     dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
                                 until_input_ends)
-    with _per_device_datasets_without_autotune():
+    # MultiDeviceIterator's per-device datasets (a generator and a fixed prefetch: nothing
+    # to tune) get autotuning off; TensorFlow offers no option for them.
+    with tf_data.per_device_datasets_transformed(_without_autotune):
         return iter(dataset)
 
 
@@ -117,26 +117,6 @@ def _without_autotune(dataset):
     options = tf.data.Options()
     options.autotune.enabled = False
     return dataset.with_options(options)
-
-
-@contextlib.contextmanager
-def _per_device_datasets_without_autotune():
-    """While iterators are made, `MultiDeviceIterator`'s per-device datasets (a generator
-    and a fixed prefetch: nothing to tune) get autotuning off. TensorFlow offers no option
-    for them; if its private factory is gone, iterators are made as they are."""
-    factory = getattr(multi_device_iterator_ops, "_create_device_dataset", None)
-    if factory is None:
-        yield
-        return
-
-    def create_device_dataset(*args, **kwargs):
-        return _without_autotune(factory(*args, **kwargs))
-
-    multi_device_iterator_ops._create_device_dataset = create_device_dataset  # pylint: disable=protected-access
-    try:
-        yield
-    finally:
-        multi_device_iterator_ops._create_device_dataset = factory  # pylint: disable=protected-access
 
 
 def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):

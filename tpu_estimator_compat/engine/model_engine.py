@@ -48,16 +48,10 @@ from tpu_estimator_compat.state import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
-from tpu_estimator_compat.tf1 import shapes as tf1_shapes
-from tpu_estimator_compat.tf1 import variables as tf1_variables
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.engine.step_outputs import StepOutputs
 from tpu_estimator_compat.engine.variable_store import VariableStore
-
-# The user's code run by the engine is TF1 code: TF1 shapes, hashable variables with `.op`.
-tf1_shapes.install()
-tf1_variables.install()
 
 
 @dataclasses.dataclass

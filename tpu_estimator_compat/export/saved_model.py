@@ -17,11 +17,11 @@ import time
 
 import tensorflow as tf
 from google.protobuf import text_format
-from tensorflow.core.protobuf import saved_model_pb2
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import outputs as export_output_lib
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.export import signatures
@@ -401,7 +401,7 @@ def _add_function_alias(export_dir, tags, function_name, as_text):
     name = tf.saved_model.SAVED_MODEL_FILENAME_PBTXT if as_text else (
         tf.saved_model.SAVED_MODEL_FILENAME_PB)
     path = os.path.join(export_dir, os.fsencode(name))
-    saved_model = saved_model_pb2.SavedModel()
+    saved_model = tf_training.SavedModel()
     if as_text:
         text_format.Parse(tf.io.gfile.GFile(path, "r").read(), saved_model)
     else:

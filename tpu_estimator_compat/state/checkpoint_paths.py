@@ -19,7 +19,8 @@ import re
 import tensorflow as tf
 from absl import logging
 from google.protobuf import text_format
-from tensorflow.python.training import checkpoint_state_pb2
+
+from tpu_estimator_compat.tf_internals import training as tf_training
 
 CHECKPOINT_BASENAME = "model.ckpt"
 STATE_FILENAME = "checkpoint"
@@ -73,7 +74,7 @@ def read_state(model_dir):
         return None
     with tf.io.gfile.GFile(state_file, "rb") as file:
         content = file.read()
-    state = checkpoint_state_pb2.CheckpointState()
+    state = tf_training.CheckpointState()
     try:
         text_format.Parse(content.decode("utf-8"), state)
         problem = None if state.model_checkpoint_path else "it names no checkpoint"

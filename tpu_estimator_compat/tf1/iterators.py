@@ -13,7 +13,6 @@ Other values (tensors computed from the element, constants) raise, naming the fi
 import contextlib
 
 import tensorflow as tf
-from tensorflow.python.data.ops import dataset_ops
 
 
 class Recorded:
@@ -87,7 +86,7 @@ class _RecordingIterator:
 def recording_iterators():
     """Within the block, one-shot iterators record their elements; yields the `Recorded`."""
     recorded = Recorded()
-    original_method = dataset_ops.DatasetV1.make_one_shot_iterator
+    original_method = tf.compat.v1.data.Dataset.make_one_shot_iterator
     original_function = tf.compat.v1.data.make_one_shot_iterator
 
     def method(dataset):
@@ -96,10 +95,10 @@ def recording_iterators():
     def function(dataset):
         return _RecordingIterator(original_function(dataset), dataset, recorded)
 
-    dataset_ops.DatasetV1.make_one_shot_iterator = method
+    tf.compat.v1.data.Dataset.make_one_shot_iterator = method
     tf.compat.v1.data.make_one_shot_iterator = function
     try:
         yield recorded
     finally:
-        dataset_ops.DatasetV1.make_one_shot_iterator = original_method
+        tf.compat.v1.data.Dataset.make_one_shot_iterator = original_method
         tf.compat.v1.data.make_one_shot_iterator = original_function
