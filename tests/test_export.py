@@ -21,7 +21,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.export import saved_model as export
-from tpu_estimator_compat.export import outputs as eo
+from tpu_estimator_compat.api import export_outputs as eo
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.api.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
 from tpu_estimator_compat.estimator import export_estimator_savedmodel

@@ -10,7 +10,7 @@ import helpers
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import receivers
-from tpu_estimator_compat.host.train_and_evaluate import FinalExporter, LatestExporter
+from tpu_estimator_compat.train_and_evaluate_tasks import FinalExporter, LatestExporter
 
 v1 = tf.compat.v1
 FEATURES = np.random.RandomState(11).randn(24, 2).astype(np.float32)

@@ -111,7 +111,7 @@ def test_unknown_names_raise_attribute_error_with_hints():
 def test_estimator_serves_the_exporters():
     """`tf.estimator.Exporter` is subclassed at import by TF1-era libraries
     (tensorflow_hub's `LatestModuleExporter`)."""
-    train_and_evaluate = importlib.import_module("tpu_estimator_compat.host.train_and_evaluate")
+    train_and_evaluate = importlib.import_module("tpu_estimator_compat.train_and_evaluate_tasks")
     for name in ("Exporter", "LatestExporter", "FinalExporter"):
         assert getattr(v1.estimator, name) is getattr(train_and_evaluate, name)
     assert issubclass(v1.estimator.LatestExporter, v1.estimator.Exporter)
@@ -162,8 +162,8 @@ def _expected(spec):
     ("estimator.RunConfig", "tpu_estimator_compat.config.run_config:RunConfig"),
     ("estimator.WarmStartSettings", "tpu_estimator_compat.state.warm_start:WarmStartSettings"),
     ("estimator.train_and_evaluate",
-     "tpu_estimator_compat.host.train_and_evaluate:train_and_evaluate"),
-    ("estimator.TrainSpec", "tpu_estimator_compat.host.train_and_evaluate:TrainSpec"),
+     "tpu_estimator_compat.train_and_evaluate_tasks:train_and_evaluate"),
+    ("estimator.TrainSpec", "tpu_estimator_compat.train_and_evaluate_tasks:TrainSpec"),
     ("estimator.SessionRunHook", "tensorflow:compat.v1.train.SessionRunHook"),
     ("estimator.SessionRunArgs", "tensorflow:compat.v1.train.SessionRunArgs"),
     ("estimator.LoggingTensorHook", "tensorflow:compat.v1.train.LoggingTensorHook"),
@@ -174,13 +174,13 @@ def _expected(spec):
      "tpu_estimator_compat.export.receivers:ServingInputReceiver"),
     ("estimator.export.build_raw_serving_input_receiver_fn",
      "tpu_estimator_compat.export.receivers:build_raw_serving_input_receiver_fn"),
-    ("estimator.export.PredictOutput", "tpu_estimator_compat.export.outputs:PredictOutput"),
+    ("estimator.export.PredictOutput", "tpu_estimator_compat.api.export_outputs:PredictOutput"),
     ("estimator.export.ClassificationOutput",
-     "tpu_estimator_compat.export.outputs:ClassificationOutput"),
+     "tpu_estimator_compat.api.export_outputs:ClassificationOutput"),
     ("contrib.summary.create_file_writer",
-     "tpu_estimator_compat.host.contrib_summary:create_file_writer"),
+     "tpu_estimator_compat.legacy_api.contrib_summary:create_file_writer"),
     ("contrib.summary.always_record_summaries",
-     "tpu_estimator_compat.host.contrib_summary:always_record_summaries"),
+     "tpu_estimator_compat.legacy_api.contrib_summary:always_record_summaries"),
     ("contrib.framework.get_or_create_global_step",
      "tensorflow:compat.v1.train.get_or_create_global_step"),
     ("contrib.training.checkpoints_iterator", "tensorflow:compat.v1.train.checkpoints_iterator"),

@@ -112,7 +112,7 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
         Raises:
           NoTPUFoundError: if no TPU can be resolved.
         """
-        from tpu_estimator_compat.legacy_api import tpu_system as _tpu_system  # noqa: PLC0415  (imports this module)
+        from tpu_estimator_compat.engine import tpu_system as _tpu_system  # noqa: PLC0415  (imports this module)
         resolver = TPUClusterResolver(tpu, zone, project)
         if not resolver.simulated_cores:
             tf.config.experimental_connect_to_cluster(resolver.resolve())

@@ -44,7 +44,7 @@ from tpu_estimator_compat.tf1 import patches as legacy_patches
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import loops
-from tpu_estimator_compat.state import meta_graph as meta_graph_lib
+from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph

@@ -19,7 +19,7 @@ import tensorflow as tf
 from google.protobuf import text_format
 
 from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.export import outputs as export_output_lib
+from tpu_estimator_compat.api import export_outputs as export_output_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.engine import model_bridge
