@@ -389,6 +389,7 @@ def wait_for(condition, timeout, what, child, stderr_path):
     pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
+@pytest.mark.slow  # starts processes
 def test_sigkilled_training_resumes_to_max_steps(tmp_path, eight_devices):
     model_dir = str(tmp_path / "model")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",

@@ -134,6 +134,7 @@ def _start(task_type, model_dir, out_dir):
     return proc, log
 
 
+@pytest.mark.slow  # starts processes
 def test_chief_and_evaluator_processes(tmp_path):
     """A chief and an evaluator on 127.0.0.1 (use_tpu=False), as the original runs them."""
     model_dir, out_dir = tmp_path / "model", str(tmp_path)

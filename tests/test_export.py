@@ -147,6 +147,7 @@ def _run_fresh(script, *args):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # starts processes
 def test_tf2_load_in_fresh_process_matches_model_fn_graph(exports, expected):
     script = """
         import json, sys
@@ -179,6 +180,7 @@ def test_tf2_load_in_fresh_process_matches_model_fn_graph(exports, expected):
                                atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow  # starts processes
 def test_saved_model_cli_show_and_run(exports, expected, tmp_path):
     export_dir = exports["parsing"].decode()
     shown = subprocess.run([_CLI, "show", "--dir", export_dir, "--all"],

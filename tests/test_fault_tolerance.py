@@ -40,6 +40,7 @@ def wait_for_checkpoint(model_dir, process, timeout=120):
     pytest.fail("no checkpoint within the time limit")
 
 
+@pytest.mark.slow  # starts processes
 def test_sigterm_saves_at_the_current_step_exits_nonzero_and_resumes(tmp_path, eight_devices):
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(SCRIPT)))
     process = subprocess.Popen([sys.executable, SCRIPT, str(tmp_path)], stdout=subprocess.PIPE,

@@ -176,6 +176,7 @@ def _meta_graph_tags(export_path):
     return sorted(sorted(g.meta_info_def.tags) for g in saved_model.meta_graphs)
 
 
+@pytest.mark.slow  # starts processes
 def test_default_program_trains_evaluates_exports_and_predicts(runs):
     run = runs["cpu"]
     run.check_succeeded()
@@ -196,6 +197,7 @@ def test_default_program_trains_evaluates_exports_and_predicts(runs):
     assert len(predictions) == 4, run.output[-3000:]
 
 
+@pytest.mark.slow  # starts processes
 def test_program_on_a_simulated_8_core_tpu(runs):
     run = runs["tpu"]
     run.check_succeeded()

@@ -235,6 +235,7 @@ def test_a_non_chief_worker_writes_nothing_into_model_dir(monkeypatch, tmp_path,
 
 # -- two worker processes -------------------------------------------------------------------
 
+@pytest.mark.slow  # starts processes
 def test_two_workers_train_evaluate_and_export_like_one_process(tmp_path, one_device):
     model_dir = tmp_path / "model"
     with two_workers(str(tmp_path / "run"), "main", model_dir) as workers:
@@ -278,6 +279,7 @@ def test_two_workers_train_evaluate_and_export_like_one_process(tmp_path, one_de
     assert latest_step(model_dir) == worker.MAIN_STEPS
 
 
+@pytest.mark.slow  # starts processes
 @pytest.mark.parametrize("victim", [1, 0], ids=["kill_non_chief", "kill_chief"])
 def test_a_killed_worker_stops_the_other_and_a_restart_resumes(victim, tmp_path, one_device):
     model_dir = tmp_path / "model"
@@ -317,6 +319,7 @@ def test_a_killed_worker_stops_the_other_and_a_restart_resumes(victim, tmp_path,
     assert_same_weights(weights(model_dir), weights(tmp_path / "reference"))
 
 
+@pytest.mark.slow  # starts processes
 def test_sigterm_to_one_worker_stops_both_after_a_checkpoint(tmp_path):
     model_dir = tmp_path / "model"
     with two_workers(str(tmp_path / "run"), "forever", model_dir) as workers:

@@ -117,6 +117,7 @@ def test_stopping_the_generator_early_leaves_no_threads(trained_dir, eight_devic
     assert threading.active_count() == threads_before
 
 
+@pytest.mark.slow  # starts processes
 def test_export_serves_what_predict_predicts(trained_dir, one_device, tmp_path):
     estimator = make_estimator(trained_dir, one_device)
     expected = np.array([p["score"] for p in estimator.predict(predict_input_fn)])

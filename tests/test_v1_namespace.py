@@ -35,6 +35,7 @@ def _run_fresh(code):
 
 # Importing the namespace --------------------------------------------------------------------
 
+@pytest.mark.slow  # starts processes
 def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
     facts = json.loads(_run_fresh(
         "import json, sys\n"
@@ -58,6 +59,7 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
     assert facts["tf_keras_dense"].startswith("keras.")  # tf.keras is still Keras 3.
 
 
+@pytest.mark.slow  # starts processes
 def test_tf1_main_with_app_run_flags_and_global_graph_mode():
     out = _run_fresh(
         "import tpu_estimator_compat.v1 as tf\n"
