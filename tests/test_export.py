@@ -98,9 +98,9 @@ def expected(model_dir):
 
 def _export(model_dir, base, receiver_fn, **kwargs):
     kwargs.setdefault("user_params", {"heads": True})
-    return export.export_saved_model(
+    return export.export_saved_model(export.ExportPlan(
         _model_fn, config=None, checkpoint_path=export.resolve_checkpoint_path(model_dir),
-        export_dir_base=str(base), serving_input_receiver_fn=receiver_fn, **kwargs)
+        export_dir_base=str(base), serving_input_receiver_fn=receiver_fn, **kwargs))
 
 
 def _raw_receiver_fn():
@@ -413,11 +413,11 @@ def test_error_messages(model_dir, tmp_path):
     with pytest.raises(ValueError, match=r"^TPUEstimatorSpec\.scaffold_fn returns None, which "
                                          r"is not allowed\. Return tf\.compat\.v1\.train\."
                                          r"Scaffold\(\) at the end of scaffold_fn\.$"):
-        export.export_saved_model(
+        export.export_saved_model(export.ExportPlan(
             no_scaffold_model_fn, user_params={}, config=None,
             checkpoint_path=export.resolve_checkpoint_path(model_dir),
             export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn(),
-            export_to_cpu=False)
+            export_to_cpu=False))
     empty_dir = str(tmp_path / "empty")
     with pytest.raises(ValueError) as e:
         export.resolve_checkpoint_path(empty_dir)
@@ -432,10 +432,10 @@ def test_missing_variable_and_bad_tpu_export_output(model_dir, tmp_path):
         return spec._replace(predictions={**spec.predictions, "extra": extra + 0.0})
 
     with pytest.raises(ValueError) as e:
-        export.export_saved_model(
+        export.export_saved_model(export.ExportPlan(
             bigger_model_fn, user_params={}, config=None,
             checkpoint_path=export.resolve_checkpoint_path(model_dir),
-            export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn())
+            export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn()))
     assert str(e.value).startswith(
         "Could not load all requested variables from checkpoint. Please make sure your "
         "model_fn does not expect variables that were not saved in the checkpoint.\n\n"
@@ -451,11 +451,11 @@ def test_missing_variable_and_bad_tpu_export_output(model_dir, tmp_path):
     with pytest.raises(ValueError, match="^`export_output` must be have type "
                                          "`ClassificationOutput`, `RegressionOutput`, or "
                                          "`PredictOutput`; got "):
-        export.export_saved_model(
+        export.export_saved_model(export.ExportPlan(
             opaque_model_fn, user_params={}, config=None,
             checkpoint_path=export.resolve_checkpoint_path(model_dir),
             export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn(),
-            export_to_cpu=False)
+            export_to_cpu=False))
 
 
 class _Opaque(eo.ExportOutput):
@@ -472,12 +472,12 @@ def test_single_non_default_output_is_also_serving_default(model_dir, tmp_path):
         return TPUEstimatorSpec(mode, predictions=spec.predictions,
                                 export_outputs={"regress": eo.RegressionOutput(value)})
 
-    path = export.export_saved_model(
+    path = export.export_saved_model(export.ExportPlan(
         regression_model_fn, user_params={}, config=None,
         checkpoint_path=export.resolve_checkpoint_path(model_dir),
         export_dir_base=str(tmp_path),
         serving_input_receiver_fn=receivers.build_parsing_serving_input_receiver_fn(
-            _FEATURE_SPEC))
+            _FEATURE_SPEC)))
     meta_graphs = _meta_graphs(path)
     for meta_graph in meta_graphs.values():
         signatures = meta_graph.signature_def

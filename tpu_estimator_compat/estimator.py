@@ -132,13 +132,12 @@ class Estimator:
         step = engine.global_step
         last_step = max_steps if max_steps is not None else (
             step + steps if steps is not None else float("inf"))
-        training.run_training(
-            engine, compiled, iterator, config=self._config, model_dir=self.model_dir,
-            last_step=last_step, iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
+        training.run_training(engine, compiled, iterator, training.TrainingPlan(
+            config=self._config, model_dir=self.model_dir, last_step=last_step,
+            iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
             examples_per_step=self._examples_per_step(plan, runtime),
             host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
-            tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
-            hook_run=hook_run)
+            tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners)
         return self
 
     # -- evaluate ---------------------------------------------------------------------------
@@ -204,7 +203,7 @@ class Estimator:
         # others export into a temporary directory that is removed (multi_worker.export_dir_for).
         with multi_worker.export_dir_for(run_config_lib.writes_model_dir(self._config),
                                           export_dir_base) as target:
-            return export_lib.export_saved_model(
+            return export_lib.export_saved_model(export_lib.ExportPlan(
                 self._program.model_fn, user_params=self._program.params, config=self._config,
                 checkpoint_path=checkpoint, export_dir_base=target,
                 serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
@@ -212,7 +211,7 @@ class Estimator:
                 export_to_tpu=self._export_to_tpu, mode=mode,
                 strip_default_attrs=strip_default_attrs,
                 export_saved_model_api_version=self._export_api_version,
-                add_use_tpu_param=self._ADDS_TPU_PARAMS)
+                add_use_tpu_param=self._ADDS_TPU_PARAMS))
 
     # -- checkpoints ------------------------------------------------------------------------
     def latest_checkpoint(self):

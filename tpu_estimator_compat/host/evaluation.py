@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from tpu_estimator_compat.host import host_calls
+from tpu_estimator_compat.host import loop_actions
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.host import multi_worker
 from tpu_estimator_compat.api import spec as spec_lib
@@ -41,7 +42,8 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
             spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
     engine.store.reset_local_variables()
     outputs = _run_loops(compiled, iterator, steps or _UNTIL_THE_END, steps_per_loop,
-                         hook_run)
+                         loop_actions.LoopActions([loop_actions.HookActions(hook_run)]),
+                         global_step)
     scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
         compiled.traced.spec)
     steps_run = _per_step(outputs, rows_per_replica_copy, scalars)
@@ -70,25 +72,27 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     return results
 
 
-def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run):
-    """Runs the eval loop until `steps`, the end of the input or a hook's stop request;
-    returns the `InferenceLoopResult` of all its steps, as numpy."""
+def _run_loops(compiled, iterator, steps, steps_per_loop, actions, global_step):
+    """Runs the eval loop until `steps`, the end of the input or an action's stop request
+    (`loop_actions`); returns the `InferenceLoopResult` of all its steps, as numpy."""
     runs = []
-    while steps > 0:
-        size = min(steps, steps_per_loop or steps)
-        hook_run.before_loop()
-        run = compiled.loop(iterator, tf.constant(size)).numpy()
-        runs.append(run)
-        stop = len(run.stop) < size or bool(run.stop[-1])
-        if run.loss_has_real_rows.any():
-            stop = hook_run.after_loop(run.hook_fetches) or stop
-        else:  # only the end of the input: as TF1's run that hit OutOfRange
-            hook_run.skip_after_loop()
-            stop = True
-        steps -= size
-        if stop:
-            break
-    hook_run.end()
+    actions.begin(global_step)
+    try:
+        while steps > 0:
+            size = min(steps, steps_per_loop or steps)
+            actions.before_loop()
+            run = compiled.loop(iterator, tf.constant(size)).numpy()
+            runs.append(run)
+            input_ended = len(run.stop) < size or bool(run.stop[-1])
+            stop = actions.after_loop(loop_actions.LoopEnd(
+                run, first_step=global_step, step=global_step, final=steps <= size,
+                only_padding=not run.loss_has_real_rows.any()))
+            steps -= size
+            if stop or input_ended:
+                break
+    finally:
+        actions.close()
+    actions.end(global_step)
     return runs[0].concatenate(*runs[1:])
 
 
