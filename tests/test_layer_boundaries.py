@@ -31,7 +31,7 @@ ALLOWED = {
     "state": {"log", "tf_internals"},
     "legacy_api": {"log", "tf_internals"},
     "engine": {"api", "config", "log", "state", "tf1", "tf_internals"},
-    "export": {"api", "engine", "log", "state", "tf_internals"},
+    "export": {"api", "config", "engine", "log", "state", "tf_internals"},
     "host": {"api", "config", "legacy_api", "log", "state", "tf1", "tf_internals"},
     "estimator": {"api", "config", "engine", "export", "host", "log", "state", "tf1"},
     "train_and_evaluate_tasks": {"api", "config", "estimator", "export", "host", "log",

@@ -127,6 +127,7 @@ class Estimator:
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
         runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                   hook_run)
+        hook_run.every_step = self._hooks_every_step(runtime, hook_run)
         engine.sync(latest, compiled, self._warm_start_from)
         hook_run.start(compiled.traced.placed_hooks)
         step = engine.global_step
@@ -284,6 +285,7 @@ class Estimator:
         iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program,
                                                until_input_ends=until_input_ends)
         engine = self._engine(runtime)
+        hook_run.on_variables_restored = engine.mark_changed  # a hook's Saver restored
         compiled = engine.compile(mode, self._program, plan, iterator, hook_run)
         self._check_spec(compiled)
         return runtime, plan, iterator, engine, compiled
@@ -302,7 +304,10 @@ class Estimator:
         return self._engines[key]
 
     def _plan(self, mode, runtime):
-        master = self._config.evaluation_master if mode == ModeKeys.EVAL else self._config.master
+        master = ""  # only named in TPU errors: without a TPU, no cluster resolver is asked
+        if runtime.tpu_semantics:
+            master = (self._config.evaluation_master if mode == ModeKeys.EVAL
+                      else self._config.master)
         return batching.plan_batches(self._batch_sizes[mode], mode, runtime,
                                      self._config.tpu_config, master)
 

@@ -26,6 +26,7 @@ from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.export import signatures
 from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.config import run_config
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 
 ModeKeys = spec_lib.ModeKeys
@@ -236,7 +237,7 @@ def _add_meta_graph(builder, request, plan):
             builder.add_meta_graph(**kwargs)
             return built
         session_graph = _state_graph(graph, saver) if request.rewrite_for_tpu else graph
-        session_config = getattr(plan.config, "session_config", None)
+        session_config = run_config.local_session_config(plan.config)
         with tf.compat.v1.Session(graph=session_graph, config=session_config) as session:
             _restore(saver, session, plan.checkpoint_path, request.mode)
             builder.add_meta_graph_and_variables(session, **kwargs)

@@ -117,7 +117,7 @@ def _per_step(outputs, rows_per_replica_copy, scalars=None):
         if rows_per_replica_copy:  # only replica 0's copy counts
             metrics = _map_metrics(
                 metrics, scalars, lambda v: v,
-                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy])
+                lambda v: v[:len(v) * rows_per_replica_copy // len(mask)])  # replica 0's
             mask = mask[:rows_per_replica_copy]
         if not mask.any():
             continue
