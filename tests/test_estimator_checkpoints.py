@@ -47,6 +47,7 @@ def assert_all_close(actual, expected, atol=1e-6):
 # ------------------------------------------------------------------------------------------
 # 1. Resuming is exact.
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_twenty_steps_equal_ten_plus_ten_with_a_fresh_estimator(tmp_path, eight_devices):
     """Weights, Adam slots, beta powers and global_step survive a restart unchanged."""
     make_estimator(tmp_path / "once", eight_devices, iterations_per_loop=4).train(
@@ -71,6 +72,7 @@ def test_twenty_steps_equal_ten_plus_ten_with_a_fresh_estimator(tmp_path, eight_
 # ------------------------------------------------------------------------------------------
 # 2. The model_dir layout.
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_model_dir_files_after_training(tmp_path, eight_devices):
     make_estimator(tmp_path, eight_devices, iterations_per_loop=5, save_checkpoints_steps=5,
                    keep_checkpoint_max=2).train(input_fn, steps=10)
@@ -108,6 +110,7 @@ def reference_estimator(model_dir, strategy):
                           iterations_per_loop=1)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_reference_model_checkpoint_has_the_tf1_graph_names_and_shapes(tmp_path, eight_devices):
     reference_estimator(tmp_path, eight_devices).train(reference_input_fn, steps=2)
 
@@ -133,6 +136,7 @@ def test_reference_model_checkpoint_has_the_tf1_graph_names_and_shapes(tmp_path,
     assert restored["global_step"] == 2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_tf1_fixture_checkpoint_resumes_in_tpu_estimator(tmp_path, eight_devices):
     model_dir = tmp_path / "model"
     shutil.copytree(FIXTURE_DIR, model_dir)
@@ -156,6 +160,7 @@ def test_tf1_fixture_checkpoint_resumes_in_tpu_estimator(tmp_path, eight_devices
 # ------------------------------------------------------------------------------------------
 # 4. A checkpoint of another model.
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_resuming_from_a_mismatched_checkpoint_lists_the_variables(tmp_path, one_device):
     sgd = {"optimizer": "sgd"}
     make_estimator(tmp_path, one_device, params=sgd).train(input_fn, steps=2)
@@ -198,6 +203,7 @@ def initial_values(params=None):
             return {v.op.name: sess.run(v) for v in v1.global_variables()}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("form", ["model_dir", "checkpoint_path"])
 def test_warm_start_from_a_path_initializes_only_trainable_variables(
         tmp_path, one_device, source_dir, form):
@@ -219,6 +225,7 @@ def test_warm_start_from_a_path_initializes_only_trainable_variables(
     assert checkpoint_values(model_dir)["global_step"] == 2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_warm_start_settings_select_and_rename_and_apply_only_once(
         tmp_path, one_device, source_dir):
     source = checkpoint_values(source_dir)
@@ -313,6 +320,7 @@ def assert_started_from_pretrained(model_dir):
     return start
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_init_from_checkpoint_in_scaffold_fn_on_tpu(tmp_path, eight_devices):
     ckpt = write_pretrained_checkpoint(tmp_path)
     model = make_pretrained_model_fn(ckpt, "scaffold_fn")
@@ -324,6 +332,7 @@ def test_init_from_checkpoint_in_scaffold_fn_on_tpu(tmp_path, eight_devices):
     assert checkpoint_values(tmp_path / "model")["global_step"] == 2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_init_from_checkpoint_in_model_fn_on_cpu(tmp_path):
     ckpt = write_pretrained_checkpoint(tmp_path)
     model = make_pretrained_model_fn(ckpt, "model_fn")

@@ -330,6 +330,7 @@ def test_export_to_tpu_false_writes_only_serve(model_dir, tmp_path):
     assert set(_meta_graphs(path)) == {_SERVE}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_use_tpu_false_estimator_still_writes_the_tpu_meta_graph(model_dir, tmp_path):
     """The original's export_to_tpu=True (the default) wrote `serve, tpu` whatever use_tpu."""
     for export_to_tpu, tag_sets in ((True, {_SERVE, _SERVE_TPU}), (False, {_SERVE})):

@@ -102,6 +102,7 @@ def trained(tmp_path_factory):
     return estimator
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_evaluate_runs_the_whole_input_with_eval_metric_ops(trained):
     results = trained.evaluate(finite_input_fn)
     errors = numpy_predictions(trained) - TARGETS
@@ -112,6 +113,7 @@ def test_evaluate_runs_the_whole_input_with_eval_metric_ops(trained):
         trained.evaluate(finite_input_fn, steps=0)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_predict_yields_every_example_in_order(trained):
     predictions = list(trained.predict(predict_input_fn))
     assert len(predictions) == len(FEATURES)  # batches of 7: the last one has 5
@@ -154,6 +156,7 @@ def shared_model_fn(features, labels, mode, params):
     return spec if "use_tpu" in params else spec.as_estimator_spec()
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_cpu_estimator_predicts_from_a_tpu_estimators_checkpoint(tmp_path, eight_devices):
     config = tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices)
     tpu_estimator = tec.TPUEstimator(shared_model_fn, config=config, train_batch_size=16)
