@@ -73,12 +73,13 @@ class Estimator:
 
     def _init_common(self, model_fn, model_dir, config, params, warm_start_from,
                      use_tpu=False, batch_sizes=None, eval_on_tpu=False, export_to_tpu=False,
-                     export_to_cpu=True, export_api_version=1):
+                     export_to_cpu=True, export_api_version=1, embedding_config_spec=None):
         # The user's code the engine runs is TF1 code: TF1 shapes, hashable variables.
         process_patches.install()
         self._config = model_dir_lib.resolve_model_dir(config, model_dir)
         self._program = model_bridge.UserProgram(model_fn, params, self._config,
-                                                 adds_tpu_params=self._ADDS_TPU_PARAMS)
+                                                 adds_tpu_params=self._ADDS_TPU_PARAMS,
+                                                 embedding_config_spec=embedding_config_spec)
         self._use_tpu = bool(use_tpu)
         self._batch_sizes = dict(batch_sizes or dict.fromkeys(
             (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)))
@@ -354,22 +355,27 @@ class TPUEstimator(Estimator):
                 raise ValueError(
                     "Model parallelism only supports per host input for training. Please "
                     "adjust TPURunconfig.per_host_input_for_training.")
+            if embedding_config_spec and config.tpu_config.per_host_input_for_training not in (
+                    InputPipelineConfig.PER_HOST_V1, InputPipelineConfig.PER_HOST_V2):
+                raise ValueError(
+                    "Only PER_HOST_V1 and PER_HOST_V2 is supported when using TPU Embedding; "
+                    f"got {config.tpu_config.per_host_input_for_training}.")
         elif eval_on_tpu:
             logging.warning("eval_on_tpu ignored because use_tpu is False.")
             eval_on_tpu = False
+        if (not (use_tpu and eval_on_tpu) and embedding_config_spec
+                and embedding_config_spec.partition_strategy == "mod"):
+            raise ValueError("Mod sharding of embedding tables not supported on CPU.")
         if export_saved_model_api_version not in (1, 2):
             raise ValueError("export_saved_model_api_version should be 1 or 2; got "
                              f"{export_saved_model_api_version}.")
-        if embedding_config_spec is not None:
-            raise NotImplementedError(
-                "embedding_config_spec (TPU embeddings) is not supported by "
-                "tpu_estimator_compat. Use tf.tpu.experimental.embedding with TF2 directly.")
         self._init_common(
             model_fn, model_dir, config, dict(params or {}), warm_start_from, use_tpu=use_tpu,
             batch_sizes={ModeKeys.TRAIN: train_batch_size, ModeKeys.EVAL: eval_batch_size,
                          ModeKeys.PREDICT: predict_batch_size},
             eval_on_tpu=eval_on_tpu, export_to_tpu=export_to_tpu, export_to_cpu=export_to_cpu,
-            export_api_version=export_saved_model_api_version)
+            export_api_version=export_saved_model_api_version,
+            embedding_config_spec=embedding_config_spec)
 
     def _check_user_fns(self, input_fn, mode):
         if mode == ModeKeys.TRAIN:

@@ -161,6 +161,7 @@ def call_input_fn(input_fn, mode, params, config, input_context=None):
 class UserProgram:
     """The user's side of an estimator: model_fn, its params and the RunConfig.
 
+    `embedding_config_spec`: TPUEstimator's `EmbeddingConfigSpec`, or None.
     `adds_tpu_params`: TPUEstimator adds `batch_size`/`context`/`use_tpu` to (a copy of) the
     params; Estimator passes a copy of them as given.
     """
@@ -168,6 +169,7 @@ class UserProgram:
     params: dict
     config: object
     adds_tpu_params: bool = True
+    embedding_config_spec: object = None  # TPUEstimator's, trained by engine/embeddings.py
 
     def call_params(self, **added):
         """The params for one input_fn/model_fn call (see `params_for`)."""

@@ -21,6 +21,7 @@ from google.protobuf import text_format
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.api import export_outputs as export_output_lib
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.tf_internals import tpu as tf_tpu
 from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.export import receivers
@@ -353,7 +354,10 @@ def _call_rewritten_for_tpu_inference(call_model_fn):
     traced = {}
 
     def tpu_computation():
-        spec = call_model_fn()
+        # As the original's TPU inference: TPU embedding columns look up on the host
+        # (outside_compilation) inside a TPU inference context.
+        with tf_tpu.inference_context():
+            spec = call_model_fn()
         export_outputs = export_output_lib.get_export_outputs(
             spec.export_outputs, spec.predictions)
         predictions = spec.predictions

@@ -2,6 +2,7 @@
 `merge_call`, a TPU strategy's device assignment, XLA's replica id."""
 from tensorflow.compiler.tf2xla.python import xla
 from tensorflow.python.distribute import distribute_lib
+from tensorflow.python.distribute import distribute_utils
 from tensorflow.python.util import nest
 
 from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
@@ -23,11 +24,14 @@ SYMBOLS = uses(
     Symbol("tensorflow.compiler.tf2xla.python.xla", "replica_id",
            "`xla.replica_id()` of TF1 TPU code is the replica's index in its sync group "
            "(tf1/patches.py replaces it while model_fn runs)"),
+    Symbol("tensorflow.python.distribute.distribute_utils", "regroup",
+           "TPU embedding activations handed back per replica as one distributed value"),
     Symbol("tensorflow.python.util.nest", "flatten_up_to",
            "TPUConfig.input_partition_dims flattened against features as the original did"),
 )
 
 ReplicaContext = distribute_lib.ReplicaContext
+regroup = distribute_utils.regroup
 xla_module = xla
 
 

@@ -18,10 +18,19 @@ SYMBOLS = uses(
            "tf.contrib.slim's batch_norm builds its layer (repaired by repair_tf_slim)"),
     Symbol("tf_keras.src.legacy_tf_layers.normalization", "",
            "tf.contrib.slim's batch_norm builds its layer (repaired by repair_tf_slim)"),
+    Symbol("tf_keras.src.layers.rnn.legacy_cells", "RNNCell",
+           "tf.contrib.rnn's LayerNormBasicLSTMCell is a TF1 RNNCell (legacy_api/contrib_rnn.py)"),
+    Symbol("tf_keras.src.layers.rnn.legacy_cells", "LSTMStateTuple",
+           "tf.contrib.rnn's LayerNormBasicLSTMCell returns TF1 LSTM states"),
     Symbol("tensorflow.python.framework.tensor", "Tensor",
            "tf.contrib.slim's constant_value, optimize_loss, learning read `ops.Tensor` "
            "(repaired by repair_tf_slim)"),
 )
+
+
+def legacy_rnn_cells():
+    """tf_keras's TF1 RNN cell module (RNNCell, LSTMStateTuple), imported when asked."""
+    return importlib.import_module("tf_keras.src.layers.rnn.legacy_cells")
 
 
 def keras_seed_generators():

@@ -6,7 +6,9 @@ from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.ops import summary_ops_v2
 from tensorflow.python.training import basic_session_run_hooks
 from tensorflow.python.training import checkpoint_state_pb2
+from tensorflow.python.ops import variables
 from tensorflow.python.training import moving_averages
+from tensorflow.python.training.saving import saveable_object_util
 
 from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
 
@@ -29,6 +31,10 @@ SYMBOLS = uses(
            "a SavedModel with a CPU and a TPU MetaGraph in one saved_model.pb"),
     Symbol("tensorflow.python.training.moving_averages", "assign_moving_average",
            "tf.contrib.layers.batch_norm's moving mean and variance updates"),
+    Symbol("tensorflow.python.training.saving.saveable_object_util", "op_list_to_dict",
+           "tf.contrib.opt's MovingAverageOptimizer.swapping_saver maps a var_list by name"),
+    Symbol("tensorflow.python.ops.variables", "PartitionedVariable",
+           "tf.contrib.opt's swapping_saver takes partitioned variables"),
     Symbol("tensorflow.python.ops.summary_ops_v2", "_ResourceSummaryWriter",
            "a TF2 summary writer made in model_fn lives as long as the step and its init() "
            "is an op (tf1/patches.py replaces two methods while model_fn runs)"),
@@ -37,6 +43,8 @@ SYMBOLS = uses(
 CheckpointState = checkpoint_state_pb2.CheckpointState
 SavedModel = saved_model_pb2.SavedModel
 assign_moving_average = moving_averages.assign_moving_average
+op_list_to_dict = saveable_object_util.op_list_to_dict
+PartitionedVariable = variables.PartitionedVariable
 ResourceSummaryWriter = summary_ops_v2._ResourceSummaryWriter  # pylint: disable=protected-access
 
 
