@@ -32,6 +32,13 @@ SYMBOLS = uses(
            "TPU embedding columns take their TPU path while model_fn runs"),
     Symbol(f"{_TPU}.tpu_function", "get_tpu_context",
            "TPU embedding columns take their TPU path while model_fn runs"),
+    *(Symbol("tensorflow.python.tpu.tpu_embedding_v2", f"TPUEmbedding.{name}",
+             "TPU embedding tables are read from the TPU before checkpoints and loaded back "
+             "after restores, under the original's TF1 names")
+      for name in ("_retrieve_variables", "_load_variables")),
+    Symbol("tensorflow.python.tpu.tpu_embedding_v2", "TPUEmbedding._variables",
+           "TPU embedding tables are read from the TPU before checkpoints and loaded back "
+           "after restores, under the original's TF1 names", per_instance=True),
     Symbol(f"{_TPU}.tpu", "_TPUInferenceContext",
            "the exported TPU MetaGraph looks TPU embedding columns up on the host, as the "
            "original's TPU inference"),
@@ -53,6 +60,18 @@ def looks_up_on_tensor_core(column):
     """Whether a device-specific TPU embedding column looks up on the TensorCore."""
     return (column._embedding_lookup_device  # pylint: disable=protected-access
             == tpu_fc_v2.EmbeddingDevice.TPU_TENSOR_CORE)
+
+
+def embedding_retrieve_and_load(embedding):
+    """(retrieve, load): a `tf.tpu.experimental.embedding.TPUEmbedding`'s functions that copy
+    its tables from the TPU to their host variables and back."""
+    return (embedding._retrieve_variables,  # pylint: disable=protected-access
+            embedding._load_variables)  # pylint: disable=protected-access
+
+
+def embedding_variables(embedding, table_key):
+    """{'parameters' or slot name: host variable} of one table of a TPUEmbedding."""
+    return embedding._variables[table_key]  # pylint: disable=protected-access
 
 
 @contextlib.contextmanager
