@@ -61,8 +61,6 @@ EXCLUDED = {
                                          "early-stopping hooks, not served",
     "tensorflow.estimator.inputs": "numpy_input_fn / pandas_input_fn (queue-based, without "
                                    "`params`): not served; use tf.data",
-    "tensorflow.estimator.tpu.experimental": "TPUEstimator's TPU embedding "
-                                             "(EmbeddingConfigSpec) is not supported",
     "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
                                     "since TensorFlow 2)",
     "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "
@@ -76,8 +74,6 @@ EXCLUDED = {
     "tensorflow.keras.wrappers": _KERAS_DROPPED,
     "tensorflow.raw_ops": "TPU-embedding debug ops and CompareAndBitpack, which TensorFlow 2.21 "
                           "removed",
-    "tensorflow.tpu.experimental": "TF 1.x's TPU embedding optimizer parameters: TPUEstimator's "
-                                   "TPU embedding (embedding_config_spec) is not supported",
 }
 # Names served with another kind than TF 1.15's, and why that is fine; reviewed.
 _CALLED_THE_SAME = "a class where TF 1.x had a function; called the same way, same result"

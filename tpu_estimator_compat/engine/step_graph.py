@@ -158,9 +158,11 @@ def _copy_op(op, destination, copies, op_copies):
     control_inputs = [op_copies[c] for c in op.control_inputs]
     attrs = {key: value for key, value in op.node_def.attr.items()
              if key not in _DROPPED_ATTRIBUTES}
-    with tf.control_dependencies(control_inputs), tf.device(op.device):
+    with tf.control_dependencies(control_inputs):
+        # On the device the op was traced on (each replica's own): without it the placer
+        # put every replica's computation on the first device.
         copy = graphs.create_op(destination, op.type, inputs, [t.dtype for t in op.outputs],
-                                op.name, attrs, op.op_def)
+                                op.name, attrs, op.op_def, device=op.device)
     for original, copied in zip(op.outputs, copy.outputs):
         copied.set_shape(original.shape)
         copies[original.ref()] = copied

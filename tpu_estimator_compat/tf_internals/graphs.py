@@ -31,6 +31,8 @@ SYMBOLS = uses(
            "functions the traced step calls are callable from its copy"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._create_op_internal",
            "ops of the traced step copied as they are (type, attributes, device)"),
+    Symbol(f"{_FRAMEWORK}.ops", "Operation._set_device",
+           "each replica's copied ops stay on the replica's device"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._control_dependencies_stack",
            "`with tf.control_dependencies(update_ops): minimize()` holds under a strategy "
            "(tf1/patches.py)"),
@@ -83,12 +85,16 @@ def by_ref_captures(graph):
             for key, closure in captures.by_ref_external.items()]
 
 
-def create_op(graph, op_type, inputs, dtypes, name, attrs, op_def):
-    """Creates an op in `graph` as given (attributes and op_def as they are, the device of
-    the enclosing `tf.device`), without TensorFlow's defaults."""
-    return graph._create_op_internal(  # pylint: disable=protected-access
-        op_type, inputs, dtypes=dtypes, name=name, attrs=attrs, op_def=op_def,
-        compute_device=False)
+def create_op(graph, op_type, inputs, dtypes, name, attrs, op_def, device):
+    """Creates an op in `graph` as given (attributes and op_def as they are, on `device`
+    when given), without TensorFlow's defaults (`compute_device=False` applies no device
+    scope)."""
+    # pylint: disable=protected-access
+    op = graph._create_op_internal(op_type, inputs, dtypes=dtypes, name=name, attrs=attrs,
+                                   op_def=op_def, compute_device=False)
+    if device:
+        op._set_device(device)
+    return op
 
 
 def is_stateful(op):
