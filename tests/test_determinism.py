@@ -1,9 +1,12 @@
 """RunConfig(tf_random_seed=...) makes training repeatable on the simulated 8-core TPU, as it
 is on one device: same initial values (tf_keras legacy layers' initializers), same dropout."""
 import numpy as np
+import pytest
 
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1
+
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
 
 
 def model_fn(features, labels, mode, params):

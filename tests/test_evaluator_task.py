@@ -21,6 +21,8 @@ from tests.test_train_and_evaluate import (
     EvalStepHook, RecordingExporter, eval_input_fn, make_estimator, train_input_fn)
 from tpu_estimator_compat import train_and_evaluate_tasks as tae_module
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASK_SCRIPT = os.path.join(REPO_ROOT, "tests", "evaluator_task_main.py")
 RUN_TIMEOUT_SECS = 240
@@ -134,7 +136,6 @@ def _start(task_type, model_dir, out_dir):
     return proc, log
 
 
-@pytest.mark.slow  # starts processes
 def test_chief_and_evaluator_processes(tmp_path):
     """A chief and an evaluator on 127.0.0.1 (use_tpu=False), as the original runs them."""
     model_dir, out_dir = tmp_path / "model", str(tmp_path)

@@ -204,6 +204,7 @@ def test_saved_model_cli_show_and_run(exports, expected, tmp_path):
                                    atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_export_layout_and_signatures(exports):
     export_dir = exports["parsing"]
     assert isinstance(export_dir, bytes)
@@ -311,6 +312,7 @@ def test_tpu_meta_graph_computes_the_model_with_tpu_ops_replaced_by_cpu_ops(
     assert got["classes"].tolist() == [[c.encode() for c in _CLASSES]] * len(_INPUTS)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_params_in_export(model_dir, tmp_path):
     _model_fn.seen_params.clear()
     _export(model_dir, tmp_path, _raw_receiver_fn(), user_params={"lr": 0.1})

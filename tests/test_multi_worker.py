@@ -25,6 +25,8 @@ from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.engine import runtime as runtime_lib
 from tests import multi_worker_main as worker
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER_SCRIPT = os.path.join(REPO_ROOT, "tests", "multi_worker_main.py")
 RUN_TIMEOUT_SECS = 240
@@ -235,7 +237,6 @@ def test_a_non_chief_worker_writes_nothing_into_model_dir(monkeypatch, tmp_path,
 
 # -- two worker processes -------------------------------------------------------------------
 
-@pytest.mark.slow  # starts processes
 def test_two_workers_train_evaluate_and_export_like_one_process(tmp_path, one_device):
     model_dir = tmp_path / "model"
     with two_workers(str(tmp_path / "run"), "main", model_dir) as workers:
@@ -279,7 +280,6 @@ def test_two_workers_train_evaluate_and_export_like_one_process(tmp_path, one_de
     assert latest_step(model_dir) == worker.MAIN_STEPS
 
 
-@pytest.mark.slow  # starts processes
 @pytest.mark.parametrize("victim", [1, 0], ids=["kill_non_chief", "kill_chief"])
 def test_a_killed_worker_stops_the_other_and_a_restart_resumes(victim, tmp_path, one_device):
     model_dir = tmp_path / "model"
@@ -319,7 +319,6 @@ def test_a_killed_worker_stops_the_other_and_a_restart_resumes(victim, tmp_path,
     assert_same_weights(weights(model_dir), weights(tmp_path / "reference"))
 
 
-@pytest.mark.slow  # starts processes
 def test_sigterm_to_one_worker_stops_both_after_a_checkpoint(tmp_path):
     model_dir = tmp_path / "model"
     with two_workers(str(tmp_path / "run"), "forever", model_dir) as workers:

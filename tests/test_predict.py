@@ -14,6 +14,8 @@ import helpers
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.export import receivers
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 v1 = tf.compat.v1
 NUM_EXAMPLES = 37
 FEATURES = np.random.RandomState(3).randn(NUM_EXAMPLES, 4).astype(np.float32)
@@ -117,7 +119,6 @@ def test_stopping_the_generator_early_leaves_no_threads(trained_dir, eight_devic
     assert threading.active_count() == threads_before
 
 
-@pytest.mark.slow  # starts processes
 def test_export_serves_what_predict_predicts(trained_dir, one_device, tmp_path):
     estimator = make_estimator(trained_dir, one_device)
     expected = np.array([p["score"] for p in estimator.predict(predict_input_fn)])

@@ -18,6 +18,8 @@ from event_reader import read_scalars
 from helpers import make_estimator
 from tpu_estimator_compat.v1 import layers as legacy_layers
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 v1 = tf.compat.v1
 
 X = (np.arange(64 * 4, dtype=np.float32).reshape(64, 4) % 7) / 7.0

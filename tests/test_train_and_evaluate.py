@@ -12,6 +12,8 @@ from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.train_and_evaluate_tasks import FinalExporter, LatestExporter
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 v1 = tf.compat.v1
 FEATURES = np.random.RandomState(11).randn(24, 2).astype(np.float32)
 TARGETS = (FEATURES @ np.array([[2.0], [-1.0]]) + 0.3).astype(np.float32)

@@ -247,6 +247,7 @@ def _values(dataset):
                 return values
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_datasets_keep_tf1_iterators_through_contrib_data():
     contrib_data = v1.contrib.data
     assert _values(lambda: v1.data.Dataset.range(7).apply(
@@ -356,6 +357,7 @@ def test_keras_3_unchanged_eagerly_and_in_tf_function():
 
 # A TF1 program ------------------------------------------------------------------------------
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_tf1_idiom_graph_trains():
     rng = np.random.RandomState(0)
     features = rng.randn(32, 5).astype(np.float32)
