@@ -113,6 +113,7 @@ def test_two_evaluations_of_one_checkpoint_are_identical(tmp_path, eight_devices
     assert first == second
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_steps_limits_the_batches_and_loss_is_the_mean_over_steps(tmp_path, one_device):
     results = trained_estimator(tmp_path, one_device).evaluate(eval_input_fn, steps=2)
     probabilities = numpy_probabilities()[:32]

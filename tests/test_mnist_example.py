@@ -90,6 +90,7 @@ def test_idx_files_with_a_wrong_magic_number_are_refused(tmp_path):
         convert_to_records.read_idx(str(tmp_path / "bad.gz"), 2051)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_tfds_mnist_converts_without_download(tmp_path):
     tfds = pytest.importorskip("tensorflow_datasets")
     with tfds.testing.mock_data(num_examples=4, policy=tfds.testing.MockPolicy.USE_CODE):
