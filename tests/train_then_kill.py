@@ -16,6 +16,8 @@ import helpers
 import tpu_estimator_compat as tec
 from helpers import FEATURES, TARGETS, input_fn, model_fn  # noqa: F401  (the model it trains)
 
+v1 = tf.compat.v1
+
 VARIABLE_NAMES = {
     "adam": ["beta1_power", "beta2_power", "global_step",
              "linear/hidden/bias", "linear/hidden/bias/Adam", "linear/hidden/bias/Adam_1",
@@ -31,6 +33,20 @@ make_estimator = functools.partial(
     helpers.make_estimator, iterations_per_loop=ITERATIONS_PER_LOOP, batch_size=16,
     eval_batch_size=None, predict_batch_size=None,
     input_mode=tec.InputPipelineConfig.PER_HOST_V2)
+
+
+def w_sum_model_fn(features, labels, mode, params):
+    """Predicts the sum of model_fn's `linear/w` for every example (restores only that)."""
+    del labels, params
+    with v1.variable_scope("linear"):
+        weights = v1.get_variable("w", [3, 1])
+    return tec.TPUEstimatorSpec(mode, predictions=tf.reduce_sum(weights) + 0 * features[:, 0])
+
+
+def predict_input_fn(params):
+    """The first 4 examples' features, one batch."""
+    del params
+    return tf.data.Dataset.from_tensor_slices(FEATURES[:4]).batch(4)
 
 
 def main(model_dir):

@@ -15,6 +15,7 @@ import numpy as np
 
 from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state import sharing
 from tpu_estimator_compat.config import model_dir as model_dir_lib
 from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
@@ -120,11 +121,16 @@ class Estimator:
         self._check_user_fns(input_fn, ModeKeys.TRAIN)
         hooks = hooks_lib.validate_hooks(hooks)
         saving_listeners = hooks_lib.validate_saving_listeners(saving_listeners)
-        latest = checkpoints.latest_checkpoint(self.model_dir)
-        start = int(checkpoints.load_variable(latest, "global_step")) if latest else 0
-        if max_steps is not None and max_steps <= start:
+        if max_steps is not None and (sharing.latest_step(self.model_dir) or 0) >= max_steps:
             logging.info("Skipping training since max_steps has already saved.")
-            return self
+            return self  # without claiming model_dir: it may be read-only, or shared
+        # One trainer per model_dir: a second one fails here, before reading or writing.
+        with sharing.training_in(self.model_dir, self._config.is_chief) as lock:
+            self._train(input_fn, hooks, steps, max_steps, saving_listeners, lock)
+        return self
+
+    def _train(self, input_fn, hooks, steps, max_steps, saving_listeners, lock):
+        latest = checkpoints.latest_checkpoint(self.model_dir)
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
         runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                   hook_run)
@@ -139,8 +145,7 @@ class Estimator:
             iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
             examples_per_step=self._examples_per_step(plan, runtime),
             host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
-            tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners)
-        return self
+            tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners, lock)
 
     # -- evaluate ---------------------------------------------------------------------------
     @eager_calls.eager
@@ -264,8 +269,8 @@ class Estimator:
         input_checks.check_input_fn(input_fn)
         self._check_user_fns(input_fn, mode)
         hooks = hooks_lib.validate_hooks(hooks)
-        checkpoint = (checkpoints.resolve_checkpoint_path(checkpoint_path) if checkpoint_path
-                      else self.latest_checkpoint())
+        chosen = sharing.choose_checkpoint(checkpoint_path, self.model_dir)
+        checkpoint = chosen.path
         if checkpoint is None:
             logging.info("Could not find trained model in model_dir: %s, running "
                          "initialization to %s.", self.model_dir,
@@ -273,7 +278,9 @@ class Estimator:
         hook_run = hooks_lib.HookRun(mode, hooks, checkpoint)
         _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run,
                                                             until_input_ends)
-        engine.sync(checkpoint, compiled, self._warm_start_from)
+        # A trainer beside this process may delete the chosen checkpoint meanwhile.
+        checkpoint = chosen.read(
+            lambda path: engine.sync(path, compiled, self._warm_start_from))
         hook_run.start(compiled.traced.placed_hooks)
         return checkpoint, plan, iterator, engine, compiled, hook_run
 

@@ -39,6 +39,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat.config import run_config
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state import sharing
 from tpu_estimator_compat.host import hooks as hooks_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.estimator import Estimator
@@ -244,7 +245,13 @@ def _run_evaluator(estimator, train_spec, eval_spec):
                 "evaluation results are expected to be same for the same checkpoint."))
         else:
             last_warning.clear()
-            evaluator.evaluate_and_export(latest)
+            try:
+                evaluator.evaluate_and_export(latest)
+            except sharing.CheckpointDeletedError:
+                logging.warning("Checkpoint %s was deleted by the trainer's retention before "
+                                "it could be evaluated; evaluating the newest one instead.",
+                                latest)
+                continue
             evaluated = latest
             if evaluator.reached_max_steps():
                 logging.info("Exiting evaluation, global_step=%s >= train max_steps=%s",

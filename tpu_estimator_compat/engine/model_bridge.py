@@ -18,6 +18,7 @@ import traceback
 
 import tensorflow as tf
 
+from tpu_estimator_compat.engine import model_fn_errors
 from tpu_estimator_compat.tf_internals import keras_and_slim
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
@@ -79,7 +80,10 @@ def call_model_fn(model_fn, features, labels, mode, params, config, source="inpu
     """
     try:
         return _call_model_fn(model_fn, features, labels, mode, params, config)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, KeyError) as error:
+        explained = model_fn_errors.explain(error, features, source)
+        if explained is not None:
+            raise explained from error
         if type(error) not in (TypeError, ValueError) or not _raised_by_tensorflow(error):
             raise
         raise type(error)(

@@ -45,6 +45,7 @@ from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import loops
+from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.api import optimizers
@@ -139,8 +140,10 @@ class ModelEngine:
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
-        return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
-                            init_calls, program, kept_alive)
+        loop = memory.explaining_out_of_memory(make_loop(step.instantiate, step_outputs), mode,
+                                               plan.model_fn_batch_size,
+                                               self.runtime.num_replicas)
+        return CompiledMode(traced, step_outputs, loop, init_calls, program, kept_alive)
 
     def _tpu_embeddings(self, program, plan):
         """The TPU embeddings of `program`'s EmbeddingConfigSpec under TPU semantics (tables

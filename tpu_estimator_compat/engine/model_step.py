@@ -99,6 +99,7 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced, embeddings=Non
             spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params,
                                               facts.config)
             _check_spec_type(spec, mode, runtime)
+            _check_host_fn_tensors(spec, labels)
             if embeddings is not None:  # the tables' names and update, in model_fn's graph
                 embeddings.resolve_names()
                 if mode == ModeKeys.TRAIN:
@@ -141,11 +142,43 @@ def _check_tpu_predictions(predictions):
     if not isinstance(predictions, dict):
         raise TypeError("TPUEstimatorSpec.predictions must be dict of Tensors.")
     for key, tensor in predictions.items():
-        if tensor.shape.rank is None or tensor.shape.rank == 0 or tensor.shape[0] is None:
+        if tensor.shape.rank == 0:
+            raise ValueError(
+                f"The tensor with key ({key}) in TPUEstimatorSpec.predictions is a scalar "
+                f"({tensor}): every prediction needs the batch dimension, one row per example. "
+                "Give it one, e.g. tf.fill([batch_size], value) with params['batch_size'], or "
+                "tf.zeros_like(logits[:, 0]) + value.")
+        if tensor.shape.rank is None or tensor.shape[0] is None:
             raise ValueError(
                 f"The tensor with key ({key}) in TPUEstimatorSpec.predictions has dynamic "
                 f"shape (should be static). Tensor: {tensor}. Give every prediction a static "
                 "batch dimension (the per-replica batch size).")
+
+
+def _check_host_fn_tensors(spec, labels):
+    """Everything passed to eval_metrics/host_call functions must be a tensor (it crosses
+    from the device to the host every step); raised here, before any step runs."""
+    for name in ("eval_metrics", "host_call"):
+        pair = getattr(spec, name, None)
+        if not pair:
+            continue
+        tensors = pair[1]
+        keys = sorted(tensors, key=str) if isinstance(tensors, dict) else range(len(tensors))
+        for key in keys:
+            value = tensors[key]
+            if tf.is_tensor(value):
+                continue
+            where = f"{name}[1][{key!r}]"
+            if value is None and labels is None:
+                raise ValueError(
+                    f"{where} is None: the labels are None, as input_fn returned features "
+                    "only. Return (features, labels) from input_fn, or leave the labels out "
+                    f"of {name} (and out of its function's arguments).")
+            raise TypeError(
+                f"{where} is {type(value).__name__} {value!r}, not a tensor: everything in "
+                f"{name}[1] is sent from the device to the host each step. Pass constants to "
+                "the function another way, e.g. functools.partial(metric_fn, threshold=0.5) "
+                "or a default argument.")
 
 
 def _record(traced, spec, inputs, params):
@@ -184,6 +217,7 @@ def _metric_update_values(eval_metric_ops):
     metric's value after this step's update (so the last step's is the final value)."""
     values = {}
     for name, (_, update_op) in eval_metric_ops.items():
+        update_op = spec_lib.metric_tensor(update_op)
         if not isinstance(update_op, tf.Tensor):
             raise TypeError(
                 f"eval_metric_ops[{name!r}]: the update op is a {type(update_op).__name__}; "

@@ -24,6 +24,7 @@ from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import tpu as tf_tpu
 from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.export import preflight
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.export import signatures
 from tpu_estimator_compat.api import spec as spec_lib
@@ -156,6 +157,7 @@ def export_saved_model(plan) -> bytes:
                                     plan.export_saved_model_api_version)
     if not plan.add_use_tpu_param:  # params_for leaves out keys whose value is None
         requests = [dataclasses.replace(r, use_tpu_param=None) for r in requests]
+    preflight.check_export_dir_base(plan.export_dir_base)
     export_dir, temp_dir = _export_dirs(plan.export_dir_base)
     try:
         builder = tf.compat.v1.saved_model.Builder(temp_dir)
@@ -168,10 +170,18 @@ def export_saved_model(plan) -> bytes:
             _add_function_alias(temp_dir, _TPU_TAGS, tpu_function_name, plan.as_text)
         _copy_assets_extra(temp_dir, plan.assets_extra)
         tf.io.gfile.rename(temp_dir, export_dir)
+    except _WRITE_ERRORS as error:
+        if not preflight.is_write_error(error):
+            raise
+        raise preflight.ExportWriteError(os.fsdecode(export_dir_base), error) from error
     finally:
         if tf.io.gfile.exists(temp_dir):
             tf.io.gfile.rmtree(temp_dir)
     return export_dir
+
+
+_WRITE_ERRORS = (tf.errors.ResourceExhaustedError, tf.errors.PermissionDeniedError,
+                 tf.errors.UnknownError, OSError)
 
 
 def _meta_graph_requests(export_to_cpu, export_to_tpu, mode, api_version):
@@ -240,6 +250,7 @@ def _add_meta_graph(builder, request, plan):
         session_graph = _state_graph(graph, saver) if request.rewrite_for_tpu else graph
         session_config = run_config.local_session_config(plan.config)
         with tf.compat.v1.Session(graph=session_graph, config=session_config) as session:
+            preflight.check_graph_fits_checkpoint(saver, plan.checkpoint_path)
             _restore(saver, session, plan.checkpoint_path, request.mode)
             builder.add_meta_graph_and_variables(session, **kwargs)
     return built

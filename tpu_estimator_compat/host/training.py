@@ -79,13 +79,15 @@ class TrainingPlan:
 
 
 @multi_worker.explains_worker_failures("Training")
-def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()):
+def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=(), lock=None):
     """Runs loops as `plan` (a `TrainingPlan`) says, until its last step, the end of a
     finite input or a stop request from a hook or saving listener; returns the final loss.
 
     Args:
       hook_run: the call's `hooks.HookRun`, already started (begin/after_create_session
         done).
+      lock: the chief's acquired `sharing.TrainerLock` of model_dir, checked before each
+        save (None on other workers).
     """
     sizer = IterationSizer(plan.iterations_per_loop)
     step = engine.global_step
@@ -95,7 +97,7 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     if workers.is_chief:
         checkpoints.require_writable(plan.model_dir)
     savers = checkpoint_saves.checkpoint_savers(engine, plan.config, plan.model_dir, hook_run,
-                                                saving_listeners, compiled.meta_graph)
+                                                saving_listeners, compiled.meta_graph, lock)
     actions = loop_actions.LoopActions([
         loop_actions.HookActions(hook_run),
         _NanCheck(plan.model_dir),
