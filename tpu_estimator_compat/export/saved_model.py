@@ -173,7 +173,7 @@ def export_saved_model(plan) -> bytes:
     except _WRITE_ERRORS as error:
         if not preflight.is_write_error(error):
             raise
-        raise preflight.ExportWriteError(os.fsdecode(export_dir_base), error) from error
+        raise preflight.ExportWriteError(os.fsdecode(plan.export_dir_base), error) from error
     finally:
         if tf.io.gfile.exists(temp_dir):
             tf.io.gfile.rmtree(temp_dir)
