@@ -316,6 +316,7 @@ def counting_model_fn(as_eval_metric_ops):
     return model_fn
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("where, as_eval_metric_ops", [
     ("cpu", False), ("cpu", True), ("simulated_tpu", False)])
 def test_counting_metrics_whose_update_op_is_a_variable_equal_the_original(

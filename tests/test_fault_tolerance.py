@@ -263,6 +263,7 @@ def test_damaged_state_file_without_a_readable_checkpoint_raises_and_changes_not
     assert sorted(os.listdir(tmp_path)) == files_before
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_deleted_state_file_goes_on_from_the_newest_checkpoint_with_a_warning(
         tmp_path, eight_devices, caplog):
     trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
@@ -286,6 +287,7 @@ def test_deleted_state_file_goes_on_from_the_newest_checkpoint_with_a_warning(
     assert os.path.getmtime(os.path.join(str(tmp_path), "model.ckpt-2.index")) == mtime_of_2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_deleted_state_file_and_no_readable_checkpoint_raise(tmp_path, eight_devices):
     trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
     os.remove(os.path.join(str(tmp_path), "checkpoint"))
