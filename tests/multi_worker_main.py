@@ -20,19 +20,17 @@ import json
 import os
 import sys
 
-import numpy as np
 import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import helpers  # noqa: E402  pylint: disable=wrong-import-position
 import tpu_estimator_compat as tec  # noqa: E402  pylint: disable=wrong-import-position
+from helpers import FEATURES, TARGETS  # noqa: E402  pylint: disable=wrong-import-position
 from tpu_estimator_compat.export import receivers  # noqa: E402  pylint: disable=wrong-import-position
 
 v1 = tf.compat.v1
 _layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
 
-NUM_EXAMPLES = 160
-FEATURES = (np.arange(NUM_EXAMPLES * 4, dtype=np.float32).reshape(NUM_EXAMPLES, 4) % 7 - 3) / 3
-TARGETS = (FEATURES @ np.array([[1.0], [-2.0], [3.0], [0.5]], np.float32) + 0.1).astype(np.float32)
 NUM_EVAL_EXAMPLES = 40  # not a multiple of the eval batch: the last batch of a host is padded
 GLOBAL_BATCH = 16
 ITERATIONS_PER_LOOP = 2
@@ -115,18 +113,14 @@ def serving_input_receiver_fn():
 def make_estimator(model_dir, use_tpu=True, params=None, strategy=None, num_workers=2):
     """The workers pass no strategy (TF_CONFIG selects it); the test's one-process
     references pass a one-replica strategy and `num_workers=1`."""
-    config = tec.RunConfig(
-        model_dir=model_dir, save_checkpoints_steps=2, keep_checkpoint_max=3,
-        save_summary_steps=2, log_step_count_steps=2, train_distribute=strategy,
-        tpu_config=tec.TPUConfig(
-            iterations_per_loop=ITERATIONS_PER_LOOP,
-            per_host_input_for_training=tec.InputPipelineConfig.PER_HOST_V2))
-    if use_tpu:
-        return tec.TPUEstimator(model_fn, config=config, params=params,
-                                train_batch_size=GLOBAL_BATCH, eval_batch_size=GLOBAL_BATCH)
     # CPU/GPU semantics: train_batch_size is what each input_fn call (each worker) batches.
-    return tec.TPUEstimator(model_fn, config=config, params=params, use_tpu=False,
-                            train_batch_size=GLOBAL_BATCH // num_workers)
+    return helpers.make_estimator(
+        model_dir, strategy, model_fn, iterations_per_loop=ITERATIONS_PER_LOOP,
+        input_mode=tec.InputPipelineConfig.PER_HOST_V2, params=params, use_tpu=use_tpu,
+        train_batch_size=GLOBAL_BATCH if use_tpu else GLOBAL_BATCH // num_workers,
+        eval_batch_size=GLOBAL_BATCH if use_tpu else None, predict_batch_size=None,
+        save_checkpoints_steps=2, keep_checkpoint_max=3, save_summary_steps=2,
+        log_step_count_steps=2)
 
 
 RECORD = {}

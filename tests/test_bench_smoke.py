@@ -10,6 +10,10 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test runs a benchmark in its own process
+
 _BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
                       "train_throughput.py")
 

@@ -504,6 +504,7 @@ def assert_listed_checkpoints_restore(model_dir):
     return int(latest.rsplit("-", 1)[1])
 
 
+@pytest.mark.slow  # starts processes
 def test_sigkill_during_save_loop_leaves_a_restorable_latest_checkpoint(tmp_path):
     model_dir = str(tmp_path)
     first_step = 0

@@ -288,6 +288,7 @@ def _one_variable_per_name(store):
     return v1.variable_creator_scope(creator)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_layers_in_tf_function_trace_with_tf1_shapes():
     x = _RNG.randn(2, 4, 4, 3).astype(np.float32)
     weights = _RNG.randn(32, 3).astype(np.float32)

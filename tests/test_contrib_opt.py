@@ -99,6 +99,7 @@ def _model_fn(features, labels, mode, params):
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_decay_var_list_on_eight_replicas_of_the_estimator(tmp_path, eight_devices):
     config = tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices,
                            tpu_config=tec.TPUConfig(iterations_per_loop=2))

@@ -29,6 +29,7 @@ NAMES = ["m/rnn/multi_rnn_cell/cell_0/lstm_cell/kernel:0",
     for part in ("gates/kernel", "gates/bias", "candidate/kernel", "candidate/bias")]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_contrib_rnn_cells_and_functions_match_tf1():
     rnn = v1.contrib.rnn
     with tf.Graph().as_default():
@@ -76,6 +77,7 @@ ORIGINAL_DENSE_KERNEL = [[-0.000366, 0.252808], [0.273075, 0.04205], [-0.226356,
                          [-0.083352, 0.196624]]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_dynamic_rnn_of_contrib_cells_in_tpu_estimator_trains_as_the_original(tmp_path):
     """An image-captioning model's decoder: `tf.contrib.rnn` cells run by dynamic_rnn, whose
     while loop builds the variables (names as TF1 gave them, not under `rnn/while/`)."""

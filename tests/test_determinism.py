@@ -8,6 +8,8 @@ import tensorflow as tf
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 
 def model_fn(features, labels, mode, params):
     hidden = v1.layers.dense(features, 16, activation=v1.nn.relu, name="hidden")

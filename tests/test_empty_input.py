@@ -9,6 +9,8 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 v1 = tf.compat.v1
 _layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
 

@@ -93,6 +93,7 @@ def test_per_shard_v1_gives_each_replica_its_own_input_fn_call(eight_devices):
         assert [x.tolist() for x, _ in replicas] == [[float(r)] * 2 for r in range(REPLICAS)]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_eval_pads_the_partial_batch_and_sends_stop_batches_after_the_data(eight_devices):
     # 5 examples, 2 per replica: replicas 0-1 full, 2 has one real row, 3-7 only stop batches.
     input_fn = _input_fn(5, drop_remainder=False)

@@ -180,6 +180,7 @@ def test_train_step_gives_replica_0s_loss_and_batch_outputs_of_all_replicas(eigh
     assert third["finite"] and third["host_call"]["rows"][:, 0].tolist() == [48, 64, 80]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_inference_step_stops_when_every_replica_has_reached_the_end(eight_devices):
     iterator = _iterator(eight_devices, ModeKeys.EVAL, 21)  # 10 full replica batches + 1 row
 

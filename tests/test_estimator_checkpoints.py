@@ -15,9 +15,11 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from tests import tf1_reference_model
-from tests import train_then_kill
-from tests.train_then_kill import VARIABLE_NAMES, input_fn, make_estimator, model_fn
+import helpers
+import tf1_reference_model
+import train_then_kill
+from helpers import checkpoint_steps, input_fn, model_fn
+from train_then_kill import VARIABLE_NAMES, make_estimator
 
 v1 = tf.compat.v1
 legacy_layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
@@ -36,11 +38,6 @@ def checkpoint_values(path):
     return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
 
 
-def checkpoint_steps(model_dir):
-    state = tf.train.get_checkpoint_state(str(model_dir))
-    return sorted(int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths)
-
-
 def assert_all_close(actual, expected, atol=1e-6):
     assert sorted(actual) == sorted(expected)
     for name in expected:
@@ -50,6 +47,7 @@ def assert_all_close(actual, expected, atol=1e-6):
 # ------------------------------------------------------------------------------------------
 # 1. Resuming is exact.
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_twenty_steps_equal_ten_plus_ten_with_a_fresh_estimator(tmp_path, eight_devices):
     """Weights, Adam slots, beta powers and global_step survive a restart unchanged."""
     make_estimator(tmp_path / "once", eight_devices, iterations_per_loop=4).train(
@@ -74,6 +72,7 @@ def test_twenty_steps_equal_ten_plus_ten_with_a_fresh_estimator(tmp_path, eight_
 # ------------------------------------------------------------------------------------------
 # 2. The model_dir layout.
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_model_dir_files_after_training(tmp_path, eight_devices):
     make_estimator(tmp_path, eight_devices, iterations_per_loop=5, save_checkpoints_steps=5,
                    keep_checkpoint_max=2).train(input_fn, steps=10)
@@ -111,6 +110,7 @@ def reference_estimator(model_dir, strategy):
                           iterations_per_loop=1)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_reference_model_checkpoint_has_the_tf1_graph_names_and_shapes(tmp_path, eight_devices):
     reference_estimator(tmp_path, eight_devices).train(reference_input_fn, steps=2)
 
@@ -136,6 +136,7 @@ def test_reference_model_checkpoint_has_the_tf1_graph_names_and_shapes(tmp_path,
     assert restored["global_step"] == 2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_tf1_fixture_checkpoint_resumes_in_tpu_estimator(tmp_path, eight_devices):
     model_dir = tmp_path / "model"
     shutil.copytree(FIXTURE_DIR, model_dir)
@@ -159,6 +160,7 @@ def test_tf1_fixture_checkpoint_resumes_in_tpu_estimator(tmp_path, eight_devices
 # ------------------------------------------------------------------------------------------
 # 4. A checkpoint of another model.
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_resuming_from_a_mismatched_checkpoint_lists_the_variables(tmp_path, one_device):
     sgd = {"optimizer": "sgd"}
     make_estimator(tmp_path, one_device, params=sgd).train(input_fn, steps=2)
@@ -192,8 +194,8 @@ def initial_values(params=None):
     """The model's values at step 0 (what a fresh model_dir's model.ckpt-0 holds)."""
     with tf.Graph().as_default():
         v1.train.create_global_step()
-        spec = model_fn(tf.constant(train_then_kill.FEATURES[:2]),
-                        tf.constant(train_then_kill.TARGETS[:2]), tec.ModeKeys.TRAIN,
+        spec = model_fn(tf.constant(helpers.FEATURES[:2]),
+                        tf.constant(helpers.TARGETS[:2]), tec.ModeKeys.TRAIN,
                         dict(params or {}))
         del spec
         with v1.Session() as sess:
@@ -201,6 +203,7 @@ def initial_values(params=None):
             return {v.op.name: sess.run(v) for v in v1.global_variables()}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("form", ["model_dir", "checkpoint_path"])
 def test_warm_start_from_a_path_initializes_only_trainable_variables(
         tmp_path, one_device, source_dir, form):
@@ -222,6 +225,7 @@ def test_warm_start_from_a_path_initializes_only_trainable_variables(
     assert checkpoint_values(model_dir)["global_step"] == 2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_warm_start_settings_select_and_rename_and_apply_only_once(
         tmp_path, one_device, source_dir):
     source = checkpoint_values(source_dir)
@@ -316,6 +320,7 @@ def assert_started_from_pretrained(model_dir):
     return start
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_init_from_checkpoint_in_scaffold_fn_on_tpu(tmp_path, eight_devices):
     ckpt = write_pretrained_checkpoint(tmp_path)
     model = make_pretrained_model_fn(ckpt, "scaffold_fn")
@@ -327,6 +332,7 @@ def test_init_from_checkpoint_in_scaffold_fn_on_tpu(tmp_path, eight_devices):
     assert checkpoint_values(tmp_path / "model")["global_step"] == 2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_init_from_checkpoint_in_model_fn_on_cpu(tmp_path):
     ckpt = write_pretrained_checkpoint(tmp_path)
     model = make_pretrained_model_fn(ckpt, "model_fn")
@@ -392,6 +398,7 @@ def wait_for(condition, timeout, what, child, stderr_path):
     pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
+@pytest.mark.slow  # starts processes
 def test_sigkilled_training_resumes_to_max_steps(tmp_path, eight_devices):
     model_dir = str(tmp_path / "model")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from event_reader import read_scalars, read_values
-from tpu_estimator_compat.host import contrib_summary
+from tpu_estimator_compat.legacy_api import contrib_summary
 
 v1 = tf.compat.v1
 NUM_REPLICAS = 8
@@ -76,6 +76,7 @@ def values_of(scalars, tag):
 # ------------------------------------------------------------------------------------------
 # The estimator's own summaries.
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_loss_and_rate_scalars_every_save_summary_steps(tmp_path, eight_devices, caplog):
     caplog.set_level(logging.INFO, logger="tensorflow")
     train(tmp_path, eight_devices, steps=12, iterations_per_loop=2, save_summary_steps=4,
@@ -103,6 +104,7 @@ def test_loss_and_rate_scalars_every_save_summary_steps(tmp_path, eight_devices,
         "simple_value"}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_a_run_shorter_than_save_summary_steps_still_writes_its_first_loss(
         tmp_path, eight_devices):
     train(tmp_path, eight_devices, steps=4, iterations_per_loop=2, save_summary_steps=100)
@@ -112,6 +114,7 @@ def test_a_run_shorter_than_save_summary_steps_still_writes_its_first_loss(
     assert sorted(scalars["loss"]) == [(2, 1.0), (7, 6.0)]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_save_summary_steps_zero_writes_no_scalars(tmp_path, eight_devices):
     train(tmp_path, eight_devices, steps=4, iterations_per_loop=2, save_summary_steps=0)
     assert read_scalars(str(tmp_path)) == {}
@@ -136,6 +139,7 @@ def contrib_host_call(logdir):
     return make
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("every_n_steps, expected_steps", [
     (1, list(range(0, 42, 5))),
     # The counter of experimental_host_call_every_n_steps restarts with every loop: loop 1
@@ -156,6 +160,7 @@ def test_contrib_summary_host_call_records_every_5_global_steps(
     assert {value.WhichOneof("value") for _, value in read_values(logdir)} == {"simple_value"}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_tf2_summary_host_call(tmp_path, eight_devices):
     logdir = str(tmp_path / "host_call")
 
@@ -178,6 +183,7 @@ def test_tf2_summary_host_call(tmp_path, eight_devices):
     np.testing.assert_allclose(values_of(scalars, "mean_label"), expected_means, rtol=1e-6)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_host_call_tensors_are_concatenated_across_replicas(tmp_path, eight_devices):
     seen = []
 
@@ -216,6 +222,7 @@ def recording_host_call(seen):
     return make
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("devices", ["one_device", "eight_devices"])
 def test_global_step_read_after_minimize_arrives_with_the_pre_increment_value(
         tmp_path, devices, request):

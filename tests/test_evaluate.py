@@ -87,6 +87,7 @@ def assert_metrics_match_numpy(results):
     assert results["global_step"] == 1
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("replicas", [1, 8])
 @pytest.mark.parametrize("as_dict", [True, False])
 def test_metrics_equal_numpy_on_every_example(replicas, as_dict, tmp_path, one_device,
@@ -96,6 +97,7 @@ def test_metrics_equal_numpy_on_every_example(replicas, as_dict, tmp_path, one_d
     assert_metrics_match_numpy(results)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_cpu_path_evaluates_every_example(tmp_path):
     config = tec.RunConfig(model_dir=str(tmp_path))
     estimator = tec.TPUEstimator(make_model_fn(True), config=config, use_tpu=False,
@@ -104,12 +106,14 @@ def test_cpu_path_evaluates_every_example(tmp_path):
     assert_metrics_match_numpy(estimator.evaluate(eval_input_fn))
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_two_evaluations_of_one_checkpoint_are_identical(tmp_path, eight_devices):
     estimator = trained_estimator(tmp_path, eight_devices)
     first, second = estimator.evaluate(eval_input_fn), estimator.evaluate(eval_input_fn)
     assert first == second
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_steps_limits_the_batches_and_loss_is_the_mean_over_steps(tmp_path, one_device):
     results = trained_estimator(tmp_path, one_device).evaluate(eval_input_fn, steps=2)
     probabilities = numpy_probabilities()[:32]
@@ -121,6 +125,7 @@ def test_steps_limits_the_batches_and_loss_is_the_mean_over_steps(tmp_path, one_
                                rtol=1e-5)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_eval_events_hold_every_metric_at_the_checkpoint_step(tmp_path, one_device, caplog):
     caplog.set_level(logging.INFO, logger="tensorflow")
     estimator = trained_estimator(tmp_path, one_device)
@@ -131,6 +136,7 @@ def test_eval_events_hold_every_metric_at_the_checkpoint_step(tmp_path, one_devi
     assert "Saving dict for global step 1: accuracy = " in caplog.text
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_user_metric_named_loss_is_rejected(tmp_path, one_device):
     def model_fn(features, labels, mode, params):
         spec = make_model_fn(True)(features, labels, mode, params)
@@ -146,6 +152,7 @@ def test_user_metric_named_loss_is_rejected(tmp_path, one_device):
         estimator.evaluate(eval_input_fn)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_estimator_spec_eval_metric_ops_on_the_cpu_path(tmp_path):
     def model_fn(features, labels, mode, params):
         spec = make_model_fn(True)(features, labels, mode, params)
@@ -161,6 +168,7 @@ def test_estimator_spec_eval_metric_ops_on_the_cpu_path(tmp_path):
     assert_metrics_match_numpy(estimator.evaluate(eval_input_fn))
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_endless_input_without_steps_fails_before_work_naming_the_fix(tmp_path, one_device):
     estimator = trained_estimator(tmp_path, one_device)
     endless_error = (r"^evaluate\(steps=None\) evaluates until the input ends, but the eval "
@@ -172,6 +180,7 @@ def test_endless_input_without_steps_fails_before_work_naming_the_fix(tmp_path, 
     assert estimator.evaluate(train_input_fn, steps=2)["global_step"] == 1  # steps bound it
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_input_of_unknown_length_without_steps_is_logged_and_runs_to_its_end(
         tmp_path, one_device, caplog):
     caplog.set_level(logging.INFO, logger="tensorflow")
@@ -212,6 +221,7 @@ def _seven_rows_input_fn(params):
     return tf.data.Dataset.from_tensor_slices((rows, rows)).batch(params["batch_size"])
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_scalar_eval_metrics_reach_metric_fn_once_per_step_with_use_tpu_false(tmp_path):
     shapes_seen = []
     estimator = tec.TPUEstimator(_scalar_loss_model_fn(shapes_seen), use_tpu=False,
@@ -226,6 +236,7 @@ def test_scalar_eval_metrics_reach_metric_fn_once_per_step_with_use_tpu_false(tm
     assert set(shapes_seen) == {0}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("use_tpu, message", [
     (True, "All tensors outfed from TPU should preserve batch size dimension, but got "
            "scalar Tensor"),
@@ -243,6 +254,7 @@ def test_scalar_eval_metrics_on_several_replicas_are_rejected(tmp_path, eight_de
     assert "tf.reshape(x, [1])" in str(error.value)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_eval_metrics_on_several_replicas_with_use_tpu_false_count_every_example(
         tmp_path, eight_devices):
     """CPU/GPU semantics on 8 replicas (eval_distribute): batches are not padded, so the last
@@ -304,6 +316,7 @@ def counting_model_fn(as_eval_metric_ops):
     return model_fn
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("where, as_eval_metric_ops", [
     ("cpu", False), ("cpu", True), ("simulated_tpu", False)])
 def test_counting_metrics_whose_update_op_is_a_variable_equal_the_original(

@@ -19,8 +19,10 @@ import tpu_estimator_compat as tec
 from tests import event_reader
 from tests.test_train_and_evaluate import (
     EvalStepHook, RecordingExporter, eval_input_fn, make_estimator, train_input_fn)
-from tpu_estimator_compat.host import train_and_evaluate as tae_module
+from tpu_estimator_compat import train_and_evaluate_tasks as tae_module
 from tpu_estimator_compat.state import sharing
+
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASK_SCRIPT = os.path.join(REPO_ROOT, "tests", "evaluator_task_main.py")

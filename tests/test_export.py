@@ -21,7 +21,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.export import saved_model as export
-from tpu_estimator_compat.export import outputs as eo
+from tpu_estimator_compat.api import export_outputs as eo
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.api.spec import EstimatorSpec, ModeKeys, TPUEstimatorSpec
 from tpu_estimator_compat.estimator import export_estimator_savedmodel
@@ -98,9 +98,9 @@ def expected(model_dir):
 
 def _export(model_dir, base, receiver_fn, **kwargs):
     kwargs.setdefault("user_params", {"heads": True})
-    return export.export_saved_model(
+    return export.export_saved_model(export.ExportPlan(
         _model_fn, config=None, checkpoint_path=export.resolve_checkpoint_path(model_dir),
-        export_dir_base=str(base), serving_input_receiver_fn=receiver_fn, **kwargs)
+        export_dir_base=str(base), serving_input_receiver_fn=receiver_fn, **kwargs))
 
 
 def _raw_receiver_fn():
@@ -147,6 +147,7 @@ def _run_fresh(script, *args):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # starts processes
 def test_tf2_load_in_fresh_process_matches_model_fn_graph(exports, expected):
     script = """
         import json, sys
@@ -188,6 +189,7 @@ def test_tf2_load_in_fresh_process_matches_model_fn_graph(exports, expected):
                                atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow  # starts processes
 def test_saved_model_cli_show_and_run(exports, expected, tmp_path):
     export_dir = exports["parsing"].decode()
     shown = subprocess.run([_CLI, "show", "--dir", export_dir, "--all"],
@@ -211,6 +213,7 @@ def test_saved_model_cli_show_and_run(exports, expected, tmp_path):
                                    atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_export_layout_and_signatures(exports):
     export_dir = exports["parsing"]
     assert isinstance(export_dir, bytes)
@@ -318,6 +321,7 @@ def test_tpu_meta_graph_computes_the_model_with_tpu_ops_replaced_by_cpu_ops(
     assert got["classes"].tolist() == [[c.encode() for c in _CLASSES]] * len(_INPUTS)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_params_in_export(model_dir, tmp_path):
     _model_fn.seen_params.clear()
     _export(model_dir, tmp_path, _raw_receiver_fn(), user_params={"lr": 0.1})
@@ -337,6 +341,7 @@ def test_export_to_tpu_false_writes_only_serve(model_dir, tmp_path):
     assert set(_meta_graphs(path)) == {_SERVE}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_use_tpu_false_estimator_still_writes_the_tpu_meta_graph(model_dir, tmp_path):
     """The original's export_to_tpu=True (the default) wrote `serve, tpu` whatever use_tpu."""
     for export_to_tpu, tag_sets in ((True, {_SERVE, _SERVE_TPU}), (False, {_SERVE})):
@@ -420,11 +425,11 @@ def test_error_messages(model_dir, tmp_path):
     with pytest.raises(ValueError, match=r"^TPUEstimatorSpec\.scaffold_fn returns None, which "
                                          r"is not allowed\. Return tf\.compat\.v1\.train\."
                                          r"Scaffold\(\) at the end of scaffold_fn\.$"):
-        export.export_saved_model(
+        export.export_saved_model(export.ExportPlan(
             no_scaffold_model_fn, user_params={}, config=None,
             checkpoint_path=export.resolve_checkpoint_path(model_dir),
             export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn(),
-            export_to_cpu=False)
+            export_to_cpu=False))
     empty_dir = str(tmp_path / "empty")
     with pytest.raises(ValueError) as e:
         export.resolve_checkpoint_path(empty_dir)
@@ -443,10 +448,10 @@ def test_missing_variable_and_bad_tpu_export_output(model_dir, tmp_path):
         return spec._replace(predictions={**spec.predictions, "extra": extra + 0.0})
 
     with pytest.raises(ValueError) as e:
-        export.export_saved_model(
+        export.export_saved_model(export.ExportPlan(
             bigger_model_fn, user_params={}, config=None,
             checkpoint_path=export.resolve_checkpoint_path(model_dir),
-            export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn())
+            export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn()))
     assert str(e.value).startswith(
         "Could not load all requested variables from checkpoint. Please make sure your "
         "model_fn does not expect variables that were not saved in the checkpoint.\n\n"
@@ -462,11 +467,11 @@ def test_missing_variable_and_bad_tpu_export_output(model_dir, tmp_path):
     with pytest.raises(ValueError, match="^`export_output` must be have type "
                                          "`ClassificationOutput`, `RegressionOutput`, or "
                                          "`PredictOutput`; got "):
-        export.export_saved_model(
+        export.export_saved_model(export.ExportPlan(
             opaque_model_fn, user_params={}, config=None,
             checkpoint_path=export.resolve_checkpoint_path(model_dir),
             export_dir_base=str(tmp_path), serving_input_receiver_fn=_raw_receiver_fn(),
-            export_to_cpu=False)
+            export_to_cpu=False))
 
 
 class _Opaque(eo.ExportOutput):
@@ -483,12 +488,12 @@ def test_single_non_default_output_is_also_serving_default(model_dir, tmp_path):
         return TPUEstimatorSpec(mode, predictions=spec.predictions,
                                 export_outputs={"regress": eo.RegressionOutput(value)})
 
-    path = export.export_saved_model(
+    path = export.export_saved_model(export.ExportPlan(
         regression_model_fn, user_params={}, config=None,
         checkpoint_path=export.resolve_checkpoint_path(model_dir),
         export_dir_base=str(tmp_path),
         serving_input_receiver_fn=receivers.build_parsing_serving_input_receiver_fn(
-            _FEATURE_SPEC))
+            _FEATURE_SPEC)))
     meta_graphs = _meta_graphs(path)
     for meta_graph in meta_graphs.values():
         signatures = meta_graph.signature_def

@@ -1,9 +1,9 @@
 """Export outputs, their SignatureDefs and the signature-map rules of the original export
-(`export/outputs.py`, `export/signatures.py`)."""
+(`api/export_outputs.py`, `export/signatures.py`)."""
 import pytest
 import tensorflow as tf
 
-from tpu_estimator_compat.export import outputs as eo
+from tpu_estimator_compat.api import export_outputs as eo
 from tpu_estimator_compat.export import signatures as signature_map
 
 _sm = tf.compat.v1.saved_model

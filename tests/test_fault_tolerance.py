@@ -41,6 +41,7 @@ def wait_for_checkpoint(model_dir, process, timeout=120):
     pytest.fail("no checkpoint within the time limit")
 
 
+@pytest.mark.slow  # starts processes
 def test_sigterm_saves_at_the_current_step_exits_nonzero_and_resumes(tmp_path, eight_devices):
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(SCRIPT)))
     process = subprocess.Popen([sys.executable, SCRIPT, str(tmp_path)], stdout=subprocess.PIPE,
@@ -70,6 +71,7 @@ def nan_at_step(nan_step):
     return model_fn
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_nan_loss_raises_at_its_loop_and_keeps_the_last_good_checkpoint(tmp_path,
                                                                          eight_devices):
     estimator = make_estimator(tmp_path, eight_devices, model=nan_at_step(5), batch_size=8,
@@ -106,6 +108,7 @@ def all_finite(model_dir):
                for name in checkpoints.list_variable_names(str(model_dir)))
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_nan_gradient_on_a_loops_last_step_is_not_saved_and_the_message_is_true(
         tmp_path, eight_devices):
     # Steps 4 and 5 form a loop; step 5's gradient is NaN while every loss is finite, and a
@@ -123,6 +126,7 @@ def test_nan_gradient_on_a_loops_last_step_is_not_saved_and_the_message_is_true(
     assert not os.path.exists(os.path.join(str(tmp_path), "model.ckpt-6.index"))
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_nan_gradient_mid_loop_is_reported_for_its_loop(tmp_path, eight_devices):
     estimator = make_estimator(tmp_path, eight_devices, model=nan_gradient_at_step(4),
                                batch_size=8, save_checkpoints_steps=2)
@@ -133,6 +137,7 @@ def test_nan_gradient_mid_loop_is_reported_for_its_loop(tmp_path, eight_devices)
     assert checkpoint_step(tmp_path) == 4 and all_finite(tmp_path)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_bad_rows_on_replica_3_of_8_are_caught_at_their_loop(tmp_path, eight_devices):
     # One row per replica per step: row 3 of step 5's batch (replica 3) is NaN, on the last
     # step of the loop 4..6; replica 0's loss stays finite. Checkpoints fall on steps 0, 4,
@@ -152,6 +157,7 @@ def test_bad_rows_on_replica_3_of_8_are_caught_at_their_loop(tmp_path, eight_dev
     assert checkpoint_step(tmp_path) == 4 and all_finite(tmp_path)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_truncated_newest_checkpoint_is_named_with_the_fallback(tmp_path, eight_devices):
     estimator = make_estimator(tmp_path, eight_devices, batch_size=8, save_checkpoints_steps=2)
     estimator.train(train_then_kill.input_fn, steps=4)
@@ -164,6 +170,7 @@ def test_truncated_newest_checkpoint_is_named_with_the_fallback(tmp_path, eight_
         rerun.train(train_then_kill.input_fn, steps=2)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_model_dir_that_cannot_be_written_fails_before_training(tmp_path, eight_devices):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
@@ -179,6 +186,7 @@ def test_model_dir_that_cannot_be_written_fails_before_training(tmp_path, eight_
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_failed_save_keeps_the_previous_checkpoint(tmp_path, eight_devices, monkeypatch):
     estimator = make_estimator(tmp_path, eight_devices, batch_size=8, save_checkpoints_steps=2)
     estimator.train(train_then_kill.input_fn, steps=2)
@@ -216,6 +224,7 @@ def damage_state_file(model_dir, damage):
         handle.write(damaged)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("damage", ["torn", "garbled", "empty"])
 def test_damaged_state_file_resumes_from_the_newest_readable_checkpoint(tmp_path, eight_devices,
                                                                        damage, caplog):
@@ -232,6 +241,7 @@ def test_damaged_state_file_resumes_from_the_newest_readable_checkpoint(tmp_path
     assert estimator.evaluate(train_then_kill.input_fn, steps=1)["global_step"] == 6
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_damaged_state_file_and_newest_checkpoint_fall_back_to_the_readable_one(
         tmp_path, eight_devices):
     estimator = trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
@@ -244,6 +254,7 @@ def test_damaged_state_file_and_newest_checkpoint_fall_back_to_the_readable_one(
     assert checkpoint_step(tmp_path) == 3
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_damaged_state_file_without_a_readable_checkpoint_raises_and_changes_nothing(
         tmp_path, eight_devices):
     estimator = trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
@@ -262,6 +273,7 @@ def test_damaged_state_file_without_a_readable_checkpoint_raises_and_changes_not
     assert sorted(os.listdir(tmp_path)) == files_before
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_deleted_state_file_goes_on_from_the_newest_checkpoint_with_a_warning(
         tmp_path, eight_devices, caplog):
     trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
@@ -285,6 +297,7 @@ def test_deleted_state_file_goes_on_from_the_newest_checkpoint_with_a_warning(
     assert os.path.getmtime(os.path.join(str(tmp_path), "model.ckpt-2.index")) == mtime_of_2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_deleted_state_file_and_no_readable_checkpoint_raise(tmp_path, eight_devices):
     trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
     os.remove(os.path.join(str(tmp_path), "checkpoint"))

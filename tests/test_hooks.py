@@ -1,11 +1,14 @@
 """SessionRunHooks: called once per device loop, fetching tensors model_fn built."""
+import functools
 import logging
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+import helpers
 import tpu_estimator_compat as tec
+from helpers import checkpoint_steps
 
 v1 = tf.compat.v1
 NUM_EXAMPLES = 20
@@ -97,20 +100,11 @@ class Model:
         return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=hooks)
 
 
-def make_estimator(model_dir, strategy, model_fn, iterations_per_loop=4, **config_kwargs):
-    config_kwargs.setdefault("save_checkpoints_steps", 1000)
-    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
-                           tpu_config=tec.TPUConfig(iterations_per_loop=iterations_per_loop),
-                           **config_kwargs)
-    return tec.TPUEstimator(model_fn, config=config, train_batch_size=8, eval_batch_size=8,
-                            predict_batch_size=4)
+make_estimator = functools.partial(helpers.make_estimator, iterations_per_loop=4,
+                                   save_checkpoints_steps=1000, predict_batch_size=4)
 
 
-def checkpoint_steps(model_dir):
-    state = tf.train.get_checkpoint_state(str(model_dir))
-    return sorted(int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths)
-
-
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_hooks_run_once_per_loop_with_the_last_steps_values(tmp_path, one_device):
     spec_hook_made = []
 
@@ -156,6 +150,7 @@ def test_hooks_run_once_per_loop_with_the_last_steps_values(tmp_path, one_device
     assert new_fetches.results[0]["first"] in FEATURES[:, 0]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_request_stop_ends_training_at_the_loop_boundary(tmp_path, eight_devices):
     hook = RecordingHook({"seen": "seen_step:0", "replica": "replica_plus_one:0"},
                          stop_when=lambda results: results["seen"] >= 5)
@@ -168,6 +163,7 @@ def test_request_stop_ends_training_at_the_loop_boundary(tmp_path, eight_devices
     assert checkpoint_steps(tmp_path) == [0, 8]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_logging_tensor_hook_logs_every_n_loops_and_at_end(tmp_path, one_device, caplog):
     caplog.set_level(logging.INFO, logger="tensorflow")
 
@@ -187,6 +183,7 @@ def test_logging_tensor_hook_logs_every_n_loops_and_at_end(tmp_path, one_device,
     assert seen[-1].startswith("seen_step = 11 (")  # at_end: the values of the last loop
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_stop_at_step_hook_stops_at_the_first_loop_boundary_past_its_step(tmp_path, one_device):
     model = Model()
     estimator = make_estimator(tmp_path, one_device, model)
@@ -205,6 +202,7 @@ def nan_model(fail_on_nan_loss):
     return Model(spec_hooks)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_nan_tensor_hook_raises_nan_loss_during_training_error(tmp_path, one_device):
     estimator = make_estimator(tmp_path, one_device, nan_model(fail_on_nan_loss=True))
     with pytest.raises(v1.train.NanLossDuringTrainingError):
@@ -212,6 +210,7 @@ def test_nan_tensor_hook_raises_nan_loss_during_training_error(tmp_path, one_dev
     assert checkpoint_steps(tmp_path) == [0]  # no final checkpoint after an error
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_nan_tensor_hook_without_failing_stops_after_the_loop(tmp_path, one_device):
     estimator = make_estimator(tmp_path, one_device, nan_model(fail_on_nan_loss=False))
     estimator.train(train_input_fn, steps=12)
@@ -259,6 +258,7 @@ def test_saving_listeners_need_a_checkpoint_saver(tmp_path, one_device):
         estimator.train(train_input_fn, steps=4, saving_listeners=[RecordingListener()])
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_evaluation_hooks_run_once_over_all_eval_steps(tmp_path, one_device):
     spec_hook_made = []
 
@@ -281,6 +281,7 @@ def test_evaluation_hooks_run_once_over_all_eval_steps(tmp_path, one_device):
         assert [r["first"] for r in hook.results] == [FEATURES[16, 0]]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_prediction_hooks_run_once_per_loop_and_can_stop_predict(tmp_path, one_device):
     estimator = make_estimator(tmp_path, one_device, Model(), iterations_per_loop=2)
     hook = RecordingHook({"first": "first_feature:0"})

@@ -78,6 +78,7 @@ def test_list_form_metrics_match_numpy_after_every_step():
                 np.testing.assert_allclose(result[name], value, rtol=1e-5, err_msg=name)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_dict_form_passes_keyword_arguments():
     steps = _steps(seed=1)
     with host_calls.MetricFnRunner(_binary_metric_fn, steps[0]) as runner:
@@ -88,6 +89,7 @@ def test_dict_form_passes_keyword_arguments():
         np.testing.assert_allclose(result[name], value, rtol=1e-5, err_msg=name)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_auc_matches_sklearn():
     """Riemann-sum AUC over 1000 thresholds is within 1e-3 (absolute) of the exact AUC."""
     steps = _steps(seed=2)

@@ -1,9 +1,17 @@
-"""The engine/host boundary, checked statically: engine/ and host/ never import each other
-(the engine takes hooks through `engine.hook_placement`, the host reads the engine's
-`engine.step_outputs` types by their fields), and only the facade, estimator.py, imports both.
+"""The layer map, checked statically (README "How it works" has the same table).
+
+Every module of a room (a top folder, or a top module such as estimator.py) imports only its
+own room and the rooms `ALLOWED` lists for it, counting imports inside functions (lazy
+imports) and the module paths named in strings (the v1 namespace's name tables,
+`importlib.import_module` targets). The table has no cycle. Only `tf_internals/` (the
+seam) imports TensorFlow's private modules. In particular engine/ and host/ never import
+each other (the engine takes hooks through `engine.hook_placement`, the host reads the
+engine's `engine.step_outputs` types by their fields), and only the facade, estimator.py,
+imports both.
 """
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -11,6 +19,32 @@ _PACKAGE = "tpu_estimator_compat"
 _ROOT = pathlib.Path(__file__).resolve().parents[1] / _PACKAGE
 _ENGINE = f"{_PACKAGE}.engine"
 _HOST = f"{_PACKAGE}.host"
+
+# room: the rooms its modules may import (besides its own). The package's __init__ (lazy
+# public names) may import any room.
+ALLOWED = {
+    "tf_internals": set(),
+    "log": set(),
+    "config": {"log"},
+    "api": {"log", "tf_internals"},
+    "tf1": {"api", "log", "tf_internals"},
+    "state": {"log", "tf_internals"},
+    "legacy_api": {"log", "tf_internals"},
+    "engine": {"api", "config", "log", "state", "tf1", "tf_internals"},
+    "export": {"api", "config", "engine", "log", "state", "tf_internals"},
+    "host": {"api", "config", "legacy_api", "log", "state", "tf1", "tf_internals"},
+    "estimator": {"api", "config", "engine", "export", "host", "log", "state", "tf1"},
+    "train_and_evaluate_tasks": {"api", "config", "estimator", "export", "host", "log",
+                                 "state"},
+    "v1": {"api", "config", "engine", "estimator", "export", "legacy_api", "log", "state",
+           "tf1", "train_and_evaluate_tasks"},
+    "cli": {"log", "v1"},
+    "__main__": {"cli"},
+}
+# TensorFlow's private surface: only the seam imports these.
+_PRIVATE_MODULES = re.compile(r"^(tensorflow\.(python|compiler|core)|tf_keras\.src)(\.|$)")
+# A module path of this package named in a string ('pkg.mod' or 'pkg.mod:attribute').
+_PACKAGE_PATH = re.compile(rf"^{_PACKAGE}(\.[A-Za-z_]\w*)+(:[\w.]*)?$")
 
 
 def _module_name(path):
@@ -20,10 +54,17 @@ def _module_name(path):
 
 def _imported(source, module_name, is_package=False):
     """Every module name `source` imports, anywhere in it (functions too), relative imports
-    resolved; `from a import b` counts as importing `a` and `a.b`."""
+    resolved; `from a import b` counts as importing `a` and `a.b`; a string naming a module
+    of the package (a name table's target) counts as importing it."""
     names = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _PACKAGE_PATH.match(node.value):
+                names.add(node.value.split(":")[0])
+        elif _is_v1_table_entry(node):  # v1/_paths.py: _from("api.spec", ...), f"{_PKG}.x"
+            relative = node.args[0] if isinstance(node, ast.Call) else node.values[1]
+            names.add(f"{_PACKAGE}.{relative.value.lstrip('.')}".split(":")[0])
+        elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -34,6 +75,16 @@ def _imported(source, module_name, is_package=False):
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
     return names
+
+
+def _is_v1_table_entry(node):
+    if isinstance(node, ast.Call):
+        return (isinstance(node.func, ast.Name) and node.func.id == "_from" and node.args
+                and isinstance(node.args[0], ast.Constant))
+    return (isinstance(node, ast.JoinedStr) and len(node.values) == 2
+            and isinstance(node.values[0], ast.FormattedValue)
+            and getattr(node.values[0].value, "id", None) == "_PKG"
+            and isinstance(node.values[1], ast.Constant))
 
 
 def _imports_layer(names, layer):
@@ -48,6 +99,71 @@ def _modules(layer=None):
         if layer is None or name == layer or name.startswith(layer + "."):
             modules[name] = _imported(path.read_text(), name, path.name == "__init__.py")
     return modules
+
+
+def _room(module_name):
+    parts = module_name.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def test_every_room_is_in_the_table():
+    rooms = {_room(name) for name in _modules()} - {None}
+    assert rooms == set(ALLOWED), "add the new room to ALLOWED (and to README's table)"
+
+
+def test_every_room_imports_only_what_the_table_allows():
+    offending = {}
+    for module, names in _modules().items():
+        room = _room(module)
+        if room is None:
+            continue  # the package's __init__: lazy public names from every room
+        for name in names:
+            target = _room(name) if name.startswith(_PACKAGE + ".") else None
+            if target and target != room and target not in ALLOWED[room]:
+                offending.setdefault(module, []).append(name)
+    assert offending == {}, (
+        "imports against the layer map (ALLOWED here, README 'How it works'): move the "
+        "shared code to a room both may import, or pass it in from the layer above")
+
+
+def test_the_table_has_no_cycle():
+    done, on_path = set(), []
+
+    def visit(room):
+        assert room not in on_path, " -> ".join(on_path[on_path.index(room):] + [room])
+        if room in done:
+            return
+        on_path.append(room)
+        for target in sorted(ALLOWED[room]):
+            visit(target)
+        on_path.pop()
+        done.add(room)
+
+    for room in ALLOWED:
+        visit(room)
+
+
+def test_only_the_seam_touches_tensorflow_internals():
+    offending = {}
+    for path in sorted(_ROOT.rglob("*.py")):
+        module = _module_name(path)
+        if _room(module) == "tf_internals":
+            continue
+        source = path.read_text()
+        private = sorted(name for name in _imported(source, module, path.name == "__init__.py")
+                         if _PRIVATE_MODULES.match(name))
+        # lazy imports: importlib.import_module("tensorflow.python...") (the v1 name tables
+        # name TF1 module paths for the user's program to import; they are no use here)
+        private += sorted(node.args[0].value for node in ast.walk(ast.parse(source))
+                          if isinstance(node, ast.Call) and node.args
+                          and getattr(node.func, "attr", None) == "import_module"
+                          and isinstance(node.args[0], ast.Constant)
+                          and _PRIVATE_MODULES.match(str(node.args[0].value)))
+        if private:
+            offending[module] = private
+    assert offending == {}, (
+        "TensorFlow's private surface goes through tpu_estimator_compat.tf_internals (the "
+        "seam): add the symbol there, with what it provides and the TF version checked")
 
 
 def test_the_layers_have_modules():
@@ -81,6 +197,17 @@ def test_only_the_facade_imports_both():
 def test_every_import_form_is_seen(source):
     names = _imported(source, f"{_ENGINE}.model_engine")
     assert _imports_layer(names, _HOST)
+
+
+@pytest.mark.parametrize("source", [
+    'NAMES = {"TPUClusterResolver": "tpu_estimator_compat.host.hooks:HookRun"}',
+    '_lazy.install(globals(), fallback="tpu_estimator_compat.host.hooks")',
+    'NAMES = {name: f"tpu_estimator_compat.host.hooks:{name}" for name in ("a", "b")}',
+    'MODULES = {"python.estimator.x": Virtual(_from("host.hooks", "HookRun"))}',
+    '_SLIM = f"{_PKG}.host.hooks"',
+])
+def test_name_table_targets_count_as_imports(source):
+    assert _imports_layer(_imported(source, f"{_PACKAGE}.v1._paths"), _HOST)
 
 
 def test_relative_imports_resolve_from_the_module_or_package():

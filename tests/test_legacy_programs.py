@@ -13,6 +13,8 @@ import pytest
 import tpu_estimator_compat.v1 as tf
 from event_reader import read_scalars
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 SEED = 7
 
 

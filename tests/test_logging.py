@@ -49,6 +49,7 @@ _PROGRAM = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # starts processes
 @pytest.mark.parametrize("runner", ["app", "plain"])
 def test_verbosity_controls_the_progress_lines_and_each_line_prints_once(tmp_path, runner):
     script = tmp_path / "program.py"

@@ -13,6 +13,8 @@ import tpu_estimator_compat as tec
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import receivers
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 v1 = tf.compat.v1
 PER_HOST_V1 = tec.InputPipelineConfig.PER_HOST_V1
 PER_HOST_V2 = tec.InputPipelineConfig.PER_HOST_V2

@@ -90,6 +90,7 @@ def test_idx_files_with_a_wrong_magic_number_are_refused(tmp_path):
         convert_to_records.read_idx(str(tmp_path / "bad.gz"), 2051)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_tfds_mnist_converts_without_download(tmp_path):
     tfds = pytest.importorskip("tensorflow_datasets")
     with tfds.testing.mock_data(num_examples=4, policy=tfds.testing.MockPolicy.USE_CODE):
@@ -176,6 +177,7 @@ def _meta_graph_tags(export_path):
     return sorted(sorted(g.meta_info_def.tags) for g in saved_model.meta_graphs)
 
 
+@pytest.mark.slow  # starts processes
 def test_default_program_trains_evaluates_exports_and_predicts(runs):
     run = runs["cpu"]
     run.check_succeeded()
@@ -196,6 +198,7 @@ def test_default_program_trains_evaluates_exports_and_predicts(runs):
     assert len(predictions) == 4, run.output[-3000:]
 
 
+@pytest.mark.slow  # starts processes
 def test_program_on_a_simulated_8_core_tpu(runs):
     run = runs["tpu"]
     run.check_succeeded()

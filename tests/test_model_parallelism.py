@@ -11,6 +11,8 @@ from tpu_estimator_compat.engine import cluster_resolver
 from tpu_estimator_compat.engine import model_parallelism
 from tpu_estimator_compat.engine import runtime as runtime_lib
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 IPC = tec.InputPipelineConfig
 v1 = tf.compat.v1
 FEATURES = np.random.RandomState(1).randn(128, 4).astype(np.float32)

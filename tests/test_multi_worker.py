@@ -25,6 +25,8 @@ from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.engine import runtime as runtime_lib
 from tests import multi_worker_main as worker
 
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER_SCRIPT = os.path.join(REPO_ROOT, "tests", "multi_worker_main.py")
 RUN_TIMEOUT_SECS = 240

@@ -78,6 +78,7 @@ def _replica_batches(strategy, input_fn, global_batch, mode=ModeKeys.TRAIN):
             for element in strategy.experimental_local_results(next(iterator))]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_each_part_is_split_into_one_piece_per_core(eight_devices):
     replicas = _replica_batches(eight_devices, parts_input_fn(), 16)
 
@@ -103,6 +104,7 @@ def _estimator(model_dir, strategy, use_tpu=True):
                             train_batch_size=16, eval_batch_size=8)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_eight_cores_train_like_one_device_on_the_same_parts(tmp_path, one_device,
                                                              eight_devices):
     weights = []
@@ -127,6 +129,7 @@ def _evaluate(model_dir, strategy, use_tpu, input_fn, steps):
     return _estimator(model_dir, strategy, use_tpu).evaluate(input_fn, steps=steps)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_evaluate_steps_counts_every_labeled_example_as_use_tpu_false(trained_dir,
                                                                        eight_devices):
     # eval_batch_size 8 on 8 cores, 2 steps: 16 labeled and 48 unlabeled examples.
@@ -143,6 +146,7 @@ def test_evaluate_steps_counts_every_labeled_example_as_use_tpu_false(trained_di
     assert tpu["unlabeled_score"] == pytest.approx(scores.mean(), rel=1e-5)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_a_partial_labeled_batch_is_padded_and_only_its_real_rows_count(trained_dir,
                                                                         eight_devices):
     # 20 labeled examples in batches of 8 (the last has 4); the unlabeled part stays full.

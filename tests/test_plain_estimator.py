@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+from helpers import checkpoint_steps
 from tpu_estimator_compat.export import receivers
 
 v1 = tf.compat.v1
@@ -64,11 +65,6 @@ def predict_input_fn():
     return tf.data.Dataset.from_tensor_slices({"x": FEATURES}).batch(7)
 
 
-def checkpoint_steps(model_dir):
-    state = tf.train.get_checkpoint_state(str(model_dir))
-    return sorted(int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths)
-
-
 def numpy_predictions(estimator):
     weights, bias = estimator.get_variable_value("w"), estimator.get_variable_value("b")
     return FEATURES @ weights + bias
@@ -106,6 +102,7 @@ def trained(tmp_path_factory):
     return estimator
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_evaluate_runs_the_whole_input_with_eval_metric_ops(trained):
     results = trained.evaluate(finite_input_fn)
     errors = numpy_predictions(trained) - TARGETS
@@ -116,6 +113,7 @@ def test_evaluate_runs_the_whole_input_with_eval_metric_ops(trained):
         trained.evaluate(finite_input_fn, steps=0)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_predict_yields_every_example_in_order(trained):
     predictions = list(trained.predict(predict_input_fn))
     assert len(predictions) == len(FEATURES)  # batches of 7: the last one has 5
@@ -158,6 +156,7 @@ def shared_model_fn(features, labels, mode, params):
     return spec if "use_tpu" in params else spec.as_estimator_spec()
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_cpu_estimator_predicts_from_a_tpu_estimators_checkpoint(tmp_path, eight_devices):
     config = tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices)
     tpu_estimator = tec.TPUEstimator(shared_model_fn, config=config, train_batch_size=16)

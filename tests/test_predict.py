@@ -1,4 +1,5 @@
 """TPUEstimator.predict: every example once, in order; and export matching predict()."""
+import functools
 import logging
 import subprocess
 import sys
@@ -9,8 +10,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import helpers
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.export import receivers
+
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
 
 v1 = tf.compat.v1
 NUM_EXAMPLES = 37
@@ -40,11 +44,8 @@ def model_fn(features, labels, mode, params):
         loss, global_step=v1.train.get_global_step()))
 
 
-def make_estimator(model_dir, strategy, **kwargs):
-    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
-                           tpu_config=tec.TPUConfig(iterations_per_loop=2))
-    return tec.TPUEstimator(model_fn, config=config, train_batch_size=16,
-                            predict_batch_size=16, **kwargs)
+make_estimator = functools.partial(helpers.make_estimator, model=model_fn, batch_size=16,
+                                   eval_batch_size=None)
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,7 @@ def logging_hook_model_fn(features, labels, mode, params):
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[hook])
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_a_hook_fetching_the_global_step_reads_it_before_the_steps_increment(tmp_path,
                                                                             caplog):
     """TF1 ran the hook's fetch in the Session.run of the step that incremented the global
@@ -111,6 +112,7 @@ def moving_average_model_fn(features, labels, mode, params):
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_a_hooks_saver_of_the_moving_averages_restores_them_for_evaluation(tmp_path):
     """A hook's begin(), after_create_session(), before_run() and end() are TF1 code, as
     model_fn is: `ema.variables_to_restore()` hashes variables (issue 19, item 2: "Variable
@@ -170,6 +172,7 @@ class FetchHook(v1.train.SessionRunHook):
         self.results.append(run_values.results)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_an_input_fn_computing_on_a_one_shot_iterators_element_runs_it_every_step(tmp_path):
     """TF1 ran input_fn's ops on the iterator's element at every step: each step a new
     batch and new noise (issue 19, item 3: a ValueError)."""
@@ -314,6 +317,7 @@ def classification_model_fn(features, labels, mode, params):
                                 eval_metrics=(classification_metric_fn, tensors))
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("input_mode", ["PER_HOST_V1", "PER_HOST_V2", "BROADCAST"])
 def test_tpu_evaluation_counts_every_example_once_as_the_original(tmp_path, eight_devices,
                                                                    input_mode):

@@ -41,6 +41,7 @@ def test_xla_module_of_tensorflow_compiler_is_served_as_tensorflows_own():
     assert xla is real_xla and callable(xla.replica_id)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_split_host_batches_after_disable_v2_behavior_shapes(tmp_path, monkeypatch,
                                                             eight_devices):
     """simclr run.py calls tf.disable_v2_behavior() and trains on the TPU with PER_HOST_V1
@@ -92,6 +93,7 @@ def _one_shot_input_fn(params):
     return v1.data.make_one_shot_iterator(dataset).get_next()
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
     """Expected: the original TPUEstimator (TF 2.15, use_tpu=False) read batches [0, 1],
     [2, 3], [4, 5] in train and in evaluate, whose loss was -1.875 at step 3."""
@@ -152,6 +154,7 @@ def _host_batches(input_fn):
     return list(recorded.dataset_of(result).as_numpy_iterator())
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_xla_replica_id_in_model_fn_on_eight_replicas(tmp_path, eight_devices):
     """simclr objective.py: `xla.replica_id()` (from tensorflow.compiler.tf2xla.python) picks
     each replica's rows of the cross-replica batch. On the simulated TPU TensorFlow's op was

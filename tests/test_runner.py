@@ -174,6 +174,7 @@ def _write(path, text):
         f.write(textwrap.dedent(text))
 
 
+@pytest.mark.slow  # starts processes
 def test_script_runs_unmodified_on_the_simulated_tpu_with_flags_and_exit_status(tmp_path):
     program, libs = tmp_path / "program", tmp_path / "venv" / "lib" / "site-packages"
     _write(str(program / "train.py"), SCRIPT)
@@ -207,6 +208,7 @@ def test_script_runs_unmodified_on_the_simulated_tpu_with_flags_and_exit_status(
     assert report["shard_batch_sizes"] == [2]  # TPU semantics: 16 over 8 simulated cores
 
 
+@pytest.mark.slow  # starts processes
 def test_module_with_disable_v2_behavior_runs_with_dash_m_and_fails_like_python(tmp_path):
     _write(str(tmp_path / "pkg" / "__init__.py"), "")
     _write(str(tmp_path / "pkg" / "main.py"), MODULE)
@@ -275,6 +277,7 @@ print("REPORT", report)
 """
 
 
+@pytest.mark.slow  # starts processes
 def test_v1_for_serves_the_namespace_to_named_libraries_and_gin_tf(tmp_path):
     libs = tmp_path / "lib" / "python3" / "site-packages"
     _write(str(libs / "oldlib" / "__init__.py"), "")

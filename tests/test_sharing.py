@@ -38,6 +38,7 @@ def lock_holder(model_dir):
     return process
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_a_live_trainer_on_this_host_keeps_a_second_one_out(tmp_path):
     holder = lock_holder(tmp_path)
     try:
@@ -55,6 +56,7 @@ def test_a_live_trainer_on_this_host_keeps_a_second_one_out(tmp_path):
     assert not os.path.exists(tmp_path / sharing.LOCK_FILENAME)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_a_killed_trainer_not_yet_reaped_does_not_block_the_next(tmp_path):
     holder = lock_holder(tmp_path)
     holder.send_signal(signal.SIGKILL)
@@ -149,6 +151,7 @@ def stop(process):
     process.wait()
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_an_evaluator_beside_a_trainer_evaluates_and_predicts_every_time(tmp_path):
     trainer = start_trainer(tmp_path)
     try:
@@ -167,6 +170,7 @@ def test_an_evaluator_beside_a_trainer_evaluates_and_predicts_every_time(tmp_pat
     assert len(predictions) == 4
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_a_second_trainer_is_stopped_before_it_writes_and_a_killed_one_blocks_nothing(
         tmp_path, eight_devices):
     trainer = start_trainer(tmp_path)
@@ -190,6 +194,7 @@ def test_a_second_trainer_is_stopped_before_it_writes_and_a_killed_one_blocks_no
     assert not os.path.exists(tmp_path / sharing.LOCK_FILENAME)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_training_already_at_max_steps_skips_without_claiming_model_dir(tmp_path, caplog):
     CheckpointSaver(str(tmp_path)).save(small_variables(4.0), 4)
     holder = lock_holder(tmp_path)  # a trainer is running: claiming would raise

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tpu_estimator_compat.export.outputs import (ClassificationOutput, PredictOutput,
+from tpu_estimator_compat.api.export_outputs import (ClassificationOutput, PredictOutput,
                                                 RegressionOutput)
 from tpu_estimator_compat.api.spec import (EstimatorSpec, ModeKeys, TPUEstimatorSpec,
                                        validate_metric_names)

@@ -15,7 +15,10 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from event_reader import read_scalars
+from helpers import make_estimator
 from tpu_estimator_compat.v1 import layers as legacy_layers
+
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
 
 v1 = tf.compat.v1
 
@@ -95,13 +98,6 @@ def make_model_fn(record, ema_saver=False):
     return model_fn
 
 
-def make_estimator(model_fn, model_dir, strategy, **config):
-    return tec.TPUEstimator(
-        model_fn, train_batch_size=8, eval_batch_size=8, predict_batch_size=8,
-        config=tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
-                             tpu_config=tec.TPUConfig(iterations_per_loop=2), **config))
-
-
 def weights(estimator):
     return {name: estimator.get_variable_value(name) for name in estimator.get_variable_names()}
 
@@ -109,7 +105,7 @@ def weights(estimator):
 @pytest.mark.parametrize("devices", DEVICES)
 def test_only_fetched_ops_run_and_reads_see_the_step_start(tmp_path, devices, request):
     record = {}
-    estimator = make_estimator(make_model_fn(record), tmp_path, request.getfixturevalue(devices))
+    estimator = make_estimator(tmp_path, request.getfixturevalue(devices), make_model_fn(record))
     estimator.train(train_input_fn, steps=4)
     trained = weights(estimator)
     np.testing.assert_allclose(trained["dense/kernel"].ravel(), KERNEL, atol=1e-6)
@@ -142,7 +138,7 @@ def test_variables_are_tf1_variables_and_ema_restores_through_the_scaffold_saver
         tmp_path, devices, request):
     record = {}
     strategy = request.getfixturevalue(devices)
-    estimator = make_estimator(make_model_fn(record, ema_saver=True), tmp_path, strategy)
+    estimator = make_estimator(tmp_path, strategy, make_model_fn(record, ema_saver=True))
     estimator.train(train_input_fn, steps=4)
     assert record["names"] == ["dense/bias", "dense/kernel"]
     assert sorted(record["by_variable"].values()) == [
@@ -154,7 +150,7 @@ def test_variables_are_tf1_variables_and_ema_restores_through_the_scaffold_saver
     # The EMA restore did not leak into training: it restores the checkpoint's own values.
     estimator.train(train_input_fn, steps=1)
     assert estimator.get_variable_value("global_step") == 5
-    reference = make_estimator(make_model_fn({}), tmp_path / "reference", strategy)
+    reference = make_estimator(tmp_path / "reference", strategy, make_model_fn({}))
     reference.train(train_input_fn, steps=4)
     reference.train(train_input_fn, steps=1)
     np.testing.assert_allclose(estimator.get_variable_value("dense/kernel"),
@@ -185,7 +181,7 @@ def test_model_fn_is_called_once_per_replica_with_its_own_collections(
         assert len(v1.moving_average_variables()) == len(v1.trainable_variables())
         return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
-    estimator = make_estimator(model_fn, tmp_path, request.getfixturevalue(devices))
+    estimator = make_estimator(tmp_path, request.getfixturevalue(devices), model_fn)
     estimator.train(train_input_fn, steps=2)
     # Once per replica in the compiled step; once more in a TF1 graph for the `.meta` files.
     assert [graph.building_function for graph in calls] == [True] * replicas + [False]
@@ -193,7 +189,7 @@ def test_model_fn_is_called_once_per_replica_with_its_own_collections(
     assert len(calls) == replicas + 1
     # Every replica's batch-norm update ran: after one step from zero, the moving mean
     # (averaged over the replicas' copies) is 0.01 x the mean over the whole global batch.
-    one_step = make_estimator(model_fn, tmp_path / "one_step", request.getfixturevalue(devices))
+    one_step = make_estimator(tmp_path / "one_step", request.getfixturevalue(devices), model_fn)
     one_step.train(train_input_fn, steps=1)
     expected = 0.01 * (X[:8] @ np.linspace(-1, 1, 12).reshape(4, 3)).mean(axis=0)
     np.testing.assert_allclose(one_step.get_variable_value("batch_normalization/moving_mean"),
@@ -221,7 +217,7 @@ def test_metric_tensors_of_k_rows_per_example_drop_padding_by_example(
     def input_of_30(params):  # the last batch is padded on the TPU path
         return tf.data.Dataset.from_tensor_slices((X[:30], Y[:30])).batch(params["batch_size"])
 
-    estimator = make_estimator(model_fn, tmp_path, request.getfixturevalue(devices))
+    estimator = make_estimator(tmp_path, request.getfixturevalue(devices), model_fn)
     estimator.train(train_input_fn, steps=2)
     results = estimator.evaluate(input_of_30)
     kernel = estimator.get_variable_value("dense/kernel")
@@ -264,7 +260,7 @@ def test_hooks_run_every_step_with_cpu_semantics_and_every_loop_on_tpu(
 
 @pytest.mark.parametrize("devices", DEVICES)
 def test_checkpoints_have_meta_graphs_that_import_and_restore(tmp_path, devices, request):
-    estimator = make_estimator(make_model_fn({}), tmp_path, request.getfixturevalue(devices),
+    estimator = make_estimator(tmp_path, request.getfixturevalue(devices), make_model_fn({}),
                                keep_checkpoint_max=1)
     estimator.train(train_input_fn, steps=4)
     files = sorted(os.listdir(tmp_path))
@@ -356,7 +352,7 @@ def test_meta_graph_of_a_model_whose_input_has_no_labels(tmp_path, one_device):
     def features_only(params):
         return train_input_fn(params).map(lambda x, y: {"x": x, "y": y})
 
-    make_estimator(model_fn, tmp_path, one_device).train(features_only, steps=1)
+    make_estimator(tmp_path, one_device, model_fn).train(features_only, steps=1)
     with tf.Graph().as_default():
         v1.train.import_meta_graph(str(tmp_path / "model.ckpt-1.meta"))
         assert sorted(v.op.name for v in v1.trainable_variables()) == [

@@ -71,6 +71,7 @@ def test_every_name_not_served_is_excluded_with_a_reason(walk):
     assert used == set(inventory.EXCLUDED)  # none stale
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_check_calls_every_name_tf115_had_and_we_do_not_serve_unsupported(walk):
     # Not `not-in-TF1` (TensorFlow 2.15's compat.v1 lacks e.g. config.experimental_list_devices)
     # nor `supported` (the import path of a module a star import shadows is the module).

@@ -107,6 +107,7 @@ MODEL_OPTIMIZERS = {"sgd": lambda: v1.train.GradientDescentOptimizer(0.1),
                     "adagrad": lambda: v1.train.AdagradOptimizer(0.1)}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
 def test_cpu_tables_are_the_models_variables_with_the_originals_values(optimizer, tmp_path):
     """use_tpu=False: input_layer looks the ids up in `input_layer/cat_embedding/
@@ -202,6 +203,7 @@ def _sgd_doubled_and_clipped(table, grad, rows, slots):
     return table
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("parameters, rule, multiplier_fn", [
     (tf1.tpu.experimental.StochasticGradientDescentParameters(0.5), _sgd, None),
     (tf1.tpu.experimental.AdagradParameters(0.5), _adagrad, None),
@@ -236,6 +238,7 @@ def test_simulated_tpu_trains_tables_with_the_spec_optimizer(parameters, rule, m
 
 # -- checkpoints both ways, export ------------------------------------------------------------
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_checkpoints_move_between_cpu_and_simulated_tpu(simulated_tpu, tmp_path):
     """The table has the same name both ways: training continues from the other's values."""
     model_fn = _make_model_fn(
@@ -257,6 +260,7 @@ def test_checkpoints_move_between_cpu_and_simulated_tpu(simulated_tpu, tmp_path)
     assert np.abs(after_cpu - after_tpu).max() < 0.2
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_export_serves_the_lookups_on_cpu(simulated_tpu, tmp_path):
     model_fn = _make_model_fn(
         lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)), _columns())
@@ -294,6 +298,7 @@ def test_export_serves_the_lookups_on_cpu(simulated_tpu, tmp_path):
 
 # -- bad input: the original's messages -----------------------------------------------------
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_model_fn_that_does_not_use_the_columns_on_tpu(simulated_tpu, tmp_path):
     def model_fn(features, labels, mode, params):
         del features, params
@@ -456,6 +461,7 @@ class _StandInTPUEmbedding:
         self.calls.append("load")
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_tpu_embedding_driven_by_the_engine(simulated_tpu, monkeypatch, tmp_path):
     """On a TPU: ids enqueued before the replicas, activations dequeued into features,
     gradients sent, the host's tables saved under the original's names (retrieved first) and
@@ -531,6 +537,7 @@ def _shared_columns():
         [cat, cat2], 2, initializer=v1.constant_initializer(TABLE))
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("use_tpu", [False, True], ids=["cpu", "simulated_tpu"])
 def test_shared_embedding_columns(use_tpu, simulated_tpu, tmp_path):
     seen, columns = [], _shared_columns()
@@ -557,6 +564,7 @@ def test_shared_embedding_columns(use_tpu, simulated_tpu, tmp_path):
         assert values[SHARED_NAME + "/Adagrad"].min() >= 0.1
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_evaluate_on_the_simulated_tpu_and_the_meta_graph(simulated_tpu, tmp_path):
     """Evaluation looks the activations up too (the tables are not trained), and the
     checkpoint's .meta graph is the CPU TRAIN graph with the table under its name."""

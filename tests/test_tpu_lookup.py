@@ -52,6 +52,7 @@ def _predict_model_fn(features, labels, mode, params):
     return _model_fn(features, labels, mode, params)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_use_tpu_false_never_looks_a_tpu_up(tmp_path, monkeypatch):
     """ResNet-style programs build `RunConfig(cluster=TPUClusterResolver(FLAGS.tpu or ''))`
     whatever `--use_tpu` says; with use_tpu=False, train, evaluate, predict, export and

@@ -118,6 +118,7 @@ with tf.init_scope():  # eager: the remote devices are known
 """
 
 
+@pytest.mark.slow  # starts processes
 def test_connect_to_cluster_from_graph_mode_connects_eagerly():
     """A real cluster (an in-process gRPC server): connected to under eager execution, as
     TF 2 programs are; the program's graph mode is left as it was."""

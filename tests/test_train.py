@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+from helpers import checkpoint_steps
 from tpu_estimator_compat.state import checkpoints
 
 v1 = tf.compat.v1
@@ -60,6 +61,7 @@ def train_weights(model_fn, strategy, model_dir, batch_size, steps=6, **config_k
             for name in estimator.get_variable_names()}
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
 def test_eight_replicas_train_like_one_replica_on_the_global_batch(
         optimizer, tmp_path, one_device, eight_devices):
@@ -73,6 +75,7 @@ def test_eight_replicas_train_like_one_replica_on_the_global_batch(
     assert not np.allclose(one["linear/w"], 0.5), "training did not move the weights"
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_sum_reduction_applies_eight_times_the_mean_gradient(tmp_path, one_device, eight_devices):
     initial = 0.5 * np.ones([3, 1], np.float32)
     one = train_weights(make_regression_model_fn("sgd"), one_device, tmp_path / "mean",
@@ -83,6 +86,7 @@ def test_sum_reduction_applies_eight_times_the_mean_gradient(tmp_path, one_devic
                                rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_bare_optimizer_sums_gradients_across_replicas(tmp_path, one_device, eight_devices):
     initial = 0.5 * np.ones([3, 1], np.float32)
     one = train_weights(make_regression_model_fn("sgd"), one_device, tmp_path / "one",
@@ -93,22 +97,19 @@ def test_bare_optimizer_sums_gradients_across_replicas(tmp_path, one_device, eig
                                rtol=1e-4, atol=1e-6)
 
 
-def checkpoint_steps(model_dir):
-    return sorted(int(path.rsplit("-", 1)[1]) for path in
-                  tf.train.get_checkpoint_state(str(model_dir)).all_model_checkpoint_paths)
-
-
 def loop_boundaries_estimator(model_dir, strategy, iterations_per_loop):
     config = run_config(model_dir, strategy, iterations_per_loop=iterations_per_loop,
                         save_checkpoints_steps=1, keep_checkpoint_max=0)
     return tec.TPUEstimator(make_regression_model_fn("sgd"), config=config, train_batch_size=8)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_steps_stop_at_loop_boundaries_like_the_original(tmp_path, one_device):
     loop_boundaries_estimator(tmp_path, one_device, 4).train(regression_input_fn, steps=10)
     assert checkpoint_steps(tmp_path) == [0, 4, 8, 10]
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_resumed_steps_and_max_steps_stop_points(tmp_path, one_device):
     loop_boundaries_estimator(tmp_path / "a", one_device, 3).train(regression_input_fn, steps=3)
     loop_boundaries_estimator(tmp_path / "a", one_device, 4).train(regression_input_fn, steps=10)
@@ -142,6 +143,7 @@ class _Recorder:
         return make_regression_model_fn("sgd")(features, labels, mode, params)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("input_mode, input_batch, calls, model_batch", [
     (tec.InputPipelineConfig.PER_HOST_V1, 64, 1, 8),
     (tec.InputPipelineConfig.PER_HOST_V2, 8, 1, 8),
@@ -174,6 +176,7 @@ def test_cpu_path_gives_the_global_batch_and_ends_with_a_finite_input(tmp_path):
     assert estimator.get_variable_value("global_step") == 4  # 256 examples / 64
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_batch_norm_moving_statistics_update_through_update_ops(tmp_path, eight_devices):
     def model_fn(features, labels, mode, params):
         hidden = legacy_layers.batch_normalization(
@@ -196,6 +199,7 @@ def test_batch_norm_moving_statistics_update_through_update_ops(tmp_path, eight_
     assert not np.allclose(moving_variance, 1.0)
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_variables_keep_their_tf1_names(tmp_path, one_device):
     weights = train_weights(make_regression_model_fn("adam"), one_device, tmp_path, 8, steps=2)
     assert sorted(weights) == [

@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import helpers
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import receivers
-from tpu_estimator_compat.host.train_and_evaluate import FinalExporter, LatestExporter
+from tpu_estimator_compat.train_and_evaluate_tasks import FinalExporter, LatestExporter
+
+pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
 
 v1 = tf.compat.v1
 FEATURES = np.random.RandomState(11).randn(24, 2).astype(np.float32)
@@ -57,11 +60,9 @@ class Model:
 
 
 def make_estimator(model_dir, strategy, model=None, **config_kwargs):
-    config = tec.RunConfig(model_dir=str(model_dir), train_distribute=strategy,
-                           tpu_config=tec.TPUConfig(iterations_per_loop=2),
-                           save_checkpoints_steps=4, keep_checkpoint_max=0, **config_kwargs)
-    return tec.TPUEstimator(model or Model(), config=config, train_batch_size=8,
-                            eval_batch_size=8, predict_batch_size=8, export_to_tpu=False)
+    return helpers.make_estimator(model_dir, strategy, model or Model(), export_to_tpu=False,
+                                  save_checkpoints_steps=4, keep_checkpoint_max=0,
+                                  **config_kwargs)
 
 
 class EvalStepHook(v1.train.SessionRunHook):

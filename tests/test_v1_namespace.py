@@ -35,6 +35,7 @@ def _run_fresh(code):
 
 # Importing the namespace --------------------------------------------------------------------
 
+@pytest.mark.slow  # starts processes
 def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
     facts = json.loads(_run_fresh(
         "import json, sys\n"
@@ -48,13 +49,19 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
     # log: TensorFlow's handler prints each line once (also before any estimator exists)
     assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.log",
                                "tpu_estimator_compat.tf1",
+                               "tpu_estimator_compat.tf1.process_patches",
                                "tpu_estimator_compat.tf1.shapes",
+                               "tpu_estimator_compat.tf1.variables",
+                               "tpu_estimator_compat.tf_internals",
+                               "tpu_estimator_compat.tf_internals._symbols",
+                               "tpu_estimator_compat.tf_internals.tensors",
                                "tpu_estimator_compat.v1", "tpu_estimator_compat.v1._finder",
                                "tpu_estimator_compat.v1._lazy", "tpu_estimator_compat.v1._paths"]
     assert facts["dense"].startswith("tf_keras.")
     assert facts["tf_keras_dense"].startswith("keras.")  # tf.keras is still Keras 3.
 
 
+@pytest.mark.slow  # starts processes
 def test_tf1_main_with_app_run_flags_and_global_graph_mode():
     out = _run_fresh(
         "import tpu_estimator_compat.v1 as tf\n"
@@ -114,7 +121,7 @@ def test_unknown_names_raise_attribute_error_with_hints():
 def test_estimator_serves_the_exporters():
     """`tf.estimator.Exporter` is subclassed at import by TF1-era libraries
     (tensorflow_hub's `LatestModuleExporter`)."""
-    train_and_evaluate = importlib.import_module("tpu_estimator_compat.host.train_and_evaluate")
+    train_and_evaluate = importlib.import_module("tpu_estimator_compat.train_and_evaluate_tasks")
     for name in ("Exporter", "LatestExporter", "FinalExporter"):
         assert getattr(v1.estimator, name) is getattr(train_and_evaluate, name)
     assert issubclass(v1.estimator.LatestExporter, v1.estimator.Exporter)
@@ -165,8 +172,8 @@ def _expected(spec):
     ("estimator.RunConfig", "tpu_estimator_compat.config.run_config:RunConfig"),
     ("estimator.WarmStartSettings", "tpu_estimator_compat.state.warm_start:WarmStartSettings"),
     ("estimator.train_and_evaluate",
-     "tpu_estimator_compat.host.train_and_evaluate:train_and_evaluate"),
-    ("estimator.TrainSpec", "tpu_estimator_compat.host.train_and_evaluate:TrainSpec"),
+     "tpu_estimator_compat.train_and_evaluate_tasks:train_and_evaluate"),
+    ("estimator.TrainSpec", "tpu_estimator_compat.train_and_evaluate_tasks:TrainSpec"),
     ("estimator.SessionRunHook", "tensorflow:compat.v1.train.SessionRunHook"),
     ("estimator.SessionRunArgs", "tensorflow:compat.v1.train.SessionRunArgs"),
     ("estimator.LoggingTensorHook", "tensorflow:compat.v1.train.LoggingTensorHook"),
@@ -177,13 +184,13 @@ def _expected(spec):
      "tpu_estimator_compat.export.receivers:ServingInputReceiver"),
     ("estimator.export.build_raw_serving_input_receiver_fn",
      "tpu_estimator_compat.export.receivers:build_raw_serving_input_receiver_fn"),
-    ("estimator.export.PredictOutput", "tpu_estimator_compat.export.outputs:PredictOutput"),
+    ("estimator.export.PredictOutput", "tpu_estimator_compat.api.export_outputs:PredictOutput"),
     ("estimator.export.ClassificationOutput",
-     "tpu_estimator_compat.export.outputs:ClassificationOutput"),
+     "tpu_estimator_compat.api.export_outputs:ClassificationOutput"),
     ("contrib.summary.create_file_writer",
-     "tpu_estimator_compat.host.contrib_summary:create_file_writer"),
+     "tpu_estimator_compat.legacy_api.contrib_summary:create_file_writer"),
     ("contrib.summary.always_record_summaries",
-     "tpu_estimator_compat.host.contrib_summary:always_record_summaries"),
+     "tpu_estimator_compat.legacy_api.contrib_summary:always_record_summaries"),
     ("contrib.framework.get_or_create_global_step",
      "tensorflow:compat.v1.train.get_or_create_global_step"),
     ("contrib.training.checkpoints_iterator", "tensorflow:compat.v1.train.checkpoints_iterator"),
@@ -242,6 +249,7 @@ def _values(dataset):
                 return values
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_datasets_keep_tf1_iterators_through_contrib_data():
     contrib_data = v1.contrib.data
     assert _values(lambda: v1.data.Dataset.range(7).apply(
@@ -351,6 +359,7 @@ def test_keras_3_unchanged_eagerly_and_in_tf_function():
 
 # A TF1 program ------------------------------------------------------------------------------
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_tf1_idiom_graph_trains():
     rng = np.random.RandomState(0)
     features = rng.randn(32, 5).astype(np.float32)

@@ -253,6 +253,7 @@ def graph_reference():
             return dict(zip(names, session.run(v1.global_variables())))
 
 
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_slim_model_in_tpu_estimator_equals_the_tf1_graph(tmp_path):
     estimator = v1.contrib.tpu.TPUEstimator(
         model_fn=slim_model_fn, use_tpu=False, train_batch_size=BATCH, eval_batch_size=BATCH,

@@ -20,9 +20,9 @@ _PUBLIC_NAMES = {
     "InputPipelineConfig": "config.tpu_config",
     "CrossShardOptimizer": "api.optimizers",
     "WarmStartSettings": "state.warm_start",
-    "TrainSpec": "host.train_and_evaluate",
-    "EvalSpec": "host.train_and_evaluate",
-    "train_and_evaluate": "host.train_and_evaluate",
+    "TrainSpec": "train_and_evaluate_tasks",
+    "EvalSpec": "train_and_evaluate_tasks",
+    "train_and_evaluate": "train_and_evaluate_tasks",
     "multi_worker_strategy": "engine.runtime",
 }
 

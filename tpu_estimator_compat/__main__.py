@@ -33,8 +33,9 @@ def program_name(argv0=None):
 
 
 def version():
-    from tpu_estimator_compat import __version__  # noqa: PLC0415
-    return __version__
+    """The release, as `tpu_estimator_compat.__version__` (the package root) names it."""
+    import tpu_estimator_compat  # noqa: PLC0415
+    return tpu_estimator_compat.__version__
 
 
 def _parser(prog):

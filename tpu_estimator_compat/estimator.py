@@ -21,6 +21,7 @@ from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 from tpu_estimator_compat.tf1 import eager_calls
+from tpu_estimator_compat.tf1 import process_patches
 from tpu_estimator_compat.engine import model_engine as engine_lib
 from tpu_estimator_compat.host import evaluation
 from tpu_estimator_compat.export import saved_model as export_lib
@@ -74,6 +75,8 @@ class Estimator:
     def _init_common(self, model_fn, model_dir, config, params, warm_start_from,
                      use_tpu=False, batch_sizes=None, eval_on_tpu=False, export_to_tpu=False,
                      export_to_cpu=True, export_api_version=1, embedding_config_spec=None):
+        # The user's code the engine runs is TF1 code: TF1 shapes, hashable variables.
+        process_patches.install()
         self._config = model_dir_lib.resolve_model_dir(config, model_dir)
         self._program = model_bridge.UserProgram(model_fn, params, self._config,
                                                  adds_tpu_params=self._ADDS_TPU_PARAMS,
@@ -137,13 +140,12 @@ class Estimator:
         step = engine.global_step
         last_step = max_steps if max_steps is not None else (
             step + steps if steps is not None else float("inf"))
-        training.run_training(
-            engine, compiled, iterator, config=self._config, model_dir=self.model_dir,
-            last_step=last_step, iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
+        training.run_training(engine, compiled, iterator, training.TrainingPlan(
+            config=self._config, model_dir=self.model_dir, last_step=last_step,
+            iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
             examples_per_step=self._examples_per_step(plan, runtime),
             host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
-            tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
-            hook_run=hook_run, lock=lock)
+            tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners, lock)
 
     # -- evaluate ---------------------------------------------------------------------------
     @eager_calls.eager
@@ -209,7 +211,7 @@ class Estimator:
         # others export into a temporary directory that is removed (multi_worker.export_dir_for).
         with multi_worker.export_dir_for(run_config_lib.writes_model_dir(self._config),
                                           export_dir_base) as target:
-            return export_lib.export_saved_model(
+            return export_lib.export_saved_model(export_lib.ExportPlan(
                 self._program.model_fn, user_params=self._program.params, config=self._config,
                 checkpoint_path=checkpoint, export_dir_base=target,
                 serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
@@ -217,7 +219,7 @@ class Estimator:
                 export_to_tpu=self._export_to_tpu, mode=mode,
                 strip_default_attrs=strip_default_attrs,
                 export_saved_model_api_version=self._export_api_version,
-                add_use_tpu_param=self._ADDS_TPU_PARAMS)
+                add_use_tpu_param=self._ADDS_TPU_PARAMS))
 
     # -- checkpoints ------------------------------------------------------------------------
     def latest_checkpoint(self):

@@ -10,10 +10,7 @@ does the training.
 """
 import collections
 
-from tensorflow.python.feature_column import feature_column as fc_v1
-from tensorflow.python.feature_column import feature_column_v2 as fc_v2
-from tensorflow.python.tpu import feature_column as tpu_fc_v1
-from tensorflow.python.tpu import feature_column_v2 as tpu_fc_v2
+from tpu_estimator_compat.tf_internals import tpu as tf_tpu
 
 
 class _OptimizationParameters:
@@ -136,17 +133,10 @@ class StochasticGradientDescentParameters(_OptimizationParameters):
 
 _SUPPORTED_OPTIMIZERS = (AdagradParameters, AdamParameters, FtrlParameters,
                          StochasticGradientDescentParameters)
-_TPU_EMBEDDING_COLUMNS = (tpu_fc_v1._TPUEmbeddingColumn,  # pylint: disable=protected-access
-                          tpu_fc_v1._TPUSharedEmbeddingColumn,  # pylint: disable=protected-access
-                          tpu_fc_v2._TPUEmbeddingColumnV2,  # pylint: disable=protected-access
-                          tpu_fc_v2._TPUSharedEmbeddingColumnV2)  # pylint: disable=protected-access
-_DEVICE_SPECIFIC_COLUMNS = (
-    tpu_fc_v2._TPUDeviceSpecificEmbeddingColumnV2,  # pylint: disable=protected-access
-    tpu_fc_v2._TPUSharedDeviceSpecificEmbeddingColumnV2)  # pylint: disable=protected-access
-_EMBEDDING_COLUMNS = (fc_v1._EmbeddingColumn,  # pylint: disable=protected-access
-                      fc_v2.EmbeddingColumn,
-                      fc_v1._SharedEmbeddingColumn)  # pylint: disable=protected-access
-_NUMERIC_COLUMNS = (fc_v1._NumericColumn, fc_v2.NumericColumn)  # pylint: disable=protected-access
+_TPU_EMBEDDING_COLUMNS = tf_tpu.TPU_EMBEDDING_COLUMNS
+_DEVICE_SPECIFIC_COLUMNS = tf_tpu.DEVICE_SPECIFIC_COLUMNS
+_EMBEDDING_COLUMNS = tf_tpu.EMBEDDING_COLUMNS
+_NUMERIC_COLUMNS = tf_tpu.NUMERIC_COLUMNS
 
 
 class EmbeddingConfigSpec(collections.namedtuple("EmbeddingConfigSpec", [
@@ -218,8 +208,7 @@ def _on_tensor_core(column):
     """Whether a column looks up on the TensorCore (`embedding_lookup_device=
     'tpu_tensor_core'`), not with TPU embeddings."""
     return (isinstance(column, _DEVICE_SPECIFIC_COLUMNS)
-            and column._embedding_lookup_device  # pylint: disable=protected-access
-            == tpu_fc_v2.EmbeddingDevice.TPU_TENSOR_CORE)
+            and tf_tpu.looks_up_on_tensor_core(column))
 
 
 def tpu_embedding_columns(spec):

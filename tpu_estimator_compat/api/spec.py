@@ -8,7 +8,7 @@ import inspect
 
 import tensorflow as tf
 
-from tpu_estimator_compat.export import outputs as export_output
+from tpu_estimator_compat.api import export_outputs as export_output
 from tpu_estimator_compat import log as logging
 
 _RESERVED_METRIC_MESSAGES = {

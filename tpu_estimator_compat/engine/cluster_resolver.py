@@ -16,7 +16,6 @@ import os
 import threading
 
 import tensorflow as tf
-from tensorflow.python.distribute.cluster_resolver import cluster_resolver as _cluster_resolver_lib
 
 SIMULATED_TPU_CORES_ENV = "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"
 DEFAULT_LOOKUP_TIMEOUT_SECS = 60.0
@@ -80,7 +79,7 @@ def _call_bounded(fn, timeout_secs):
     return outcome["value"]
 
 
-class TPUClusterResolver(_cluster_resolver_lib.ClusterResolver):
+class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
     """`tf.distribute.cluster_resolver.TPUClusterResolver`, resolved on first use.
 
     Arguments are TensorFlow's, plus the keyword-only `lookup_timeout_secs` (None: no
@@ -113,7 +112,7 @@ class TPUClusterResolver(_cluster_resolver_lib.ClusterResolver):
         Raises:
           NoTPUFoundError: if no TPU can be resolved.
         """
-        from tpu_estimator_compat.legacy_api import tpu_system as _tpu_system  # noqa: PLC0415  (imports this module)
+        from tpu_estimator_compat.engine import tpu_system as _tpu_system  # noqa: PLC0415  (imports this module)
         resolver = TPUClusterResolver(tpu, zone, project)
         if not resolver.simulated_cores:
             tf.config.experimental_connect_to_cluster(resolver.resolve())

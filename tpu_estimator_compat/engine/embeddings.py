@@ -23,11 +23,10 @@ are dropped (the original turned dense ids into sparse ones with `tf.where`).
 import contextlib
 
 import tensorflow as tf
-from tensorflow.python.tpu import feature_column as tpu_fc
-from tensorflow.python.tpu import tpu_function
 
 from tpu_estimator_compat.api import embedding_spec as spec_lib
 from tpu_estimator_compat.engine import embedding_optimizers
+from tpu_estimator_compat.tf_internals import tpu as tf_tpu
 
 _v1 = tf.compat.v1
 
@@ -37,10 +36,7 @@ def feature_columns_on_tpu(num_shards):
     """Around model_fn's call (in its thread): TensorFlow's TPU embedding columns take
     their TPU path (return `features[key]`, record the variable scope of their table).
     A TPU replication context that already set it (TPUStrategy) is kept."""
-    if tpu_function.get_tpu_context().number_of_shards is not None:
-        yield
-        return
-    with tpu_function.tpu_shard_context(num_shards):
+    with tf_tpu.shard_context(num_shards):
         yield
 
 
@@ -139,7 +135,7 @@ class TpuEmbeddings:
 
         Raises the original's RuntimeError when model_fn used no embedding column."""
         graph = _v1.get_default_graph()
-        scope_key = tpu_fc._TPU_FC_TO_SCOPE  # pylint: disable=protected-access
+        scope_key = tf_tpu.TPU_FC_TO_SCOPE
         recorded = graph.get_collection_ref(scope_key)
         if not recorded:
             raise RuntimeError(

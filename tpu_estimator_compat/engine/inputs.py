@@ -22,11 +22,7 @@ device inside `MultiDeviceIterator`), destroyed one after another: calls and pro
 stalled for seconds to minutes. Without autotuning the iterators are destroyed in well under
 a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults.
 """
-import contextlib
-
 import tensorflow as tf
-from tensorflow.python.data.ops import multi_device_iterator_ops
-from tensorflow.python.eager import context as eager_context
 
 from tpu_estimator_compat.engine import input_checks
 from tpu_estimator_compat import log as logging
@@ -38,13 +34,15 @@ from tpu_estimator_compat.api import tpu_context
 from tpu_estimator_compat.engine.batching import Distribution
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.tf_internals import data as tf_data
+from tpu_estimator_compat.tf_internals import graphs
 
 
 def as_dataset(input_fn_result):
     """input_fn may return a Dataset, a (features, labels) pair of tensors or features alone
     (anything else: an error from `input_checks`)."""
     if isinstance(input_fn_result, tf.compat.v1.data.Dataset):
-        input_fn_result = input_fn_result._dataset  # pylint: disable=protected-access
+        input_fn_result = tf_data.unwrap_v1_dataset(input_fn_result)
     if isinstance(input_fn_result, tf.data.Dataset):
         input_checks.check_element_spec(input_fn_result.element_spec)
         return input_fn_result
@@ -69,7 +67,9 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
     """
     dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
                                 until_input_ends)
-    with _per_device_datasets_without_autotune():
+    # MultiDeviceIterator's per-device datasets (a generator and a fixed prefetch: nothing
+    # to tune) get autotuning off; TensorFlow offers no option for them.
+    with tf_data.per_device_datasets_transformed(_without_autotune):
         return iter(dataset)
 
 
@@ -88,7 +88,7 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_inpu
 
     def host_dataset(input_context):
         host_id = input_context.input_pipeline_id if input_context else 0
-        with _graph_seed(getattr(estimator_facts.config, "tf_random_seed", None)):
+        with graphs.global_seed(getattr(estimator_facts.config, "tf_random_seed", None)):
             datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
                               input_context)
                         for index in range(plan.input_fn_calls_per_host)]
@@ -112,19 +112,6 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_inpu
     return strategy.distribute_datasets_from_function(host_dataset)
 
 
-@contextlib.contextmanager
-def _graph_seed(seed):
-    """While the input_fn runs, the global seed is `RunConfig.tf_random_seed` (None included)
-    and the op-seed counter starts afresh: random ops it builds without a seed (augmentation
-    in `dataset.map`, `shuffle`) get the same seeds every run, as TF1 derived them from the
-    graph seed of each call's new graph. The caller's seed is restored afterwards."""
-    previous = eager_context.global_seed()
-    eager_context.set_global_seed(seed)
-    try:
-        yield
-    finally:
-        eager_context.set_global_seed(previous)
-
 
 def _without_autotune(dataset):
     """`dataset` with autotuning off, unless the input_fn's dataset set it explicitly."""
@@ -133,26 +120,6 @@ def _without_autotune(dataset):
     options = tf.data.Options()
     options.autotune.enabled = False
     return dataset.with_options(options)
-
-
-@contextlib.contextmanager
-def _per_device_datasets_without_autotune():
-    """While iterators are made, `MultiDeviceIterator`'s per-device datasets (a generator
-    and a fixed prefetch: nothing to tune) get autotuning off. TensorFlow offers no option
-    for them; if its private factory is gone, iterators are made as they are."""
-    factory = getattr(multi_device_iterator_ops, "_create_device_dataset", None)
-    if factory is None:
-        yield
-        return
-
-    def create_device_dataset(*args, **kwargs):
-        return _without_autotune(factory(*args, **kwargs))
-
-    multi_device_iterator_ops._create_device_dataset = create_device_dataset  # pylint: disable=protected-access
-    try:
-        yield
-    finally:
-        multi_device_iterator_ops._create_device_dataset = factory  # pylint: disable=protected-access
 
 
 def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):

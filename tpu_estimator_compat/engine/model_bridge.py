@@ -11,7 +11,6 @@ import contextlib
 import copy
 import dataclasses
 import functools
-import importlib
 import inspect
 import os
 import random
@@ -20,6 +19,7 @@ import traceback
 import tensorflow as tf
 
 from tpu_estimator_compat.engine import model_fn_errors
+from tpu_estimator_compat.tf_internals import keras_and_slim
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
 
@@ -134,7 +134,7 @@ def _call_model_fn(model_fn, features, labels, mode, params, config):
 @contextlib.contextmanager
 def _seeded_keras_initializers(seed):
     """Within the block, this thread's tf_keras seed generator is `random.Random(seed)`."""
-    generators = _keras_seed_generators() if seed is not None else None
+    generators = keras_and_slim.keras_seed_generators() if seed is not None else None
     if generators is None:
         yield
         return
@@ -144,15 +144,6 @@ def _seeded_keras_initializers(seed):
         yield
     finally:
         generators.generator = previous
-
-
-def _keras_seed_generators():
-    """tf_keras's thread-local seed generators, or None (tf_keras not installed, or changed)."""
-    try:
-        backend = importlib.import_module("tf_keras.src.backend")
-    except ImportError:
-        return None
-    return getattr(backend, "_SEED_GENERATOR", None)
 
 
 def call_input_fn(input_fn, mode, params, config, input_context=None):

@@ -35,11 +35,9 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
   that hash and have a TF1 `.op` in user code (tf1_variables); `Saver(var_list)` in a
   Scaffold deciding what is restored (legacy_patches.RecordedSaver).
 """
-import contextlib
 import dataclasses
 
 import tensorflow as tf
-from tensorflow.python.eager import context as eager_context
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.tf1 import patches as legacy_patches
@@ -48,21 +46,16 @@ from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.engine import memory
-from tpu_estimator_compat.state import meta_graph as meta_graph_lib
+from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine import tpu_embedding
-from tpu_estimator_compat.tf1 import shapes as tf1_shapes
-from tpu_estimator_compat.tf1 import variables as tf1_variables
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.engine.step_outputs import StepOutputs
 from tpu_estimator_compat.engine.variable_store import VariableStore
-
-# The user's code run by the engine is TF1 code: TF1 shapes, hashable variables with `.op`.
-tf1_shapes.install()
-tf1_variables.install()
+from tpu_estimator_compat.tf_internals import graphs
 
 
 @dataclasses.dataclass
@@ -140,7 +133,8 @@ class ModelEngine:
                                          before_replicas=before_replicas)
         optimizers.reset_cross_shard_optimizer_usage()
         logging.info("Calling model_fn.")  # the original's lines around its model_fn call
-        with _graph_seed(program.config.tf_random_seed), self.runtime.strategy.scope(), \
+        with graphs.global_seed(program.config.tf_random_seed, restart_op_seeds=False), \
+                self.runtime.strategy.scope(), \
                 self.store.creating_variables():
             step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
         logging.info("Done calling model_fn.")
@@ -229,18 +223,3 @@ def _first_run_logged(loop, mode):
         return loop(iterator, steps)
     return run
 
-
-@contextlib.contextmanager
-def _graph_seed(seed):
-    """The step is traced with graph-level seed `seed` (RunConfig.tf_random_seed, None
-    included), as the original built each model in a new graph seeded with it; the caller's
-    global seed is restored afterwards, so one estimator's seed does not leak into another's."""
-    previous = eager_context.global_seed()
-    if previous == seed:
-        yield
-        return
-    eager_context.set_global_seed(seed)
-    try:
-        yield
-    finally:
-        eager_context.set_global_seed(previous)

@@ -18,7 +18,8 @@ innermost mesh dimension out (the simulated `[1, 1, 1, N]` mesh, TPU v4's one co
 """
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.util import nest
+
+from tpu_estimator_compat.tf_internals import distribute
 
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 
@@ -133,7 +134,7 @@ def _flatten_dims(structure, dims, index):
             f"TPUConfig.input_partition_dims[{index}] mismatched {kind[:-1]} keys. Expected "
             f"{_keys(structure)}, got {_keys(dims)}")
     try:
-        return nest.flatten_up_to(structure, dims)
+        return distribute.flatten_up_to(structure, dims)
     except (TypeError, ValueError) as e:
         raise ValueError(
             f"TPUConfig.input_partition_dims[{index}] mismatched the structure of {kind}. "

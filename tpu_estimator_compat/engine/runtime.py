@@ -34,6 +34,7 @@ from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.engine import cluster_resolver as cluster_resolver_lib
 from tpu_estimator_compat.engine import model_parallelism
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.tf_internals import distribute
 
 SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV
 _tpu_topologies = {}  # TPU systems are initialised once per process and target
@@ -96,7 +97,7 @@ def runtime_for_strategy(strategy, tpu_semantics, is_chief=True, num_cores_per_r
     if not tpu_semantics:
         num_cores_per_replica = None
     if num_cores_per_replica is not None and device_assignment is None:
-        device_assignment = getattr(strategy.extended, "_device_assignment", None)
+        device_assignment = distribute.device_assignment(strategy)
     num_replicas = strategy.num_replicas_in_sync
     local_replicas = max(1, len(strategy.extended.worker_devices))
     num_hosts = max(1, num_replicas // local_replicas)

@@ -32,10 +32,9 @@ import heapq
 import threading
 
 import tensorflow as tf
-from tensorflow.python.distribute import distribute_lib
-from tensorflow.python.framework import auto_control_deps_utils
-from tensorflow.python.framework import func_graph as func_graph_lib
-from tensorflow.python.framework import ops as ops_lib
+
+from tpu_estimator_compat.tf_internals import distribute
+from tpu_estimator_compat.tf_internals import graphs
 
 # tf_keras (and TensorFlow's own Keras code) treat a graph of this name as a TF1 graph
 # (`tf.compat.v1.wrap_function`'s): legacy layers then file their updates in UPDATE_OPS (for
@@ -97,19 +96,16 @@ def _copy(graph, ops, inputs, outputs):
     """Copies `ops` of `graph` into the current graph; `inputs` maps placeholders (refs) to
     their values; returns `outputs` (a nest of tensors of `graph`, or None) as copied."""
     destination = tf.compat.v1.get_default_graph()
-    for function in graph._functions.values():  # pylint: disable=protected-access
-        if not destination._is_function(function.name):  # pylint: disable=protected-access
-            destination._add_function_recursive(function)  # pylint: disable=protected-access
+    graphs.copy_functions(graph, destination)
     copies = dict(inputs)
     copied_ops = set(ops)
     for external, internal in graph.captures:
         if internal.op in copied_ops:  # only the captures the copy uses (of many variables)
             copies[internal.ref()] = destination.capture(external)
-    captures_by_ref = graph._function_captures  # pylint: disable=protected-access
-    for key, closure in captures_by_ref.by_ref_external.items():
+    for internal, closure in graphs.by_ref_captures(graph):
         # Values bound when the function runs (e.g. collective keys): the closure captures
         # them in the current graph.
-        internal = tf.nest.flatten(captures_by_ref.by_ref_internal[key], expand_composites=True)
+        internal = tf.nest.flatten(internal, expand_composites=True)
         values = tf.nest.flatten(closure(), expand_composites=True)
         copies.update((i.ref(), v) for i, v in zip(internal, values))
     op_copies = {}
@@ -119,11 +115,11 @@ def _copy(graph, ops, inputs, outputs):
         op_copies[op] = _copy_op(op, destination, copies, op_copies)
     return tf.nest.map_structure(
         lambda t: t if t is None else (destination.capture(t)
-                                       if isinstance(t, ops_lib.EagerTensor) else copies[t.ref()]),
+                                       if graphs.is_eager_tensor(t) else copies[t.ref()]),
         outputs, expand_composites=True)
 
 
-class _ReplicaCollectionsGraph(func_graph_lib.FuncGraph):
+class _ReplicaCollectionsGraph(graphs.KeyedCollectionsFuncGraph):
     """A FuncGraph whose v1 collections are per replica.
 
     TF1 traced one replica's model; here every replica's model_fn call builds into the same
@@ -135,16 +131,7 @@ class _ReplicaCollectionsGraph(func_graph_lib.FuncGraph):
     """
 
     def __init__(self, name):
-        self._collections_by_replica = {}
-        super().__init__(name, collections={})
-
-    @property
-    def _collections(self):
-        return self._collections_by_replica.setdefault(current_replica(), {})
-
-    @_collections.setter
-    def _collections(self, value):
-        self._collections_by_replica[current_replica()] = value
+        super().__init__(name, key=current_replica)
 
 
 _THREAD = threading.local()
@@ -154,15 +141,8 @@ _THREAD = threading.local()
 def building_replica():
     """Enter in the replica function: this thread builds the current replica's model (also
     where it escapes the graph under `tf.init_scope()`)."""
-    replica_context = distribute_lib.get_replica_context()
-    replica_id = getattr(replica_context, "_replica_id_in_sync_group", 0)
-    if not isinstance(replica_id, int):  # one trace builds every replica (TPUStrategy)
-        replica_id = 0
-    elif replica_id:  # this process's replicas, 0 first (between-graph: several workers)
-        extended = replica_context.strategy.extended
-        first = getattr(extended, "_get_replica_id_in_sync_group", lambda local: local)(0)
-        replica_id -= first
-    _THREAD.replica_id = replica_id
+    replica_id = distribute.local_replica_index(tf.distribute.get_replica_context())
+    _THREAD.replica_id = replica_id or 0  # None: one trace builds every replica (TPUStrategy)
     try:
         yield
     finally:
@@ -181,14 +161,10 @@ def _copy_op(op, destination, copies, op_copies):
     attrs = {key: value for key, value in op.node_def.attr.items()
              if key not in _DROPPED_ATTRIBUTES}
     with tf.control_dependencies(control_inputs):
-        copy = destination._create_op_internal(  # pylint: disable=protected-access
-            op.type, inputs, dtypes=[t.dtype for t in op.outputs], name=op.name,
-            attrs=attrs, op_def=op.op_def, compute_device=False)
-    if op.device:
-        # The device the op was traced on (each replica's own): `compute_device=False`
-        # applies no device scope, and without one the placer put every replica's
-        # computation on the first device.
-        copy._set_device(op.device)  # pylint: disable=protected-access
+        # On the device the op was traced on (each replica's own): without it the placer
+        # put every replica's computation on the first device.
+        copy = graphs.create_op(destination, op.type, inputs, [t.dtype for t in op.outputs],
+                                op.name, attrs, op.op_def, device=op.device)
     for original, copied in zip(op.outputs, copy.outputs):
         copied.set_shape(original.shape)
         copies[original.ref()] = copied
@@ -199,7 +175,7 @@ def _ops_in_copy_order(fetches):
     """The ops `fetches` need, inputs first; ops that need no variable update come first."""
     needed = set()
     stack = [t.op if isinstance(t, tf.Tensor) else t for t in fetches
-             if t is not None and not isinstance(t, ops_lib.EagerTensor)]  # eager: no op
+             if t is not None and not graphs.is_eager_tensor(t)]  # eager: no op
     while stack:
         op = stack.pop()
         if op in needed:
@@ -240,7 +216,6 @@ def _predecessors(op):
 
 def _is_update(op):
     """Whether `op` may change a resource (a variable update, a stateful call...)."""
-    if op.type in auto_control_deps_utils.RESOURCE_READ_OPS:
+    if op.type in graphs.RESOURCE_READ_OPS:
         return False
-    return op._is_stateful and any(  # pylint: disable=protected-access
-        t.dtype == tf.resource for t in op.inputs)
+    return graphs.is_stateful(op) and any(t.dtype == tf.resource for t in op.inputs)

@@ -18,13 +18,13 @@ on the simulated TPU with a stand-in for `TPUEmbedding`, and builds the real one
 configuration up to its construction.
 """
 import tensorflow as tf
-from tensorflow.python.distribute import distribute_utils
-from tensorflow.python.distribute import values as distribute_values
 
 from tpu_estimator_compat.api import embedding_spec
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.engine import embeddings
 from tpu_estimator_compat.engine import inputs
+from tpu_estimator_compat.tf_internals import distribute
+from tpu_estimator_compat.tf_internals import tpu as tf_tpu
 
 _embedding = tf.tpu.experimental.embedding
 
@@ -119,9 +119,7 @@ class TpuEmbeddingOnTpu(embeddings.TpuEmbeddings):
             self._embedding.build(per_replica_batch_size=per_replica_batch_size)
         for table in self.tables.values():
             table.variable = self._host_variables(table)["parameters"]
-        self._store.add_sync_hooks(
-            self._embedding._retrieve_variables,  # pylint: disable=protected-access
-            self._embedding._load_variables)  # pylint: disable=protected-access
+        self._store.add_sync_hooks(*tf_tpu.embedding_retrieve_and_load(self._embedding))
 
     def before_replicas(self, mode):
         def enqueue(element):
@@ -162,7 +160,7 @@ class TpuEmbeddingOnTpu(embeddings.TpuEmbeddings):
     def _host_variables(self, table):
         """{'parameters' or slot name: variable} of one table on the host (one shard)."""
         found = {}
-        for slot, variable in self._embedding._variables[table.key].items():  # pylint: disable=protected-access
+        for slot, variable in tf_tpu.embedding_variables(self._embedding, table.key).items():
             shards = getattr(variable, "variables", [variable])
             if len(shards) != 1:
                 raise NotImplementedError(
@@ -174,9 +172,9 @@ class TpuEmbeddingOnTpu(embeddings.TpuEmbeddings):
 
     def _per_replica(self, fn, value):
         """`fn` applied to each replica's part of a distributed `value`."""
-        if not isinstance(value, distribute_values.DistributedValues):
+        if not isinstance(value, tf.distribute.DistributedValues):
             return fn(value)
-        return distribute_utils.regroup(
+        return distribute.regroup(
             [fn(part) for part in self._strategy.experimental_local_results(value)])
 
 

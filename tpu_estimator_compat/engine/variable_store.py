@@ -14,7 +14,6 @@ import contextlib
 import threading
 
 import tensorflow as tf
-from tensorflow.python.distribute import distribute_lib
 
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.tf1.variables import GLOBAL_STEP_NAME
@@ -188,7 +187,7 @@ class VariableStore:
                 constant = tf.get_static_value(initial_value)
                 kwargs = dict(kwargs, initial_value=(
                     step_graph.eager_value(initial_value) if constant is None else constant))
-            if distribute_lib.get_strategy() is not self._strategy:
+            if tf.distribute.get_strategy() is not self._strategy:
                 with self._strategy.scope():
                     return _v1.Variable(**kwargs)
             return next_creator(**kwargs)

@@ -17,12 +17,12 @@ import time
 
 import tensorflow as tf
 from google.protobuf import text_format
-from tensorflow.core.protobuf import saved_model_pb2
-from tensorflow.python.tpu import tpu
 
 from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.export import outputs as export_output_lib
+from tpu_estimator_compat.api import export_outputs as export_output_lib
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.tf_internals import tpu as tf_tpu
+from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.export import preflight
 from tpu_estimator_compat.export import receivers
@@ -101,12 +101,45 @@ class _BuiltGraph:
     tpu_function_name: str = None
 
 
-def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export_dir_base,
-                       serving_input_receiver_fn, assets_extra=None, as_text=False,
-                       export_to_cpu=True, export_to_tpu=True, mode=ModeKeys.PREDICT,
-                       strip_default_attrs=True, export_saved_model_api_version=1,
-                       add_use_tpu_param=True) -> bytes:
-    """Exports a trained `model_fn` as a SavedModel, as `TPUEstimator.export_saved_model`.
+@dataclasses.dataclass(frozen=True)
+class ExportPlan:
+    """What `export_saved_model` writes: a call's arguments and the estimator's settings.
+
+    model_fn: the user's TF1 `model_fn`. user_params: the estimator's params; model_fn gets
+    a copy with `use_tpu` added (False, except True for the TPU MetaGraph with API version
+    2) and no `batch_size`. config: the estimator's `RunConfig` (passed to model_fn;
+    `tf_random_seed` and `session_config` are read when present). checkpoint_path: the
+    checkpoint to restore (see `resolve_checkpoint_path`). export_dir_base: directory in
+    which the timestamped export directory is made. serving_input_receiver_fn: no-argument
+    fn returning a `ServingInputReceiver`, `TensorServingInputReceiver` (or, for
+    TRAIN/EVAL, a `SupervisedInputReceiver`). assets_extra: dict of destination path
+    (relative to `assets.extra/`) to source path. as_text: write `saved_model.pbtxt`
+    instead of `saved_model.pb`. export_to_cpu: write the CPU MetaGraph. export_to_tpu:
+    write the `{serve, tpu}` MetaGraph (PREDICT only). mode: the `ModeKeys` value model_fn
+    is built in. strip_default_attrs: strip default-valued attributes from the NodeDefs.
+    export_saved_model_api_version: 1 (or an enum whose `value` is 1) wraps model_fn in the
+    TPU inference rewrite; 2 leaves that to model_fn (which then sees `params['use_tpu'] == True`).
+    add_use_tpu_param: False leaves `use_tpu` out of params (plain Estimator).
+    """
+    model_fn: object
+    user_params: dict
+    config: object
+    checkpoint_path: str
+    export_dir_base: object
+    serving_input_receiver_fn: object
+    assets_extra: dict = None
+    as_text: bool = False
+    export_to_cpu: bool = True
+    export_to_tpu: bool = True
+    mode: str = ModeKeys.PREDICT
+    strip_default_attrs: bool = True
+    export_saved_model_api_version: object = 1
+    add_use_tpu_param: bool = True
+
+
+def export_saved_model(plan) -> bytes:
+    """Exports a trained `model_fn` as a SavedModel, as `TPUEstimator.export_saved_model`,
+    following `plan` (an `ExportPlan`).
 
     Writes `export_dir_base/<unix timestamp>/` (built under `temp-<timestamp>` and renamed,
     so a half-written export is never visible) with the MetaGraphs:
@@ -115,27 +148,6 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
       * tags `{serve, tpu}`: the TPU inference graph, if `export_to_tpu` and mode PREDICT;
         it carries the variables only when it is the sole MetaGraph.
 
-    Args:
-      model_fn: the user's TF1 `model_fn`.
-      user_params: the estimator's params; model_fn gets a copy with `use_tpu` added
-        (False, except True for the TPU MetaGraph with API version 2) and no `batch_size`.
-      config: the estimator's `RunConfig` (passed to model_fn; `tf_random_seed` and
-        `session_config` are read when present).
-      checkpoint_path: the checkpoint to restore (see `resolve_checkpoint_path`).
-      export_dir_base: directory in which the timestamped export directory is made.
-      serving_input_receiver_fn: no-argument fn returning a `ServingInputReceiver`,
-        `TensorServingInputReceiver` (or, for TRAIN/EVAL, a `SupervisedInputReceiver`).
-      assets_extra: dict of destination path (relative to `assets.extra/`) to source path.
-      as_text: write `saved_model.pbtxt` instead of `saved_model.pb`.
-      export_to_cpu: write the CPU MetaGraph.
-      export_to_tpu: write the `{serve, tpu}` MetaGraph (PREDICT only).
-      mode: the `ModeKeys` value model_fn is built in.
-      strip_default_attrs: strip default-valued attributes from the NodeDefs.
-      export_saved_model_api_version: 1 (or an enum whose `value` is 1) wraps model_fn in
-        the TPU inference rewrite; 2 leaves that to model_fn (which then sees
-        `params['use_tpu'] == True`).
-      add_use_tpu_param: False leaves `use_tpu` out of params (plain Estimator).
-
     Returns:
       The export directory, as bytes.
 
@@ -143,31 +155,29 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
       ValueError: no receiver fn, no MetaGraph to write, an unknown mode or API version, or
         the checkpoint lacks a variable of the graph.
     """
-    if not serving_input_receiver_fn:
+    if not plan.serving_input_receiver_fn:
         raise ValueError("An input_receiver_fn must be defined.")
-    requests = _meta_graph_requests(export_to_cpu, export_to_tpu, mode,
-                                    export_saved_model_api_version)
-    if not add_use_tpu_param:  # params_for leaves out keys whose value is None
+    requests = _meta_graph_requests(plan.export_to_cpu, plan.export_to_tpu, plan.mode,
+                                    plan.export_saved_model_api_version)
+    if not plan.add_use_tpu_param:  # params_for leaves out keys whose value is None
         requests = [dataclasses.replace(r, use_tpu_param=None) for r in requests]
-    preflight.check_export_dir_base(export_dir_base)
-    export_dir, temp_dir = _export_dirs(export_dir_base)
+    preflight.check_export_dir_base(plan.export_dir_base)
+    export_dir, temp_dir = _export_dirs(plan.export_dir_base)
     try:
         builder = tf.compat.v1.saved_model.Builder(temp_dir)
         tpu_function_name = None
         for request in requests:
-            built = _add_meta_graph(builder, request, model_fn, user_params, config,
-                                    checkpoint_path, serving_input_receiver_fn,
-                                    strip_default_attrs)
+            built = _add_meta_graph(builder, request, plan)
             tpu_function_name = built.tpu_function_name or tpu_function_name
-        builder.save(as_text)
+        builder.save(plan.as_text)
         if tpu_function_name:
-            _add_function_alias(temp_dir, _TPU_TAGS, tpu_function_name, as_text)
-        _copy_assets_extra(temp_dir, assets_extra)
+            _add_function_alias(temp_dir, _TPU_TAGS, tpu_function_name, plan.as_text)
+        _copy_assets_extra(temp_dir, plan.assets_extra)
         tf.io.gfile.rename(temp_dir, export_dir)
     except _WRITE_ERRORS as error:
         if not preflight.is_write_error(error):
             raise
-        raise preflight.ExportWriteError(os.fsdecode(export_dir_base), error) from error
+        raise preflight.ExportWriteError(os.fsdecode(plan.export_dir_base), error) from error
     finally:
         if tf.io.gfile.exists(temp_dir):
             tf.io.gfile.rmtree(temp_dir)
@@ -217,15 +227,15 @@ def _export_dirs(export_dir_base):
             os.path.join(base, b"temp-%d" % timestamp))
 
 
-def _add_meta_graph(builder, request, model_fn, user_params, config, checkpoint_path,
-                    serving_input_receiver_fn, strip_default_attrs):
+def _add_meta_graph(builder, request, plan):
     """Builds one graph and adds it to `builder` (with the variables if requested)."""
     with tf.Graph().as_default() as graph:
         tf.compat.v1.train.get_or_create_global_step(graph)
-        seed = getattr(config, "tf_random_seed", None)
+        seed = getattr(plan.config, "tf_random_seed", None)
         if seed is not None:
             tf.compat.v1.random.set_random_seed(seed)
-        built = _build_graph(request, model_fn, user_params, config, serving_input_receiver_fn)
+        built = _build_graph(request, plan.model_fn, plan.user_params, plan.config,
+                             plan.serving_input_receiver_fn)
         scaffold = built.scaffold or tf.compat.v1.train.Scaffold()
         saver = scaffold.saver or tf.compat.v1.train.Saver(sharded=True)
         local_init_op = scaffold.local_init_op
@@ -237,15 +247,15 @@ def _add_meta_graph(builder, request, model_fn, user_params, config, checkpoint_
                       assets_collection=graph.get_collection(
                           tf.compat.v1.GraphKeys.ASSET_FILEPATHS),
                       main_op=local_init_op, saver=saver,
-                      strip_default_attrs=strip_default_attrs)
+                      strip_default_attrs=plan.strip_default_attrs)
         if not request.save_variables:
             builder.add_meta_graph(**kwargs)
             return built
         session_graph = _state_graph(graph, saver) if request.rewrite_for_tpu else graph
-        session_config = run_config.local_session_config(config)
+        session_config = run_config.local_session_config(plan.config)
         with tf.compat.v1.Session(graph=session_graph, config=session_config) as session:
-            preflight.check_graph_fits_checkpoint(saver, checkpoint_path)
-            _restore(saver, session, checkpoint_path, request.mode)
+            preflight.check_graph_fits_checkpoint(saver, plan.checkpoint_path)
+            _restore(saver, session, plan.checkpoint_path, request.mode)
             builder.add_meta_graph_and_variables(session, **kwargs)
     return built
 
@@ -368,13 +378,8 @@ def _call_rewritten_for_tpu_inference(call_model_fn):
     def tpu_computation():
         # As the original's TPU inference: TPU embedding columns look up on the host
         # (outside_compilation) inside a TPU inference context.
-        inference = tpu._TPUInferenceContext(  # pylint: disable=protected-access
-            "tpu_inference", check_ops=False)
-        inference.Enter()
-        try:
+        with tf_tpu.inference_context():
             spec = call_model_fn()
-        finally:
-            inference.Exit()
         export_outputs = export_output_lib.get_export_outputs(
             spec.export_outputs, spec.predictions)
         predictions = spec.predictions
@@ -433,7 +438,7 @@ def _add_function_alias(export_dir, tags, function_name, as_text):
     name = tf.saved_model.SAVED_MODEL_FILENAME_PBTXT if as_text else (
         tf.saved_model.SAVED_MODEL_FILENAME_PB)
     path = os.path.join(export_dir, os.fsencode(name))
-    saved_model = saved_model_pb2.SavedModel()
+    saved_model = tf_training.SavedModel()
     if as_text:
         text_format.Parse(tf.io.gfile.GFile(path, "r").read(), saved_model)
     else:

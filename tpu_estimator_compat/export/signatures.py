@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.api.spec import ModeKeys
-from tpu_estimator_compat.export import outputs
+from tpu_estimator_compat.api import export_outputs as outputs
 from tpu_estimator_compat.export.receivers import SINGLE_RECEIVER_DEFAULT_NAME
 
 _sm = tf.compat.v1.saved_model

@@ -20,6 +20,7 @@ from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.host import multi_worker
 from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.tf_internals import training as tf_training
 
 
 def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, meta_graph,
@@ -182,24 +183,18 @@ class _HookSaves(_Saves):
 
     def __init__(self, engine, hook, config, model_dir, session, extra_listeners, meta_graph,
                  lock):
-        # pylint: disable=protected-access  (CheckpointSaverHook keeps these private)
-        directory = hook._checkpoint_dir
-        basename = os.path.basename(hook._save_path)
+        directory, save_path, user_saver, listeners, self._timer = \
+            tf_training.checkpoint_saver_hook_fields(hook)
+        basename = os.path.basename(save_path)
         if basename != checkpoints.CHECKPOINT_BASENAME:
             raise NotImplementedError(
                 f"CheckpointSaverHook(checkpoint_basename={basename!r}): tpu_estimator_compat "
                 f"writes checkpoints named {checkpoints.CHECKPOINT_BASENAME}-<step> only. "
                 "Use the default checkpoint_basename.")
-        user_saver = hook._saver
-        saver = _make_saver(
-            engine, directory,
-            getattr(user_saver, "_max_to_keep", config.keep_checkpoint_max),
-            getattr(user_saver, "_keep_checkpoint_every_n_hours",
-                    config.keep_checkpoint_every_n_hours))
+        saver = _make_saver(engine, directory, *tf_training.saver_retention(
+            user_saver, config.keep_checkpoint_max, config.keep_checkpoint_every_n_hours))
         super().__init__(engine, saver, directory, session,
-                         list(hook._listeners) + list(extra_listeners), model_dir, meta_graph,
-                         lock)
-        self._timer = hook._timer
+                         listeners + list(extra_listeners), model_dir, meta_graph, lock)
 
     def start(self, step):
         super().start(step)

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat.host import host_calls
 from tpu_estimator_compat.host import lifecycle_log
+from tpu_estimator_compat.host import loop_actions
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.host import multi_worker
 from tpu_estimator_compat.api import spec as spec_lib
@@ -51,7 +52,8 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     progress = lifecycle_log.EvaluationProgress(steps)
     progress.start()
     outputs = _run_loops(compiled, iterator, steps or _UNTIL_THE_END, steps_per_loop,
-                         hook_run, progress, engine.runtime.tpu_semantics)
+                         loop_actions.LoopActions([loop_actions.HookActions(hook_run)]),
+                         global_step, progress, engine.runtime.tpu_semantics)
     progress.finish()
     steps_run = _per_step(outputs, rows_per_replica_copy, scalars)
     loss_steps = outputs.loss_has_real_rows
@@ -79,28 +81,32 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     return results
 
 
-def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run, progress, tpu_semantics):
-    """Runs the eval loop until `steps`, the end of the input or a hook's stop request;
-    returns the `InferenceLoopResult` of all its steps, as numpy."""
+def _run_loops(compiled, iterator, steps, steps_per_loop, actions, global_step, progress,
+               tpu_semantics):
+    """Runs the eval loop until `steps`, the end of the input or an action's stop request
+    (`loop_actions`), logging the original's progress lines; returns the
+    `InferenceLoopResult` of all its steps, as numpy."""
     runs = []
-    while steps > 0:
-        size = min(steps, steps_per_loop or steps)
-        hook_run.before_loop()
-        if tpu_semantics and size < _UNTIL_THE_END:
-            lifecycle_log.infeed_outfeed(size)
-        run = compiled.loop(iterator, tf.constant(size)).numpy()
-        runs.append(run)
-        progress.steps_done(int(np.sum(~run.stop.astype(bool))), each_step=not tpu_semantics)
-        stop = len(run.stop) < size or bool(run.stop[-1])
-        if run.loss_has_real_rows.any():
-            stop = hook_run.after_loop(run.hook_fetches) or stop
-        else:  # only the end of the input: as TF1's run that hit OutOfRange
-            hook_run.skip_after_loop()
-            stop = True
-        steps -= size
-        if stop:
-            break
-    hook_run.end()
+    actions.begin(global_step)
+    try:
+        while steps > 0:
+            size = min(steps, steps_per_loop or steps)
+            actions.before_loop()
+            if tpu_semantics and size < _UNTIL_THE_END:
+                lifecycle_log.infeed_outfeed(size)
+            run = compiled.loop(iterator, tf.constant(size)).numpy()
+            runs.append(run)
+            progress.steps_done(int(np.sum(~run.stop.astype(bool))), each_step=not tpu_semantics)
+            input_ended = len(run.stop) < size or bool(run.stop[-1])
+            stop = actions.after_loop(loop_actions.LoopEnd(
+                run, first_step=global_step, step=global_step, final=steps <= size,
+                only_padding=not run.loss_has_real_rows.any()))
+            steps -= size
+            if stop or input_ended:
+                break
+    finally:
+        actions.close()
+    actions.end(global_step)
     return runs[0].concatenate(*runs[1:])
 
 

@@ -19,11 +19,11 @@ import contextlib
 import dataclasses
 
 import tensorflow as tf
-from tensorflow.python.training import basic_session_run_hooks
 
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.tf1.variables import GLOBAL_STEP_NAME
 from tpu_estimator_compat.tf1.variables import tf1_name
+from tpu_estimator_compat.tf_internals import training as tf_training
 
 _v1 = tf.compat.v1
 # training_util.GLOBAL_STEP_READ_KEY: where _get_or_create_global_step_read() caches its tensor.
@@ -189,19 +189,11 @@ def variables_as_graph_elements():
     TF1 variables were graph elements; ours are created eagerly, so the hook's check that a
     tensor belongs to the current graph would reject them. They are read on the host.
     """
-    original = getattr(basic_session_run_hooks, "_as_graph_element", None)
-    if original is None:
-        yield
-        return
+    def taking_variables(check):
+        return lambda obj: obj if isinstance(obj, tf.Variable) else check(obj)
 
-    def as_graph_element(obj):
-        return obj if isinstance(obj, tf.Variable) else original(obj)
-
-    basic_session_run_hooks._as_graph_element = as_graph_element  # pylint: disable=protected-access
-    try:
+    with tf_training.hooks_graph_element_check(taking_variables):
         yield
-    finally:
-        basic_session_run_hooks._as_graph_element = original  # pylint: disable=protected-access
 
 
 def _zeros_like(tensor):

@@ -24,7 +24,7 @@ class PreemptionWatcher:
     def __init__(self):
         self.requested = False
 
-    def _handle(self, signum, frame):
+    def handle_signal(self, signum, frame):
         del frame
         if not self.requested:
             logging.warning("Received signal %d: training will save a checkpoint and stop at "
@@ -39,7 +39,7 @@ def watch_for_preemption():
     if threading.current_thread() is not threading.main_thread():
         yield watcher
         return
-    previous = signal.signal(signal.SIGTERM, watcher._handle)  # pylint: disable=protected-access
+    previous = signal.signal(signal.SIGTERM, watcher.handle_signal)
     try:
         yield watcher
     finally:

@@ -16,6 +16,7 @@ the loss, each save decision and a SIGTERM stop are agreed once per loop, only t
 writes checkpoints, summaries and host_call output, and all workers wait for the chief's last
 checkpoint before train() returns (`multi_worker.py`).
 """
+import dataclasses
 import math
 import time
 
@@ -26,6 +27,7 @@ from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.host import checkpoint_saves
 from tpu_estimator_compat.host import host_calls
 from tpu_estimator_compat.host import lifecycle_log
+from tpu_estimator_compat.host import loop_actions
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.host import multi_worker
 from tpu_estimator_compat.host import preemption
@@ -62,12 +64,25 @@ class IterationSizer:
             self._step_times.append(seconds / steps)
 
 
+@dataclasses.dataclass(frozen=True)
+class TrainingPlan:
+    """What one `train()` call runs: up to `last_step` (inf: until the input ends), loops of
+    `iterations_per_loop` steps (a count or '<N>s'), with `examples_per_step` for the
+    progress log, host_call every `host_call_every_n_steps` steps, TPU semantics or not
+    (an input that ends early is an error with them)."""
+    config: object  # RunConfig
+    model_dir: str
+    last_step: float
+    iterations_per_loop: object
+    examples_per_step: int
+    host_call_every_n_steps: int
+    tpu_semantics: bool
+
+
 @multi_worker.explains_worker_failures("Training")
-def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
-                 iterations_per_loop, examples_per_step, host_call_every_n_steps,
-                 tpu_semantics, hook_run, saving_listeners=(), lock=None):
-    """Runs loops until `last_step`, the end of a finite input or a stop request from a hook
-    or saving listener; returns the final loss.
+def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=(), lock=None):
+    """Runs loops as `plan` (a `TrainingPlan`) says, until its last step, the end of a
+    finite input or a stop request from a hook or saving listener; returns the final loss.
 
     Args:
       hook_run: the call's `hooks.HookRun`, already started (begin/after_create_session
@@ -75,37 +90,38 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
       lock: the chief's acquired `sharing.TrainerLock` of model_dir, checked before each
         save (None on other workers).
     """
-    sizer = IterationSizer(iterations_per_loop)
+    sizer = IterationSizer(plan.iterations_per_loop)
     step = engine.global_step
     # Multi-worker: every worker runs this loop in lockstep; decisions are the chief's and
     # only the chief writes files (multi_worker.py).
     workers = multi_worker.WorkerGroup(engine.runtime)
     if workers.is_chief:
-        checkpoints.require_writable(model_dir)
-    savers = checkpoint_saves.checkpoint_savers(engine, config, model_dir, hook_run,
+        checkpoints.require_writable(plan.model_dir)
+    savers = checkpoint_saves.checkpoint_savers(engine, plan.config, plan.model_dir, hook_run,
                                                 saving_listeners, compiled.meta_graph, lock)
-    summary_writer = (summaries.ScalarSummaryWriter(model_dir)
-                      if config.save_summary_steps and workers.is_chief else None)
-    host_call = _HostCallDriver(compiled, host_call_every_n_steps, enabled=workers.is_chief)
-    progress = progress_log.ProgressLog(config, examples_per_step, summary_writer)
-    for saver in savers:
-        saver.start(step)
+    actions = loop_actions.LoopActions([
+        loop_actions.HookActions(hook_run),
+        _NanCheck(plan.model_dir),
+        _HostCallDriver(compiled, plan.host_call_every_n_steps, enabled=workers.is_chief),
+        _Progress(plan, enabled=workers.is_chief),
+        *(_SaverActions(saver) for saver in savers)])
+    actions.begin(step)
     loss = None
     preempted = False  # as agreed by all workers (a SIGTERM may reach only one of them)
     with preemption.watch_for_preemption() as preemption_watch:
         try:
-            while step < last_step:
-                size = sizer.next_size(last_step - step)
+            while step < plan.last_step:
+                size = sizer.next_size(plan.last_step - step)
                 started = time.time()
-                hook_run.before_loop()
-                if tpu_semantics:
+                actions.before_loop()
+                if plan.tpu_semantics:
                     lifecycle_log.infeed_outfeed(size)
                 try:
                     result = compiled.loop(iterator, tf.constant(size))  # TrainLoopResult
                 except tf.errors.OutOfRangeError:
                     engine.mark_changed()
                     new_step = engine.global_step
-                    if tpu_semantics:
+                    if plan.tpu_semantics:
                         raise _input_exhausted_error(new_step, step) from None
                     logging.info("Input exhausted at global step %d: training ends.", new_step)
                     step = new_step
@@ -123,15 +139,10 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                 # and whether any worker got SIGTERM.
                 loss, finite, preempted = workers.loop_end(
                     float(result.loss), bool(result.loss_finite), preemption_watch.requested)
-                stop = hook_run.after_loop(result.hook_fetches)
-                if not (finite and math.isfinite(loss)):
-                    raise NanLossDuringTrainingError(step, new_step,
-                                                     checkpoints.latest_checkpoint(model_dir))
-                host_call.run(result.host_call, first_step=step)
-                progress.loop_done(new_step, loss)
+                stop = actions.after_loop(loop_actions.LoopEnd(
+                    result, first_step=step, step=new_step, loss=loss, finite=finite,
+                    final=new_step >= plan.last_step))
                 step = new_step
-                for saver in savers:
-                    stop = saver.after_loop(step, final=step >= last_step) or stop
                 if stop:
                     logging.info("Training stopped at global step %d: a hook or saving listener "
                                  "requested it.", step)
@@ -139,19 +150,63 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                 if preempted:
                     break
         finally:
-            host_call.close()
-            if summary_writer is not None:
-                summary_writer.flush()
-    hook_run.end()
-    for saver in savers:
-        saver.end(step)
+            actions.close()
+    actions.end(step)
     if savers:
         workers.barrier()  # no worker goes on before the chief has written the last checkpoint
     if preempted or preemption_watch.requested:
-        raise preemption.preempted_error(step, checkpoints.latest_checkpoint(model_dir))
+        raise preemption.preempted_error(step, checkpoints.latest_checkpoint(plan.model_dir))
     if loss is not None:
         logging.info("Loss for final step: %s.", np.float32(loss))  # TF1's float32 text
     return loss
+
+
+class _NanCheck(loop_actions.LoopAction):
+    """Stops training with NanLossDuringTrainingError when a loop's loss was not finite on
+    some replica (before host_call, summaries and checkpoints see that loop)."""
+
+    def __init__(self, model_dir):
+        self._model_dir = model_dir
+
+    def after_loop(self, loop):
+        if not (loop.finite and math.isfinite(loop.loss)):
+            raise NanLossDuringTrainingError(loop.first_step, loop.step,
+                                             checkpoints.latest_checkpoint(self._model_dir))
+        return False
+
+
+class _Progress(loop_actions.LoopAction):
+    """The progress log (loss, steps/sec) and its summaries, written by the chief."""
+
+    def __init__(self, plan, enabled):
+        self._summary_writer = (summaries.ScalarSummaryWriter(plan.model_dir)
+                                if plan.config.save_summary_steps and enabled else None)
+        self._log = progress_log.ProgressLog(plan.config, plan.examples_per_step,
+                                             self._summary_writer)
+
+    def after_loop(self, loop):
+        self._log.loop_done(loop.step, loop.loss)
+        return False
+
+    def close(self):
+        if self._summary_writer is not None:
+            self._summary_writer.flush()
+
+
+class _SaverActions(loop_actions.LoopAction):
+    """One `checkpoint_saves` saver: saves when due, may stop (a saving listener asked)."""
+
+    def __init__(self, saver):
+        self._saver = saver
+
+    def begin(self, step):
+        self._saver.start(step)
+
+    def after_loop(self, loop):
+        return self._saver.after_loop(loop.step, final=loop.final)
+
+    def end(self, step):
+        self._saver.end(step)
 
 
 def _input_exhausted_error(step, loop_start):
@@ -163,7 +218,7 @@ def _input_exhausted_error(step, loop_start):
         "lower steps. (With use_tpu=False a finite input ends training cleanly.)")
 
 
-class _HostCallDriver:
+class _HostCallDriver(loop_actions.LoopAction):
     """Runs the spec's host_call fn on the host for every recorded step of a loop."""
 
     def __init__(self, compiled, every_n_steps, enabled=True):
@@ -173,6 +228,10 @@ class _HostCallDriver:
         self._fn = compiled.traced.host_call_fn if enabled else None  # the chief's job
         self._every_n = max(1, int(every_n_steps or 1))
         self._runner = None
+
+    def after_loop(self, loop):
+        self.run(loop.result.host_call, first_step=loop.first_step)
+        return False
 
     def run(self, stacked, first_step):
         """Calls the fn for every n-th step of the loop that started at `first_step`."""

@@ -12,7 +12,8 @@ returned when it is None. Under a tf.distribute strategy the moving averages mov
 the mean over replicas of the per-replica batch statistics.
 """
 import tensorflow as tf
-from tensorflow.python.training import moving_averages
+
+from tpu_estimator_compat.tf_internals import training as tf_training
 
 from tpu_estimator_compat.legacy_api import model_variables as _variables
 
@@ -161,9 +162,9 @@ def _plain(inputs, params, epsilon, data_format, channel_axis, training):
 def _update_moving_averages(outputs, mean, variance, params, is_training, decay,
                             zero_debias_moving_mean, updates_collections):
     def updates():
-        update_mean = moving_averages.assign_moving_average(
+        update_mean = tf_training.assign_moving_average(
             params.moving_mean, mean, decay, zero_debias=zero_debias_moving_mean)
-        update_variance = moving_averages.assign_moving_average(
+        update_variance = tf_training.assign_moving_average(
             params.moving_variance, variance, decay, zero_debias=False)
         return update_mean, update_variance
 

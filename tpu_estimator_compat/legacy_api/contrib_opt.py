@@ -19,8 +19,8 @@ names, so that TF1 checkpoints load:
   averages.
 """
 import tensorflow as tf
-from tensorflow.python.ops import variables
-from tensorflow.python.training.saving import saveable_object_util
+
+from tpu_estimator_compat.tf_internals import training as tf_training
 
 _v1 = tf.compat.v1
 
@@ -178,10 +178,10 @@ class MovingAverageOptimizer(_v1.train.Optimizer):
         if var_list is None:
             var_list = _v1.global_variables()
         if not isinstance(var_list, dict):
-            var_list = saveable_object_util.op_list_to_dict(var_list)
+            var_list = tf_training.op_list_to_dict(var_list)
         by_name = {}
         for key, value in var_list.items():
-            if isinstance(value, (list, variables.PartitionedVariable)):
+            if isinstance(value, (list, tf_training.PartitionedVariable)):
                 by_name.update((part.op.name, part) for part in value)
             else:
                 by_name[key] = value

@@ -11,7 +11,10 @@ The other cells and RNN functions of `tf.contrib.rnn` are TensorFlow's and tf_ke
 (`v1/contrib/rnn.py`).
 """
 import tensorflow as tf
-from tf_keras.src.layers.rnn import legacy_cells
+
+from tpu_estimator_compat.tf_internals import keras_and_slim
+
+legacy_cells = keras_and_slim.legacy_rnn_cells()
 
 _v1 = tf.compat.v1
 

@@ -11,9 +11,8 @@ import os
 import threading
 
 import tensorflow as tf
-from tensorflow.python.client import _pywrap_events_writer
-from tensorflow.python.profiler import profiler_v2
-from tensorflow.python.profiler.internal import _pywrap_profiler
+
+from tpu_estimator_compat.tf_internals import profiler
 
 _EVENT_FILE_SUFFIX = ".profile-empty"
 _lock = threading.Lock()
@@ -38,7 +37,7 @@ def start(options=None):
     with _lock:
         if _session is not None:
             raise ProfilerAlreadyRunningError("Another profiler is running.")
-        session = _pywrap_profiler.ProfilerSession()
+        session = profiler.ProfilerSession()
         try:
             session.start("", options if options is not None else {})
         except tf.errors.AlreadyExistsError as error:
@@ -65,7 +64,7 @@ def maybe_create_event_file(logdir):
     TensorBoard that the logdir has profiles)."""
     if any(name.endswith(_EVENT_FILE_SUFFIX) for name in tf.io.gfile.listdir(logdir)):
         return
-    writer = _pywrap_events_writer.EventsWriter(os.path.join(logdir, "events").encode())
+    writer = profiler.EventsWriter(os.path.join(logdir, "events").encode())
     writer.InitWithSuffix(_EVENT_FILE_SUFFIX.encode())
     writer.Close()
 
@@ -82,7 +81,7 @@ def save(logdir, result):
 
 def start_profiler_server(port):
     """Starts a profiler server on `port` (TensorFlow 2's `profiler.experimental.server`)."""
-    profiler_v2.start_server(port)
+    tf.profiler.experimental.server.start(port)
 
 
 class Profiler:

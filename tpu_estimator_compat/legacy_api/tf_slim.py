@@ -1,7 +1,7 @@
 """tf-slim, the maintained home of `tf.contrib.slim`, made to work on TensorFlow 2.21.
 
 tf-slim 1.1 relies on two TensorFlow internals that TensorFlow 2.21 moved; importing this
-module repairs both, for tf-slim only when possible:
+module repairs both (`tf_internals.keras_and_slim`), for tf-slim only when possible:
 
 1. `tensorflow.python.layers.normalization` (which slim's `batch_norm` builds its layer from)
    loads `tf_keras.legacy_tf_layers.normalization`, a path tf_keras no longer has: the module
@@ -12,18 +12,10 @@ module repairs both, for tf-slim only when possible:
    `learning` and `rev_block_lib`: tf-slim's modules get a view of `ops` that has it.
 """
 import importlib
-import importlib.util
-import sys
-import types
 
-from tensorflow.python.framework import ops as _tf_ops
-from tensorflow.python.framework import tensor as _tf_tensor
-from tensorflow.python.layers import normalization as _tf_normalization
+from tpu_estimator_compat.tf_internals import keras_and_slim
 
-if importlib.util.find_spec("tf_keras.legacy_tf_layers") is None:
-    from tf_keras.src.legacy_tf_layers import normalization as _keras_normalization
-    _tf_normalization.normalization = _keras_normalization
-
+keras_and_slim.repair_tf_slim_imports()
 # Slim's modules are named here, from sys.modules, because tf_slim's star imports shadow some
 # of its attributes (`tf_slim.ops` is TensorFlow's `ops`, `tf_slim.layers` is
 # `tf_slim.layers.layers`).
@@ -33,27 +25,4 @@ slim_layers = importlib.import_module("tf_slim.layers")
 slim_metrics = importlib.import_module("tf_slim.metrics")
 slim_arg_scope = importlib.import_module("tf_slim.ops.arg_scope")
 slim_variables = importlib.import_module("tf_slim.ops.variables")
-
-
-class _OpsWithTensor(types.ModuleType):
-    """TensorFlow's `framework.ops`, plus `Tensor`."""
-
-    def __init__(self):
-        super().__init__(_tf_ops.__name__, _tf_ops.__doc__)
-        self.Tensor = _tf_tensor.Tensor  # pylint: disable=invalid-name
-
-    def __getattr__(self, name):
-        return getattr(_tf_ops, name)
-
-
-def _give_slim_ops_tensor():
-    view = _OpsWithTensor()
-    for name, module in list(sys.modules.items()):
-        if name == "tf_slim" or name.startswith("tf_slim."):
-            for attribute, value in list(vars(module).items()):
-                if value is _tf_ops:
-                    setattr(module, attribute, view)
-
-
-if not hasattr(_tf_ops, "Tensor"):
-    _give_slim_ops_tensor()
+keras_and_slim.repair_tf_slim_modules()

@@ -16,7 +16,8 @@ given, only those variables are decayed. `weight_decay` may be a callable return
 `LARSOptimizer`, `LazyAdamOptimizer` and `MovingAverageOptimizer` are in `contrib_opt.py`.
 """
 import tensorflow as tf
-from tensorflow.python.distribute import distribute_utils
+
+from tpu_estimator_compat.tf_internals import tensors
 
 _v1 = tf.compat.v1
 
@@ -24,7 +25,7 @@ _v1 = tf.compat.v1
 def _key(var):
     """The identity of `var` for `decay_var_list`: a replica's copy of a mirrored variable
     (what optimizers update under a strategy) counts as the mirrored variable."""
-    return distribute_utils.value_container(var).ref()
+    return tensors.value_container(var).ref()
 
 
 class DecoupledWeightDecayExtension:

@@ -20,7 +20,8 @@ import re
 import tensorflow as tf
 from absl import logging
 from google.protobuf import text_format
-from tensorflow.python.training import checkpoint_state_pb2
+
+from tpu_estimator_compat.tf_internals import training as tf_training
 
 CHECKPOINT_BASENAME = "model.ckpt"
 STATE_FILENAME = "checkpoint"
@@ -82,7 +83,7 @@ def read_state(model_dir):
     if tf.io.gfile.exists(state_file):
         with tf.io.gfile.GFile(state_file, "rb") as file:
             content = file.read()
-        state = checkpoint_state_pb2.CheckpointState()
+        state = tf_training.CheckpointState()
         try:
             text_format.Parse(content.decode("utf-8"), state)
             problem = None if state.model_checkpoint_path else "it names no checkpoint"
@@ -217,7 +218,7 @@ def _recover(model_dir, state_file, problem, steps):
                 "checkpoint in %s, so training, evaluation and export go on from it; the state "
                 "file is rewritten at the next checkpoint.",
                 state_file, _damage(problem), prefix, model_dir)
-            return checkpoint_state_pb2.CheckpointState(
+            return tf_training.CheckpointState(
                 model_checkpoint_path=prefix,
                 all_model_checkpoint_paths=prefixes[index:][::-1])
     raise CorruptCheckpointStateError(state_file, problem)

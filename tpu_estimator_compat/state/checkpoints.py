@@ -27,9 +27,9 @@ import uuid
 
 import tensorflow as tf
 from google.protobuf import text_format
-from tensorflow.python.training import checkpoint_state_pb2
 
 from tpu_estimator_compat.state import checkpoint_paths
+from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.state.checkpoint_paths import (  # pylint: disable=unused-import
     CHECKPOINT_BASENAME, STATE_FILENAME, CheckpointNotFoundError, CorruptCheckpointStateError,
     latest_checkpoint, previous_checkpoints, resolve_checkpoint_path)
@@ -409,7 +409,7 @@ def _write_state(model_dir, kept, last_preserved):
     """Atomically replaces the state file. Paths are stored as TF1's Estimator Saver wrote
     them (`save_relative_paths=True`): the checkpoint's file name, relative to model_dir
     whether model_dir is relative or absolute. A failed write leaves no temporary file."""
-    state = checkpoint_state_pb2.CheckpointState(
+    state = tf_training.CheckpointState(
         model_checkpoint_path=os.path.basename(kept[-1][0]),
         all_model_checkpoint_paths=[os.path.basename(p) for p, _ in kept],
         all_model_checkpoint_timestamps=[t for _, t in kept],

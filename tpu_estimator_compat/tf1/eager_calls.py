@@ -9,7 +9,8 @@ work. Code of the program that runs outside these calls keeps the program's grap
 import functools
 
 import tensorflow as tf
-from tensorflow.python.eager import context
+
+from tpu_estimator_compat.tf_internals import graphs
 
 
 def eager(method):
@@ -18,7 +19,7 @@ def eager(method):
     def wrapper(*args, **kwargs):
         if tf.executing_eagerly():
             return method(*args, **kwargs)
-        with context.eager_mode():
+        with graphs.eager_mode():
             return method(*args, **kwargs)
     return wrapper
 
@@ -34,13 +35,13 @@ def eager_generator(method):
         generator = method(*args, **kwargs)
         try:
             while True:
-                with context.eager_mode():
+                with graphs.eager_mode():
                     try:
                         item = next(generator)
                     except StopIteration:
                         return
                 yield item
         finally:
-            with context.eager_mode():
+            with graphs.eager_mode():
                 generator.close()
     return wrapper

@@ -19,8 +19,6 @@ every step too, random ops drawing new values each time. Ops a dataset function 
 import contextlib
 
 import tensorflow as tf
-from tensorflow.core.framework import graph_pb2
-from tensorflow.python.data.ops import dataset_ops
 
 
 class ComputedFromIterator(ValueError):
@@ -182,7 +180,7 @@ def _graph_def_of(graph, ops):
     ops outside them (the iterators' get_next) are dropped."""
     full = graph.as_graph_def()
     names = {op.name for op in ops}
-    graph_def = graph_pb2.GraphDef()
+    graph_def = tf.compat.v1.GraphDef()
     graph_def.versions.CopyFrom(full.versions)
     graph_def.library.CopyFrom(full.library)
     for node in full.node:
@@ -226,7 +224,7 @@ class _RecordingIterator:
 def recording_iterators():
     """Within the block, one-shot iterators record their elements; yields the `Recorded`."""
     recorded = Recorded()
-    original_method = dataset_ops.DatasetV1.make_one_shot_iterator
+    original_method = tf.compat.v1.data.Dataset.make_one_shot_iterator
     original_function = tf.compat.v1.data.make_one_shot_iterator
 
     def method(dataset):
@@ -235,10 +233,10 @@ def recording_iterators():
     def function(dataset):
         return _RecordingIterator(original_function(dataset), dataset, recorded)
 
-    dataset_ops.DatasetV1.make_one_shot_iterator = method
+    tf.compat.v1.data.Dataset.make_one_shot_iterator = method
     tf.compat.v1.data.make_one_shot_iterator = function
     try:
         yield recorded
     finally:
-        dataset_ops.DatasetV1.make_one_shot_iterator = original_method
+        tf.compat.v1.data.Dataset.make_one_shot_iterator = original_method
         tf.compat.v1.data.make_one_shot_iterator = original_function

@@ -30,12 +30,12 @@ import contextlib
 import dataclasses
 
 import tensorflow as tf
-from tensorflow.compiler.tf2xla.python import xla
-from tensorflow.python.distribute import distribute_lib
-from tensorflow.python.ops import summary_ops_v2
 
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.tf1 import variables as tf1_variables
+from tpu_estimator_compat.tf_internals import distribute
+from tpu_estimator_compat.tf_internals import graphs
+from tpu_estimator_compat.tf_internals import training
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,11 +68,11 @@ def patched_legacy_api(recorded_calls, kept_alive):
         (tf.compat.v1.train, "init_from_checkpoint", init_from_checkpoint),
         (tf.compat.v1.tpu, "CrossShardOptimizer", optimizers.CrossShardOptimizer),
         (tf.compat.v1.tpu, "cross_replica_sum", optimizers.cross_replica_sum),
-        (distribute_lib.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
+        (distribute.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
         (tf.compat.v1.train, "Saver", RecordedSaver),  # as recorded_savers()
-        (xla, "replica_id", _replica_id),
-        (summary_ops_v2._ResourceSummaryWriter, "init", _writer_init_as_op),
-        (summary_ops_v2._ResourceSummaryWriter, "__init__", writer_kept_alive),
+        (distribute.xla_module, "replica_id", _replica_id),
+        (training.ResourceSummaryWriter, "init", _writer_init_as_op),
+        (training.ResourceSummaryWriter, "__init__", writer_kept_alive),
     ]
     originals = [(module, name, getattr(module, name)) for module, name, _ in replacements]
     try:
@@ -95,15 +95,15 @@ def recorded_savers():
         tf.compat.v1.train.Saver = original
 
 
-_original_merge_call = distribute_lib.ReplicaContext.merge_call
+_original_merge_call = distribute.ReplicaContext.merge_call
 
 
 def _replica_id():
     """`xla.replica_id()`: this replica's index in its sync group (0 outside replicas)."""
     context = tf.distribute.get_replica_context()
     return tf.cast(0 if context is None else context.replica_id_in_sync_group, tf.int32)
-_original_writer_init = summary_ops_v2._ResourceSummaryWriter.init
-_original_writer_constructor = summary_ops_v2._ResourceSummaryWriter.__init__
+_original_writer_init = training.ResourceSummaryWriter.init
+_original_writer_constructor = training.ResourceSummaryWriter.__init__
 
 
 def _writer_init_as_op(self):
@@ -116,7 +116,7 @@ def _writer_init_as_op(self):
 def _merge_call_keeping_dependencies(self, merge_fn, args=(), kwargs=None):
     result = _original_merge_call(self, merge_fn, args, kwargs)
     graph = tf.compat.v1.get_default_graph()
-    if tf.executing_eagerly() or not graph._control_dependencies_stack:  # pylint: disable=protected-access
+    if tf.executing_eagerly() or not graphs.has_control_dependencies(graph):
         return result
     return tf.nest.map_structure(_under_current_dependencies, result)
 

@@ -2,9 +2,9 @@
 
 TensorFlow decides per call whether `TensorShape.__getitem__` / `__iter__` give TF1
 `Dimension`s (`shape[-1].value`) or TF2 ints: it reads the module global
-`tensor_shape._TENSORSHAPE_V2_OVERRIDE` (True after `import tensorflow`) and uses its truth
-value. `install()` puts a policy object there whose truth value ("use TF2 shapes") is False
-only where TF1 code is being built:
+`tensor_shape._TENSORSHAPE_V2_OVERRIDE` (True after `import tensorflow`; reached through
+`tf_internals.tensors`) and uses its truth value. `install()` puts a policy object there
+whose truth value ("use TF2 shapes") is False only where TF1 code is being built:
 
 - on a thread inside `tf1_shapes()` (the engine enters it around its calls to the user's
   model_fn, input_fn, metric_fn, host_call and scaffold_fn, which run in `tf.function`
@@ -18,9 +18,9 @@ Eager code and `tf.function` traces of plain TF2 code keep ints and `None`.
 import contextlib
 import threading
 
-from tensorflow.python.eager import context
-from tensorflow.python.framework import ops
-from tensorflow.python.framework import tensor_shape
+import tensorflow as tf
+
+from tpu_estimator_compat.tf_internals import tensors
 
 
 class _ThreadState(threading.local):
@@ -29,7 +29,8 @@ class _ThreadState(threading.local):
 
 _STATE = _ThreadState()
 _ANSWER_ATTRIBUTE = "_tpu_estimator_compat_v2_shapes"
-_executing_eagerly = context.executing_eagerly
+_executing_eagerly = tf.executing_eagerly
+_default_graph = tf.compat.v1.get_default_graph
 
 
 class _ShapePolicy:
@@ -40,14 +41,14 @@ class _ShapePolicy:
             return False
         if _executing_eagerly():
             return True
-        graph = ops.get_default_graph()
+        graph = _default_graph()
         if not graph.building_function:
             return False  # A tf.Graph in graph mode: TF1 code.
         # A function graph: TF2 if traced from eager code. Fixed for the graph's life, and
         # costly to find out, so it is remembered on the graph.
         answer = getattr(graph, _ANSWER_ATTRIBUTE, None)
         if answer is None:
-            answer = ops.executing_eagerly_outside_functions()
+            answer = tf.compat.v1.executing_eagerly_outside_functions()
             setattr(graph, _ANSWER_ATTRIBUTE, answer)
         return answer
 
@@ -64,13 +65,13 @@ def install():
     An explicit `tf.compat.v1.disable_v2_tensorshape()` (or `disable_v2_behavior()`) made
     before this is left alone; one made after it replaces the policy, as it should.
     """
-    if tensor_shape._TENSORSHAPE_V2_OVERRIDE in (True, None):  # pylint: disable=protected-access
-        tensor_shape._TENSORSHAPE_V2_OVERRIDE = POLICY  # pylint: disable=protected-access
+    if tensors.shape_override() in (True, None):
+        tensors.set_shape_override(POLICY)
 
 
 def installed():
     """Whether the policy is what TensorFlow currently consults."""
-    return tensor_shape._TENSORSHAPE_V2_OVERRIDE is POLICY  # pylint: disable=protected-access
+    return tensors.shape_override() is POLICY
 
 
 @contextlib.contextmanager

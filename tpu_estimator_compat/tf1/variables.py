@@ -3,7 +3,8 @@
 The engine creates the model's variables eagerly (see variable_store); TF1 code keeps
 variables and tensors in sets and dict keys and reads `v.op.name` (savers' var lists,
 `ExponentialMovingAverage.variables_to_restore()`, name filters). TensorFlow 2 makes them
-unhashable (`Tensor._USE_EQUALITY`), and an eagerly created variable's `.op` raises.
+unhashable (`Tensor._USE_EQUALITY`, see `tf_internals.tensors`), and an eagerly created
+variable's `.op` raises.
 
 `install()` makes both follow the TF1-code policy of `tf1_shapes` (user functions the engine
 calls, TF1 graphs): there, variables and graph tensors hash and compare by identity, as in
@@ -14,21 +15,15 @@ variable's unique id), wherever the slot is looked up from.
 """
 import re
 
-from tensorflow.python.distribute import distribute_utils
-from tensorflow.python.distribute import values as distribute_values
-from tensorflow.python.eager import context
-from tensorflow.python.framework import ops
-from tensorflow.python.framework import tensor as tensor_lib
-from tensorflow.python.ops import resource_variable_ops
-from tensorflow.python.training import optimizer as optimizer_lib
+import tensorflow as tf
 
 from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.tf_internals import tensors
 
 GLOBAL_STEP_NAME = "global_step"  # TF1's name of the global step variable
 _REPLICA_SUFFIX = re.compile(r"/replica_\d+$")  # a mirrored variable's copy on replica N
-_variable_op = resource_variable_ops.BaseResourceVariable.op
-_distributed_variable_op = distribute_values.DistributedVariable.op
-_optimizer_slot_key = optimizer_lib._var_key  # pylint: disable=protected-access
+_variable_op, _distributed_variable_op = tensors.variable_op_properties()
+_optimizer_slot_key = tensors.optimizer_slot_key()
 
 
 def tf1_name(variable_or_name):
@@ -52,7 +47,7 @@ class VariableOp:
     def __init__(self, variable):
         self.name = tf1_name(variable)
         self.device = variable.device
-        self.graph = ops.get_default_graph()
+        self.graph = tf.compat.v1.get_default_graph()
         self.outputs = [variable]
 
     def __repr__(self):
@@ -60,12 +55,11 @@ class VariableOp:
 
 
 def _in_tf1_code():
-    return not context.executing_eagerly() and not tf1_shapes.POLICY
+    return not tf.executing_eagerly() and not tf1_shapes.POLICY
 
 
 def _tf1_op(variable):
-    handle = variable._handle  # pylint: disable=protected-access
-    if isinstance(handle, ops.EagerTensor) and _in_tf1_code():
+    if tensors.is_eagerly_created(variable) and _in_tf1_code():
         return VariableOp(variable)
     return _variable_op.fget(variable)
 
@@ -77,19 +71,17 @@ def _tf1_distributed_op(variable):
 
 
 def _slot_key(variable):
-    container = distribute_utils.value_container(variable)
-    primary = getattr(container, "_primary", container)
-    if isinstance(getattr(primary, "_handle", None), ops.EagerTensor):
-        return container._unique_id  # pylint: disable=protected-access
+    container = tensors.value_container(variable)
+    if tensors.is_eagerly_created(container):
+        return tensors.unique_id(container)
     return _optimizer_slot_key(variable)
 
 
 def install():
     """Idempotent. Leaves an explicit `tf.compat.v1.disable_tensor_equality()` alone."""
-    if tensor_lib.Tensor._USE_EQUALITY is True:  # pylint: disable=protected-access
-        tensor_lib.Tensor._USE_EQUALITY = tf1_shapes.POLICY  # pylint: disable=protected-access
-    optimizer_lib._var_key = _slot_key  # pylint: disable=protected-access
-    resource_variable_ops.BaseResourceVariable.op = property(
-        _tf1_op, doc=_variable_op.__doc__)
-    distribute_values.DistributedVariable.op = property(
-        _tf1_distributed_op, doc=_distributed_variable_op.__doc__)
+    if tensors.tensor_equality() is True:
+        tensors.set_tensor_equality(tf1_shapes.POLICY)
+    tensors.set_optimizer_slot_key(_slot_key)
+    tensors.set_variable_op_properties(
+        property(_tf1_op, doc=_variable_op.__doc__),
+        property(_tf1_distributed_op, doc=_distributed_variable_op.__doc__))

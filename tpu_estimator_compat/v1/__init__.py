@@ -38,11 +38,14 @@ Process-global changes made by importing this namespace:
    index (measured: +0.3 us eagerly, +0.7 us in a trace). The policy is not installed if
    the process already chose TF1 shapes, and a later `enable_v2_tensorshape()`,
    `disable_v2_tensorshape()` or `disable_v2_behavior()` call replaces it, as asked.
-3. TensorFlow's log handler gets `tpu_estimator_compat.log`'s filter, so that under
+3. In the same TF1 code, eagerly created variables and tensors are hashable and
+   `variable.op.name` is the TF1 name (`tf1/variables.py`); TF2 code keeps tensor equality.
+   2 and 3 are `tf1.process_patches.install()`, which TPUEstimator also calls.
+4. TensorFlow's log handler gets `tpu_estimator_compat.log`'s filter, so that under
    `tf.app.run` each `tf.logging` line is printed once (absl's format), also before any
    estimator exists.
 
-Nothing else: eager execution, resource variables, control flow v2, tensor equality,
+Nothing else: eager execution, resource variables, control flow v2,
 `tf.keras` (Keras 3; `TF_USE_LEGACY_KERAS` is not set), log levels and absl flags stay as
 TensorFlow 2 has them. Reading `layers` or `keras` for the first time imports tf_keras
 (Keras 2), as any `import tf_keras` would; `tf.keras` and Keras 3 are unaffected. Other
@@ -52,12 +55,12 @@ Every module path of the namespace is importable (`import tpu_estimator_compat.v
 `from tpu_estimator_compat.v1.python.estimator import estimator`): `_finder` serves them,
 `_paths` lists the TF1 module paths that are not attributes.
 """
-from tpu_estimator_compat import log as _log  # noqa: F401  (item 3 above, on import)
+from tpu_estimator_compat import log as _log  # noqa: F401  (item 4 above, on import)
 from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _lazy
-from tpu_estimator_compat.tf1 import shapes as _shapes
+from tpu_estimator_compat.tf1 import process_patches as _process_patches
 
-_shapes.install()
+_process_patches.install()
 _finder.install()
 
 _lazy.install(

@@ -99,14 +99,14 @@ MODULES = {
     "python.estimator.mode_keys": Virtual(_from("api.spec", "ModeKeys")),
     "python.estimator.run_config": Virtual(_from("config.run_config", "RunConfig")),
     "python.estimator.training": Virtual(
-        _from("host.train_and_evaluate", "TrainSpec", "EvalSpec", "train_and_evaluate")),
+        _from("train_and_evaluate_tasks", "TrainSpec", "EvalSpec", "train_and_evaluate")),
     "python.estimator.warm_starting_util": Virtual(_from("state.warm_start", "WarmStartSettings") | {
         "VocabInfo": "tensorflow:compat.v1.train.VocabInfo"}),
     "python.estimator.export": Virtual(fallback=_EXPORT),
     "python.estimator.export.export": Virtual(fallback=_EXPORT),
     "python.estimator.export.export_lib": Virtual(fallback=_EXPORT),
     "python.estimator.export.export_output": Virtual(_from(
-        "export.outputs", "ExportOutput", "PredictOutput", "ClassificationOutput",
+        "api.export_outputs", "ExportOutput", "PredictOutput", "ClassificationOutput",
         "RegressionOutput")),
     "python.estimator.tpu": Virtual(fallback=f"{_PKG}.v1.estimator.tpu"),
     "python.estimator.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
@@ -125,7 +125,7 @@ MODULES = {
     # tf.tpu.experimental: TensorFlow's (embedding_column, shared_embedding_columns...),
     # initialising the TPU system via our resolver too, with TPU embeddings' parameters.
     "tpu.experimental": Virtual(
-        _from("legacy_api.tpu_system", "initialize_tpu_system", "shutdown_tpu_system")
+        _from("engine.tpu_system", "initialize_tpu_system", "shutdown_tpu_system")
         | _EMBEDDING_PARAMETERS,
         fallback="tensorflow:compat.v1.tpu.experimental"),
     # tf.nn: TensorFlow's, with the TF1 RNN cells, which TensorFlow 2.21 serves only with Keras 2.
@@ -136,7 +136,7 @@ MODULES = {
     "estimator.tpu.experimental": Virtual(_EMBEDDING_SPEC),
     "contrib.tpu.experimental": Virtual(_EMBEDDING_SPEC, fallback=f"{_PKG}.v1.tpu.experimental"),
     # tf.config: TensorFlow's, connecting to a cluster from graph mode too.
-    "config": Virtual(_from("legacy_api.tpu_system", "experimental_connect_to_cluster"),
+    "config": Virtual(_from("engine.tpu_system", "experimental_connect_to_cluster"),
                       fallback="tensorflow:compat.v1.config"),
     # tensorflow.contrib.tpu.python.{tpu,ops}
     "contrib.tpu.python": Virtual(),

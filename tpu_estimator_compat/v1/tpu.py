@@ -1,6 +1,6 @@
 """`tf.tpu`: `tf.compat.v1.tpu`, with a `CrossShardOptimizer` and `cross_replica_sum` that
 run on any tf.distribute strategy (TensorFlow's need a TPU kernel), and an `experimental`
-whose `initialize_tpu_system` takes our `TPUClusterResolver` (`legacy_api/tpu_system.py`)."""
+whose `initialize_tpu_system` takes our `TPUClusterResolver` (`engine/tpu_system.py`)."""
 from tpu_estimator_compat.v1 import _lazy
 
 _lazy.install(

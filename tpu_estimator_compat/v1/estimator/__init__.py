@@ -20,10 +20,10 @@ NAMES = {
     "EstimatorSpec": "tpu_estimator_compat.api.spec:EstimatorSpec",
     "ModeKeys": "tpu_estimator_compat.api.spec:ModeKeys",
     "RunConfig": "tpu_estimator_compat.config.run_config:RunConfig",
-    "train_and_evaluate": "tpu_estimator_compat.host.train_and_evaluate:train_and_evaluate",
-    "TrainSpec": "tpu_estimator_compat.host.train_and_evaluate:TrainSpec",
-    "EvalSpec": "tpu_estimator_compat.host.train_and_evaluate:EvalSpec",
-    **{name: f"tpu_estimator_compat.host.train_and_evaluate:{name}"
+    "train_and_evaluate": "tpu_estimator_compat.train_and_evaluate_tasks:train_and_evaluate",
+    "TrainSpec": "tpu_estimator_compat.train_and_evaluate_tasks:TrainSpec",
+    "EvalSpec": "tpu_estimator_compat.train_and_evaluate_tasks:EvalSpec",
+    **{name: f"tpu_estimator_compat.train_and_evaluate_tasks:{name}"
        for name in ("Exporter", "FinalExporter", "LatestExporter")},
     "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
     "export": f"{__name__}.export",

@@ -8,5 +8,5 @@ _OUTPUTS = ("ExportOutput", "PredictOutput", "ClassificationOutput", "Regression
 _lazy.install(
     globals(),
     names={**{name: f"tpu_estimator_compat.export.receivers:{name}" for name in _RECEIVERS},
-           **{name: f"tpu_estimator_compat.export.outputs:{name}" for name in _OUTPUTS}},
+           **{name: f"tpu_estimator_compat.api.export_outputs:{name}" for name in _OUTPUTS}},
 )

@@ -17,10 +17,10 @@
 import logging
 
 import tensorflow as tf
-from tensorflow.python.eager import context as _context
 
 from tpu_estimator_compat.engine import cluster_resolver as _resolvers
 from tpu_estimator_compat.engine.model_parallelism import simulated_topology
+from tpu_estimator_compat.tf_internals import graphs
 
 _log = logging.getLogger("tensorflow")
 
@@ -80,6 +80,6 @@ def experimental_connect_to_cluster(cluster_spec_or_resolver, *args, **kwargs):
         return None
     if isinstance(cluster_spec_or_resolver, _resolvers.TPUClusterResolver):
         cluster_spec_or_resolver = cluster_spec_or_resolver.resolve()
-    with _context.eager_mode():
+    with graphs.eager_mode():
         return tf.config.experimental_connect_to_cluster(
             cluster_spec_or_resolver, *args, **kwargs)

@@ -33,9 +33,7 @@ passed since the start of the pass; it ends once it has evaluated a checkpoint o
 """
 import collections
 import os
-import sys
 import time
-import types
 
 import tensorflow as tf
 
@@ -44,6 +42,7 @@ from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.state import sharing
 from tpu_estimator_compat.host import hooks as hooks_lib
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.estimator import Estimator
 
 
 class TrainSpec(collections.namedtuple(
@@ -148,7 +147,6 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
       ValueError: an `evaluator` task of index > 0 (the original's message).
       NotImplementedError: this process is a TF_CONFIG `ps` task, a role not provided.
     """
-    from tpu_estimator_compat.estimator import Estimator  # noqa: PLC0415 (import cycle)
     if not isinstance(estimator, Estimator):
         raise TypeError(f"`estimator` must have type `tf.estimator.Estimator`. Got: "
                         f"{type(estimator)}")
@@ -384,17 +382,3 @@ class LatestExporter(_SavedModelExporter):
                 tf.io.gfile.rmtree(os.path.join(export_path, str(version)))
         return path
 
-
-class _CallableModule(types.ModuleType):
-    """This module calls `train_and_evaluate` when called.
-
-    Importing `tpu_estimator_compat.host.train_and_evaluate` makes Python bind the package's
-    `train_and_evaluate` attribute to this module, shadowing the function of the same name;
-    being callable, `tpu_estimator_compat.host.train_and_evaluate(...)` works either way.
-    """
-
-    def __call__(self, estimator, train_spec, eval_spec):
-        return train_and_evaluate(estimator, train_spec, eval_spec)
-
-
-sys.modules[__name__].__class__ = _CallableModule

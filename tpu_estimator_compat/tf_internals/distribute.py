@@ -1,0 +1,59 @@
+"""tf.distribute internals: which replica a thread builds, TF1 control dependencies across
+`merge_call`, a TPU strategy's device assignment, XLA's replica id."""
+from tensorflow.compiler.tf2xla.python import xla
+from tensorflow.python.distribute import distribute_lib
+from tensorflow.python.distribute import distribute_utils
+from tensorflow.python.util import nest
+
+from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
+
+SYMBOLS = uses(
+    Symbol("tensorflow.python.distribute.distribute_lib",
+           "ReplicaContextBase._replica_id_in_sync_group",
+           "each replica's model_fn call gets its own v1 collections (a Python int here, "
+           "where the public property gives a tensor)", per_instance=True),
+    Symbol("tensorflow.python.distribute.mirrored_strategy",
+           "MirroredExtended._get_replica_id_in_sync_group",
+           "this process's replica index when several workers train (first local replica)"),
+    Symbol("tensorflow.python.distribute.distribute_lib", "ReplicaContext.merge_call",
+           "`with tf.control_dependencies(update_ops): minimize()` under a strategy "
+           "(tf1/patches.py replaces it while model_fn runs)"),
+    Symbol("tensorflow.python.distribute.tpu_strategy", "TPUExtended._device_assignment",
+           "model parallelism on a TPUStrategy the user built (its device assignment)",
+           per_instance=True),
+    Symbol("tensorflow.compiler.tf2xla.python.xla", "replica_id",
+           "`xla.replica_id()` of TF1 TPU code is the replica's index in its sync group "
+           "(tf1/patches.py replaces it while model_fn runs)"),
+    Symbol("tensorflow.python.distribute.distribute_utils", "regroup",
+           "TPU embedding activations handed back per replica as one distributed value"),
+    Symbol("tensorflow.python.util.nest", "flatten_up_to",
+           "TPUConfig.input_partition_dims flattened against features as the original did"),
+)
+
+ReplicaContext = distribute_lib.ReplicaContext
+regroup = distribute_utils.regroup
+xla_module = xla
+
+
+def local_replica_index(replica_context):
+    """The index of `replica_context`'s replica among this process's replicas (0 first), or
+    None when one trace builds every replica (TPUStrategy: a tensor id)."""
+    replica_id = getattr(replica_context, "_replica_id_in_sync_group", 0)
+    if not isinstance(replica_id, int):
+        return None
+    if replica_id:  # between-graph (several workers): minus this process's first replica
+        extended = replica_context.strategy.extended
+        first = getattr(extended, "_get_replica_id_in_sync_group", lambda local: local)(0)
+        replica_id -= first
+    return replica_id
+
+
+def device_assignment(strategy):
+    """A TPUStrategy's device assignment, or None."""
+    return getattr(strategy.extended, "_device_assignment", None)
+
+
+def flatten_up_to(shallow_structure, structure):
+    """`structure` flattened down to the depth of `shallow_structure` (raises TypeError or
+    ValueError when `structure` does not have that shape)."""
+    return nest.flatten_up_to(shallow_structure, structure)

@@ -1,0 +1,130 @@
+"""TensorFlow graph internals: copying a traced step into the loop body, per-replica
+collections, eager execution inside graph-mode programs, the global seed."""
+import contextlib
+
+from tensorflow.python.eager import context
+from tensorflow.python.framework import auto_control_deps_utils
+from tensorflow.python.framework import func_graph as func_graph_lib
+from tensorflow.python.framework import ops
+
+from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
+
+_FRAMEWORK = "tensorflow.python.framework"
+SYMBOLS = uses(
+    Symbol("tensorflow.python.eager.context", "eager_mode",
+           "train/evaluate/predict/export and TPU system calls run eagerly in programs that "
+           "disabled eager execution (tf1/eager_calls.py, TF1 TPU system calls)"),
+    Symbol("tensorflow.python.eager.context", "global_seed",
+           "input_fn and model_fn take RunConfig.tf_random_seed as their graph seed, and the "
+           "caller's global seed is restored afterwards (engine/inputs.py, model_engine.py)"),
+    Symbol("tensorflow.python.eager.context", "set_global_seed",
+           "as global_seed"),
+    Symbol(f"{_FRAMEWORK}.ops", "EagerTensor",
+           "telling eager values from graph tensors while copying a step"),
+    Symbol(f"{_FRAMEWORK}.func_graph", "FuncGraph",
+           "the step graph: a TF1-style graph of one replica's model_fn, traced without "
+           "automatic control dependencies (engine/step_graph.py)"),
+    Symbol(f"{_FRAMEWORK}.ops", "Graph._collections",
+           "per-replica v1 collections (UPDATE_OPS, LOSSES...) in the step graph",
+           per_instance=True),
+    Symbol(f"{_FRAMEWORK}.func_graph", "FuncGraph._function_captures",
+           "values bound when the step runs (collective keys) follow the step's copy",
+           per_instance=True),
+    Symbol(f"{_FRAMEWORK}.ops", "Graph._functions",
+           "functions the traced step calls are callable from its copy", per_instance=True),
+    Symbol(f"{_FRAMEWORK}.ops", "Graph._is_function",
+           "functions the traced step calls are callable from its copy"),
+    Symbol(f"{_FRAMEWORK}.ops", "Graph._add_function_recursive",
+           "functions the traced step calls are callable from its copy"),
+    Symbol(f"{_FRAMEWORK}.ops", "Graph._create_op_internal",
+           "ops of the traced step copied as they are (type, attributes, device)"),
+    Symbol(f"{_FRAMEWORK}.ops", "Operation._set_device",
+           "each replica's copied ops stay on the replica's device"),
+    Symbol(f"{_FRAMEWORK}.ops", "Graph._control_dependencies_stack",
+           "`with tf.control_dependencies(update_ops): minimize()` holds under a strategy "
+           "(tf1/patches.py)"),
+    Symbol(f"{_FRAMEWORK}.ops", "Operation._is_stateful",
+           "a TF1 read without a dependency on an update sees the step's start value"),
+    Symbol(f"{_FRAMEWORK}.auto_control_deps_utils", "RESOURCE_READ_OPS",
+           "a TF1 read without a dependency on an update sees the step's start value"),
+)
+
+eager_mode = context.eager_mode
+
+
+@contextlib.contextmanager
+def global_seed(seed, restart_op_seeds=True):
+    """While active, TensorFlow's global seed is `seed` (None included): TF1's graph seed of
+    the user's function. `restart_op_seeds` restarts the op-seed counter even when the seed
+    is already `seed`, as each TF1 call's new graph did. The caller's seed is restored."""
+    previous = context.global_seed()
+    if previous == seed and not restart_op_seeds:
+        yield
+        return
+    context.set_global_seed(seed)
+    try:
+        yield
+    finally:
+        context.set_global_seed(previous)
+RESOURCE_READ_OPS = auto_control_deps_utils.RESOURCE_READ_OPS
+
+
+class KeyedCollectionsFuncGraph(func_graph_lib.FuncGraph):
+    """A FuncGraph whose v1 collections (`tf.compat.v1.get_collection`...) are kept apart
+    per value of `key()`, each starting empty (not shared with eager code)."""
+
+    def __init__(self, name, key):
+        self._collections_key = key
+        self._collections_by_key = {}
+        super().__init__(name, collections={})
+
+    @property
+    def _collections(self):
+        return self._collections_by_key.setdefault(self._collections_key(), {})
+
+    @_collections.setter
+    def _collections(self, value):
+        self._collections_by_key[self._collections_key()] = value
+
+
+def is_eager_tensor(value):
+    """Whether `value` is an eager tensor (a value, with no op)."""
+    return isinstance(value, ops.EagerTensor)
+
+
+def copy_functions(source, destination):
+    """Makes the functions `source` calls callable from `destination`."""
+    # pylint: disable=protected-access
+    for function in source._functions.values():
+        if not destination._is_function(function.name):
+            destination._add_function_recursive(function)
+
+
+def by_ref_captures(graph):
+    """[(internal placeholders of one capture, closure giving its values)] of the values
+    `graph` binds when it runs, not when it is traced (e.g. collective keys)."""
+    captures = graph._function_captures  # pylint: disable=protected-access
+    return [(captures.by_ref_internal[key], closure)
+            for key, closure in captures.by_ref_external.items()]
+
+
+def create_op(graph, op_type, inputs, dtypes, name, attrs, op_def, device):
+    """Creates an op in `graph` as given (attributes and op_def as they are, on `device`
+    when given), without TensorFlow's defaults (`compute_device=False` applies no device
+    scope)."""
+    # pylint: disable=protected-access
+    op = graph._create_op_internal(op_type, inputs, dtypes=dtypes, name=name, attrs=attrs,
+                                   op_def=op_def, compute_device=False)
+    if device:
+        op._set_device(device)
+    return op
+
+
+def is_stateful(op):
+    """Whether `op`'s kernel has side effects (its op def says so)."""
+    return op._is_stateful  # pylint: disable=protected-access
+
+
+def has_control_dependencies(graph):
+    """Whether a `tf.control_dependencies` block is active in `graph` now."""
+    return bool(graph._control_dependencies_stack)  # pylint: disable=protected-access
