@@ -36,6 +36,7 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
   Scaffold deciding what is restored (legacy_patches.RecordedSaver).
 """
 import dataclasses
+import functools
 
 import tensorflow as tf
 
@@ -48,6 +49,7 @@ from tpu_estimator_compat.state import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
+from tpu_estimator_compat.engine import xla_step
 from tpu_estimator_compat.tf1 import shapes as tf1_shapes
 from tpu_estimator_compat.tf1 import variables as tf1_variables
 from tpu_estimator_compat.state import warm_start as warm_start_lib
@@ -139,8 +141,14 @@ class ModelEngine:
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
-        return CompiledMode(traced, step_outputs, make_loop(step.instantiate, step_outputs),
-                            init_calls, program, kept_alive)
+        instantiate = step.instantiate
+        if self.runtime.compile_with_xla:
+            copy_ops = xla_step.copier(self.runtime.strategy.extended.worker_devices)
+            instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
+        loop = make_loop(instantiate, step_outputs)
+        if self.runtime.compile_with_xla:
+            loop = xla_step.explaining_compile_errors(loop)
+        return CompiledMode(traced, step_outputs, loop, init_calls, program, kept_alive)
 
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas

@@ -19,6 +19,10 @@
   concatenation) is the replica's index in the strategy's sync group, an int32 like the
   XLA op's: TensorFlow's op means something only inside a replicated XLA computation (on the
   simulated TPU, XLA compiled it alone and the process crashed).
+- `tf.tpu.outside_compilation(fn, ...)` (any alias: TensorFlow's implementation is
+  replaced) calls `fn` and marks the ops it builds with TensorFlow's outside-compilation
+  attribute, `_xla_outside_compilation`: the simulated TPU's XLA compilation leaves them to
+  the host (`engine/xla_step.py`), as a TPU did. TensorFlow's own only warns outside a TPU.
 - `tf.compat.v1.train.Saver` built by model_fn or scaffold_fn (typically for
   `Scaffold(saver=...)`) is a `RecordedSaver`: it builds no save/restore ops, and the engine
   restores checkpoints through its var_list, as TF1's session creator did with the
@@ -30,7 +34,9 @@ import dataclasses
 import tensorflow as tf
 from tensorflow.compiler.tf2xla.python import xla
 from tensorflow.python.distribute import distribute_lib
+from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.ops import summary_ops_v2
+from tensorflow.python.tpu import tpu_replication
 
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.tf1 import variables as tf1_variables
@@ -71,6 +77,7 @@ def patched_legacy_api(recorded_calls, kept_alive):
         (xla, "replica_id", _replica_id),
         (summary_ops_v2._ResourceSummaryWriter, "init", _writer_init_as_op),
         (summary_ops_v2._ResourceSummaryWriter, "__init__", writer_kept_alive),
+        (tpu_replication, "outside_compilation_impl", _outside_compilation),
     ]
     originals = [(module, name, getattr(module, name)) for module, name, _ in replacements]
     try:
@@ -89,6 +96,24 @@ def _replica_id():
     """`xla.replica_id()`: this replica's index in its sync group (0 outside replicas)."""
     context = tf.distribute.get_replica_context()
     return tf.cast(0 if context is None else context.replica_id_in_sync_group, tf.int32)
+
+
+OUTSIDE_COMPILATION_ATTRIBUTE = "_xla_outside_compilation"
+
+
+def _outside_compilation(is_map, computation, *args, **kwargs):  # pylint: disable=unused-argument
+    """`outside_compilation(computation, *args, **kwargs)`: calls it, marking its ops."""
+    if tf.executing_eagerly():
+        return computation(*args, **kwargs)
+    graph = tf.compat.v1.get_default_graph()
+    existing = len(graph.get_operations())  # in creation order
+    result = computation(*args, **kwargs)
+    mark = attr_value_pb2.AttrValue(s=b"host")
+    for op in graph.get_operations()[existing:]:
+        op._set_attr(OUTSIDE_COMPILATION_ATTRIBUTE, mark)  # pylint: disable=protected-access
+    return result
+
+
 _original_writer_init = summary_ops_v2._ResourceSummaryWriter.init
 _original_writer_constructor = summary_ops_v2._ResourceSummaryWriter.__init__
 
