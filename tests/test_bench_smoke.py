@@ -1,6 +1,5 @@
 """Smoke tests: the benches (`bench/train_throughput.py`, `exit_latency.py`, `warm_up.py`,
-`xla.py`)
-still run end to end and print their result lines.
+`xla.py`) still run end to end and print their result lines.
 
 Each runs in a subprocess (it splits the CPU into logical devices at start-up, which this
 test process has already done) with the smallest flags: it checks that the script works, not
