@@ -143,6 +143,8 @@ class ModelEngine:
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
         instantiate = step.instantiate
         if self.runtime.compile_with_xla:
+            logging.info("Compiling the %s step with XLA, as a TPU does (%s=0 turns it off).",
+                         mode, xla_step.SIMULATED_TPU_XLA_ENV)
             copy_ops = xla_step.copier(self.runtime.strategy.extended.worker_devices)
             instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
         loop = make_loop(instantiate, step_outputs)
