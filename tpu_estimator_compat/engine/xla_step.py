@@ -9,7 +9,8 @@ XLA on the CPU does not compile. So the pruned step is copied (`StepGraph.instan
 XLA clusters, each a `tf.function(jit_compile=True)` called on its device:
 
     compiled    ops on a replica's device (the model, its gradients, the optimizer's updates)
-    not         collective ops (the all-reduce), ops without a replica device (the host's view
+    not         collective ops (the all-reduce) and ops calling functions that run them (a
+                `tf.cond` around an all-reduce), ops without a replica device (the host's view
                 of the step), ops that produce resource handles or use a variable of another
                 device, and the ops built by `outside_compilation` (they run on the host, as
                 on a TPU: the simulated cores are the host's CPU)
@@ -52,7 +53,9 @@ def copier(devices):
         resource_devices = {internal.ref(): device_util.canonicalize(external.device)
                             for external, internal in graph.captures
                             if external.dtype == tf.resource and external.device}
-        compiled = {op: _compiled_device(op, devices, resource_devices) for op in ops}
+        collective_functions = {}
+        compiled = {op: None if _calls_collectives(op.node_def, graph, collective_functions)
+                    else _compiled_device(op, devices, resource_devices) for op in ops}
         op_copies = {}
         for unit in _units(ops, compiled):
             device = compiled[unit[0]]
@@ -78,6 +81,24 @@ def _compiled_device(op, devices, resource_devices):
                 tensor.ref(), _op_device(tensor.op)) not in (device, None):
             return None  # XLA reads variables of its own device only
     return device
+
+
+def _calls_collectives(node_def, graph, known):
+    """Whether the functions `node_def` calls (a `tf.cond`'s branches, a loop's body...) run
+    collective ops, at any depth; `known` memoizes by function name."""
+    for value in node_def.attr.values():
+        names = [value.func.name] if value.HasField("func") else (
+            [f.name for f in value.list.func] if value.HasField("list") else [])
+        for name in names:
+            if name not in known:
+                known[name] = False  # (recursion guard)
+                function = graph._get_function(name)  # pylint: disable=protected-access
+                body = [] if function is None else function.definition.node_def
+                known[name] = any(node.op.startswith(_NOT_COMPILED_PREFIXES) or
+                                  _calls_collectives(node, graph, known) for node in body)
+            if known[name]:
+                return True
+    return False
 
 
 def _op_device(op):
