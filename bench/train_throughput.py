@@ -210,10 +210,14 @@ class BaselineSide:
                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
         global_batch = args.batch_size
         dataset = strategy.distribute_datasets_from_function(
-            lambda context: make_dataset(tf, data, context.get_per_replica_batch_size(
+            lambda context: self._make_dataset(data, context.get_per_replica_batch_size(
                 global_batch)))
         self._iterator = iter(dataset)
         self._loop = tf.function(self._train_loop)
+
+    def _make_dataset(self, data, batch_size):
+        """The per-replica input (a subclass may read other data)."""
+        return make_dataset(self._tf, data, batch_size)
 
     def _create_variables(self):
         tf = self._tf

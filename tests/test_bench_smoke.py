@@ -1,5 +1,5 @@
 """Smoke tests: the benches (`bench/train_throughput.py`, `exit_latency.py`, `warm_up.py`,
-`xla.py`) still run end to end and print their result lines.
+`tf1_program_throughput.py`, `xla.py`) still run end to end and print their result lines.
 
 Each runs in a subprocess (it splits the CPU into logical devices at start-up, which this
 test process has already done) with the smallest flags: it checks that the script works, not
@@ -51,6 +51,20 @@ def test_warm_up_bench_prints_its_ratio_line():
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"^1 replica\(s\): warm-up ratio ours/baseline = \d+\.\d+$",
                      result.stdout, re.MULTILINE), result.stdout
+
+
+def test_tf1_program_throughput_bench_prints_a_ratio_line():
+    bench = os.path.join(os.path.dirname(_BENCH), "tf1_program_throughput.py")
+    env = {key: value for key, value in os.environ.items()
+           if key != "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"}  # the bench splits the CPU
+    result = subprocess.run(
+        [sys.executable, bench, "--workload", "input", "--steps", "2",
+         "--iterations_per_loop", "1", "--repeats", "1", "--replicas", "1", "--batch_size", "4"],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**env, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^1 replica\(s\): ratio ours/hand-written = \d+\.\d+ \(target >= 0\.95\): "
+                     r"(PASS|BELOW TARGET)$", result.stdout, re.MULTILINE), result.stdout
 
 
 def test_xla_bench_prints_its_ratio_lines():

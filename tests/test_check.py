@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat import __main__ as cli
 from tpu_estimator_compat.cli import check as compat_check
+from tpu_estimator_compat.cli import inventory
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
 from tpu_estimator_compat.v1 import contrib as v1_contrib
@@ -29,7 +30,7 @@ FLAGS = tf.flags.FLAGS
 def model(x):
     y = slim.conv2d(x, 3, 3)
     z = layers.softmax(y)
-    cell = tf.contrib.rnn.LSTMCell(3)
+    cell = tf.contrib.quantize.create_eval_graph()
     hook = tf.train.LoggingTensorHook({}, every_n_iter=1)
     return tfe.estimator.tpu.TPUEstimator(None), est.Estimator, FLAGS.model_dir, cell
 '''
@@ -51,7 +52,7 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
     (tmp_path / "pkg" / "data.py").write_text(DATA)
     (tmp_path / "pkg" / "py2_tool.py").write_text('print "hello"\n')
     (tmp_path / "pkg" / "no_tf.py").write_text("import os\n")
-    (tmp_path / "pkg" / "notes.txt").write_text("import tensorflow.contrib.rnn\n")
+    (tmp_path / "pkg" / "notes.txt").write_text("import tensorflow.contrib.quantize\n")
     out = io.StringIO()
     totals = compat_check.check([str(tmp_path / "pkg")], out=out)
     known = "see README.md#known-differences-from-the-original"
@@ -73,17 +74,25 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "  supported    tensorflow.flags.FLAGS  (line 7)",
         "  supported    tensorflow.contrib.slim.conv2d  (line 11)",
         "  supported    tensorflow.contrib.layers.softmax  (line 12)",
-        "  UNSUPPORTED  tensorflow.contrib.rnn  (line 13): module "
-        "'tpu_estimator_compat.v1.contrib' has no attribute 'rnn'. tf.contrib was removed in "
+        "  UNSUPPORTED  tensorflow.contrib.quantize  (line 13): module "
+        "'tpu_estimator_compat.v1.contrib' has no attribute 'quantize'. tf.contrib was removed in "
         "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, data, "
-        "framework, layers, learn, metrics, opt, slim, stateless, summary, tpu, training} only.",
+        "framework, layers, learn, metrics, opt, rnn, slim, stateless, summary, tpu, training} only.",
         f"  difference   tensorflow.train.LoggingTensorHook  (line 14)  {known}",
         f"  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15)  {known}",
         f"  difference   tensorflow.python.estimator.estimator.Estimator  (line 15)  {known}",
         "14 TensorFlow APIs used: 9 supported, 4 supported with documented differences, "
         "1 unsupported; 1 file could not be parsed.",
+        # TF 1.15's names served (cli/inventory.py), per top module used
+        "TF 1.15 names served, of the modules used: tf {}, "
+        "tf.contrib.layers {}, tf.contrib.quantize 0/4, tf.contrib.slim {}, tf.contrib.tpu {}, "
+        "tf.contrib.training {}, tf.data {}, tf.estimator.tpu {}, tf.train 128/128.".format(*(
+            "{}/{}".format(*inventory.coverage(inventory.walk(
+                [m for m in inventory.walked_modules() if inventory.top_module(m) == top]))[top])
+            for top in ("tf", "tf.contrib.layers", "tf.contrib.slim",
+                        "tf.contrib.tpu", "tf.contrib.training", "tf.data", "tf.estimator.tpu"))),
     ]
-    assert totals["unsupported"] == {"tensorflow.contrib.rnn"}
+    assert totals["unsupported"] == {"tensorflow.contrib.quantize"}
     assert cli.main(["check", str(tmp_path / "pkg")]) == 1
     assert cli.main(["check", str(tmp_path / "pkg" / "data.py")]) == 0
     assert cli.main(["check", str(tmp_path / "missing")]) == 2
@@ -198,6 +207,8 @@ def test_tensorflow_2_names_are_tf2_not_unsupported(tmp_path):
         "  TF2          tensorflow.compat.v1.compat.v2.summary.scalar  (line 7)",
         "6 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
         "0 unsupported, 5 TensorFlow 2 (tensorflow.compat.v2, TensorFlow's own).",
+        "TF 1.15 names served, of the modules used: tf {}/{}.".format(
+            *inventory.coverage(inventory.walk(["tensorflow"]))["tf"]),
     ]
     assert totals["unsupported"] == set()
     assert cli.main(["check", str(tmp_path / "model.py")]) == 0
@@ -230,16 +241,17 @@ def test_contrib_learn_serves_its_downloader_only():
     assert verdict.status == "supported"
 
 
-def test_contrib_opt_serves_decoupled_weight_decay_only():
+def test_contrib_opt_serves_what_tpu_programs_use():
     resolver = compat_check.Resolver()
-    assert resolver.verdict("tensorflow.contrib.opt.AdamWOptimizer").status == "supported"
-    verdict = resolver.verdict("tensorflow.contrib.opt.LazyAdamOptimizer")
+    for name in ("AdamWOptimizer", "LARSOptimizer", "LazyAdamOptimizer", "MovingAverageOptimizer"):
+        assert resolver.verdict(f"tensorflow.contrib.opt.{name}").status == "supported"
+    verdict = resolver.verdict("tensorflow.contrib.opt.NadamOptimizer")
     assert verdict == compat_check.Verdict(
-        "tensorflow.contrib.opt.LazyAdamOptimizer", "unsupported",
-        "module 'tpu_estimator_compat.v1.contrib.opt' has no attribute 'LazyAdamOptimizer'. "
-        "tpu_estimator_compat provides tf.contrib.opt's decoupled weight decay only "
-        "(AdamWOptimizer, MomentumWOptimizer, extend_with_decoupled_weight_decay, "
-        "DecoupledWeightDecayExtension).")
+        "tensorflow.contrib.opt.NadamOptimizer", "unsupported",
+        "module 'tpu_estimator_compat.v1.contrib.opt' has no attribute 'NadamOptimizer'. "
+        "tpu_estimator_compat provides these of tf.contrib.opt only: LARSOptimizer, "
+        "LazyAdamOptimizer, MovingAverageOptimizer, AdamWOptimizer, MomentumWOptimizer, "
+        "extend_with_decoupled_weight_decay, DecoupledWeightDecayExtension.")
 
 
 GUARDED = '''\
@@ -253,7 +265,7 @@ except (ValueError, ImportError) as error:
     raise error
 
 try:
-    import tensorflow.contrib.rnn as rnn
+    import tensorflow.contrib.quantize as rnn
 except ValueError:
     rnn = None
 
@@ -273,10 +285,10 @@ def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp
         "`except ImportError`, which the program handles; unsupported: module "
         "'tpu_estimator_compat.v1.contrib' has no attribute 'cloud'.")
     # `except ValueError` does not catch the ImportError: the program fails there.
-    assert lines[4].startswith("  UNSUPPORTED  tensorflow.contrib.rnn  (line 11): ")
+    assert lines[4].startswith("  UNSUPPORTED  tensorflow.contrib.quantize  (line 11): ")
     assert totals["optional"] == {"tensorflow.contrib.cloud"}
-    assert totals["unsupported"] == {"tensorflow.contrib.rnn"}
-    assert lines[-1] == (
+    assert totals["unsupported"] == {"tensorflow.contrib.quantize"}
+    assert lines[-2] == (
         "4 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
         "1 unsupported (+1 imported only under `except ImportError`, which the program "
         "handles), 1 not in TensorFlow 1.x (the program's own errors).")
@@ -289,16 +301,16 @@ def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp
 def test_an_unguarded_use_of_a_guarded_module_is_unsupported():
     source = ("try:\n    import tensorflow.contrib.cloud as cloud\nexcept ImportError:\n"
               "    pass\nimport tensorflow.contrib.cloud as cloud\ncloud.BigtableClient\n"
-              "try:\n    def later():\n        from tensorflow.contrib import rnn\n"
+              "try:\n    def later():\n        from tensorflow.contrib import quantize\n"
               "except ImportError:\n    pass\n")
     collector = compat_check._collect(source, "<source>")
     assert collector.uses == {"tensorflow.contrib.cloud": 2,
                               "tensorflow.contrib.cloud.BigtableClient": 6,
-                              "tensorflow.contrib.rnn": 9}
+                              "tensorflow.contrib.quantize": 9}
     # (A function defined in a `try` runs its imports later, unguarded.)
     assert collector.required == {"tensorflow.contrib.cloud",
                                   "tensorflow.contrib.cloud.BigtableClient",
-                                  "tensorflow.contrib.rnn"}
+                                  "tensorflow.contrib.quantize"}
 
 
 @pytest.mark.parametrize("path, status", [
@@ -320,3 +332,44 @@ def test_names_tensorflow_1_never_had_are_not_unsupported(path, status):
     if status == "not-tf1":
         assert verdict.detail.startswith("TensorFlow 1.x did not have it either (the program's "
                                          "own error, raised there too): module ")
+
+
+CONDITIONAL = '''\
+import tensorflow as tf
+
+flags = tf.app.flags
+flags.DEFINE_bool("quantize", False, "")
+FLAGS = flags.FLAGS
+
+
+def model_fn(loss):
+    if FLAGS.quantize:
+        tf.contrib.quantize.create_training_graph()
+    else:
+        step = tf.train.get_global_step()
+    opt = tf.contrib.cloud.X if FLAGS.quantize else tf.train.AdamOptimizer(0.1)
+    return opt
+'''
+
+
+def test_unsupported_uses_reached_only_under_a_condition_do_not_fail_the_check(tmp_path):
+    # The unseen program of issue 19: contrib.quantize / contrib.cloud behind flags the run
+    # never sets ran; the check said it would fail.
+    (tmp_path / "model.py").write_text(CONDITIONAL)
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path / "model.py")], out=out)
+    assert totals["conditional"] == {"tensorflow.contrib.quantize", "tensorflow.contrib.cloud"}
+    assert not totals["unsupported"]
+    assert [line for line in out.getvalue().splitlines() if line.startswith(
+        "  conditional  tensorflow.contrib.quantize  (line 10): used only under a condition "
+        "(an `if` branch): fails only in a run that takes it; unsupported: module "
+        "'tpu_estimator_compat.v1.contrib' has no attribute 'quantize'.")]
+    assert "(+2 unsupported used only under a condition, which fail only in a run that takes " \
+           "it)" in out.getvalue()
+    assert cli.main(["check", str(tmp_path / "model.py")]) == 0
+    # The same use outside the `if`, or in the `__main__` block (which always runs), fails it.
+    (tmp_path / "model.py").write_text(CONDITIONAL + "tf.contrib.quantize.create_eval_graph()\n")
+    assert cli.main(["check", str(tmp_path / "model.py")]) == 1
+    (tmp_path / "model.py").write_text(
+        CONDITIONAL + 'if __name__ == "__main__":\n    tf.contrib.quantize.create_eval_graph()\n')
+    assert cli.main(["check", str(tmp_path / "model.py")]) == 1

@@ -407,6 +407,27 @@ def test_missing_index_of_newest_checkpoint_is_reported(tmp_path):
         checkpoints.list_variable_names(str(tmp_path))
 
 
+@pytest.mark.parametrize("damage", ["truncated", "zeroed"])
+def test_damaged_index_of_newest_checkpoint_names_the_index(tmp_path, damage):
+    paths = save_three(str(tmp_path))
+    index = paths[2] + ".index"
+    size = os.path.getsize(index)
+    with open(index, "r+b") as f:
+        if damage == "truncated":
+            f.truncate(size // 2)
+        else:
+            f.write(b"\0" * size)
+
+    expected = (f"Cannot read checkpoint {paths[2]}: its index file {index} is truncated or "
+                f"damaged (not an sstable (bad magic number)). To fall back to the previous "
+                f"checkpoint listed in {tmp_path}/checkpoint, restore {paths[1]} instead")
+    with pytest.raises(checkpoints.CorruptCheckpointError) as error:
+        checkpoints.restore(make_variables(), str(tmp_path))
+    assert str(error.value).startswith(expected)
+    with pytest.raises(checkpoints.CorruptCheckpointError, match=f"index file {index} is"):
+        checkpoints.load_variable(str(tmp_path), "global_step")
+
+
 def test_only_checkpoint_damaged_says_there_is_no_fallback(tmp_path):
     path = CheckpointSaver(str(tmp_path)).save(make_variables(), 1)
     os.remove(path + ".index")
@@ -493,3 +514,50 @@ def test_sigkill_during_save_loop_leaves_a_restorable_latest_checkpoint(tmp_path
         first_step = latest_step + 1  # resume as a restarted trainer would
     CheckpointSaver(model_dir, max_to_keep=2)
     assert not [f for f in os.listdir(model_dir) if "_temp_" in f]
+
+
+# The original's state file after TPUEstimator(model_dir=D, keep_checkpoint_max=3) trained to
+# step 4 with a checkpoint every step (TF 2.15.1 + tensorflow-estimator 2.15), the same for a
+# relative D ("runB") and an absolute one: file names relative to D, no "../".
+ORIGINAL_STATE_PATH_LINES = ['model_checkpoint_path: "model.ckpt-4"',
+                             'all_model_checkpoint_paths: "model.ckpt-2"',
+                             'all_model_checkpoint_paths: "model.ckpt-3"',
+                             'all_model_checkpoint_paths: "model.ckpt-4"']
+
+
+@pytest.mark.parametrize("relative", [True, False])
+def test_state_file_is_the_originals_for_relative_and_absolute_model_dirs(
+        tmp_path, monkeypatch, relative):
+    monkeypatch.chdir(tmp_path)
+    other_run = make_variables(offset=100.0)  # a first run with model_dir=".": ./model.ckpt-4
+    CheckpointSaver(".").save(other_run, 4)
+    model_dir = "runB" if relative else str(tmp_path / "runB")
+    saver = CheckpointSaver(model_dir, max_to_keep=3)
+    for step in range(5):
+        saver.save(make_variables(offset=float(step)), step)
+
+    state_lines = (tmp_path / "runB" / "checkpoint").read_text().splitlines()
+    assert state_lines[:4] == ORIGINAL_STATE_PATH_LINES
+    expected = os.path.join(model_dir, "model.ckpt-4")
+    assert tf.train.latest_checkpoint(model_dir) == expected
+    assert checkpoints.latest_checkpoint(model_dir) == expected
+    assert checkpoints.previous_checkpoints(model_dir) == [
+        os.path.join(model_dir, "model.ckpt-3"), os.path.join(model_dir, "model.ckpt-2")]
+    restored = make_variables()
+    checkpoints.restore(restored, model_dir)
+    assert_same_values(values_of(restored), values_of(make_variables(offset=4.0)))
+
+
+def test_state_file_with_paths_made_relative_twice_is_read_inside_model_dir(
+        tmp_path, monkeypatch):
+    # Written by this package before the fix for a relative model_dir: "../model.ckpt-4".
+    monkeypatch.chdir(tmp_path)
+    CheckpointSaver(".").save(make_variables(offset=100.0), 4)
+    CheckpointSaver("runB").save(make_variables(offset=4.0), 4)
+    (tmp_path / "runB" / "checkpoint").write_text(
+        'model_checkpoint_path: "../model.ckpt-4"\n'
+        'all_model_checkpoint_paths: "../model.ckpt-4"\n')
+    assert checkpoints.latest_checkpoint("runB") == os.path.join("runB", "model.ckpt-4")
+    restored = make_variables()
+    checkpoints.restore(restored, "runB")
+    assert_same_values(values_of(restored), values_of(make_variables(offset=4.0)))

@@ -90,3 +90,19 @@ def test_each_replica_has_its_own_collections_and_cross_replica_code_sees_replic
     (replica_0s,) = seen["cross_replica"]
     assert replica_0s.op.name.endswith("loss_of_replica_0")
     assert step_graph.current_replica() == 0  # outside replica functions
+
+
+def test_each_replicas_ops_are_copied_onto_that_replicas_device(eight_devices):
+    def replica(x):
+        return tf.square(x, name="replica_square")
+
+    def step(x):
+        return eight_devices.experimental_local_results(eight_devices.run(replica, args=(x,)))
+
+    with eight_devices.scope():
+        traced = step_graph.StepGraph.trace(step, _SCALAR)
+    graph = tf.function(traced.instantiate, autograph=False).get_concrete_function(
+        _SCALAR).graph
+    devices = [tf.DeviceSpec.from_string(op.device).device_index
+               for op in graph.get_operations() if op.type == "Square"]
+    assert sorted(devices) == list(range(8))  # not every replica on the first device

@@ -262,3 +262,62 @@ def test_eval_metrics_on_several_replicas_with_use_tpu_false_count_every_example
     estimator = tec.TPUEstimator(model_fn, use_tpu=False, eval_batch_size=2, config=config)
     results = estimator.evaluate(input_fn)
     assert results["n"] == pytest.approx(18.0)  # mean of 0..36: each row once
+
+
+def counting_metric_fn(labels, probabilities):
+    """Metrics whose update op is a variable on TF 2.x (an `assign_add`), beside ones whose
+    update op is a tensor."""
+    predicted = probabilities > 0.5
+    return {
+        "true_positives": v1.metrics.true_positives(labels, predicted),
+        "false_negatives": v1.metrics.false_negatives(labels, predicted),
+        "false_positives": v1.metrics.false_positives(labels, predicted),
+        "true_negatives": v1.metrics.true_negatives(labels, predicted),
+        "tp_at_thresholds": v1.metrics.true_positives_at_thresholds(
+            labels, probabilities, [0.3, 0.7]),
+        "mean_iou": v1.metrics.mean_iou(labels, tf.cast(predicted, tf.int64), 2),
+        "precision": v1.metrics.precision(labels, predicted),
+        "recall": v1.metrics.recall(labels, predicted),
+        "auc": v1.metrics.auc(labels, probabilities),
+    }
+
+
+# The original's evaluate() (TF 2.15, TPUEstimator use_tpu=False, eval_metrics and
+# EstimatorSpec eval_metric_ops alike) of counting_metric_fn on every example.
+ORIGINAL_COUNTING_METRICS = {
+    "true_positives": 95.0, "false_negatives": 4.0, "false_positives": 14.0,
+    "true_negatives": 90.0, "tp_at_thresholds": [99.0, 47.0], "mean_iou": 0.8370206356048584,
+    "precision": 0.8715596199035645, "recall": 0.9595959782600403, "auc": 0.9803321361541748,
+}
+
+
+def counting_model_fn(as_eval_metric_ops):
+    def model_fn(features, labels, mode, params):
+        spec = make_model_fn(True)(features, labels, mode, params)
+        if mode != tec.ModeKeys.EVAL:
+            return spec
+        probabilities = spec.eval_metrics[1]["probabilities"]
+        if as_eval_metric_ops:
+            return tec.EstimatorSpec(mode, loss=spec.loss, eval_metric_ops=counting_metric_fn(
+                labels, probabilities))
+        return spec._replace(eval_metrics=(counting_metric_fn, [labels, probabilities]))
+    return model_fn
+
+
+@pytest.mark.parametrize("where, as_eval_metric_ops", [
+    ("cpu", False), ("cpu", True), ("simulated_tpu", False)])
+def test_counting_metrics_whose_update_op_is_a_variable_equal_the_original(
+        where, as_eval_metric_ops, tmp_path, eight_devices):
+    if where == "cpu":
+        config, use_tpu = tec.RunConfig(model_dir=str(tmp_path)), False
+    else:
+        config, use_tpu = tec.RunConfig(model_dir=str(tmp_path), train_distribute=eight_devices,
+                                        tpu_config=tec.TPUConfig(iterations_per_loop=1)), True
+    estimator = tec.TPUEstimator(counting_model_fn(as_eval_metric_ops), config=config,
+                                 use_tpu=use_tpu, train_batch_size=16, eval_batch_size=16)
+    estimator.train(train_input_fn, steps=1)  # learning rate 0: the initial weights
+    results = estimator.evaluate(eval_input_fn)
+    for name, expected in ORIGINAL_COUNTING_METRICS.items():
+        if as_eval_metric_ops and name == "mean_iou":
+            continue  # eval_metric_ops report the update op's value: here the matrix
+        np.testing.assert_allclose(results[name], expected, rtol=1e-6, err_msg=name)

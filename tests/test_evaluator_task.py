@@ -20,6 +20,7 @@ from tests import event_reader
 from tests.test_train_and_evaluate import (
     EvalStepHook, RecordingExporter, eval_input_fn, make_estimator, train_input_fn)
 from tpu_estimator_compat.host import train_and_evaluate as tae_module
+from tpu_estimator_compat.state import sharing
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASK_SCRIPT = os.path.join(REPO_ROOT, "tests", "evaluator_task_main.py")
@@ -163,3 +164,32 @@ def test_chief_and_evaluator_processes(tmp_path):
     assert all(call[0] == f"model.ckpt-{call[2]}" for call in evaluator["exports"])
     scalars = event_reader.read_scalars(os.path.join(str(model_dir), "eval"))
     assert [step for step, _ in scalars["mae"]] == steps
+
+
+def test_evaluator_task_goes_on_when_a_checkpoint_is_deleted_before_it_is_evaluated(
+        tmp_path, one_device, monkeypatch, caplog):
+    chief = make_estimator(tmp_path, one_device)
+    set_task(monkeypatch, "evaluator")
+    evaluator = make_estimator(tmp_path, one_device)
+    clock = TrainingClock(chief, schedule=[4, 12])
+    monkeypatch.setattr(tae_module, "time", types.SimpleNamespace(time=clock.time,
+                                                                  sleep=clock.sleep))
+    evaluate, deleted = evaluator.evaluate, []
+
+    def deleted_once(*args, checkpoint_path=None, **kwargs):
+        if not deleted:  # the trainer's retention removed it while it was read
+            deleted.append(checkpoint_path)
+            raise sharing.CheckpointDeletedError([checkpoint_path])
+        return evaluate(*args, checkpoint_path=checkpoint_path, **kwargs)
+
+    monkeypatch.setattr(evaluator, "evaluate", deleted_once)
+    exporter = RecordingExporter()
+    caplog.set_level("WARNING")
+    tec.train_and_evaluate(evaluator, tec.TrainSpec(train_input_fn, max_steps=12),
+                           tec.EvalSpec(eval_input_fn, exporters=exporter, start_delay_secs=0,
+                                        throttle_secs=5))
+    assert deleted == [os.path.join(str(tmp_path), "model.ckpt-4")]
+    assert (f"Checkpoint {deleted[0]} was deleted by the trainer's retention before it could "
+            "be evaluated") in caplog.text
+    assert [call[:3] for call in exporter.calls] == [("model.ckpt-4", False, 4),
+                                                     ("model.ckpt-12", True, 12)]

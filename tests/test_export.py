@@ -567,3 +567,28 @@ def test_package_export_module_serves_tf_estimator_export_names():
         {"x": tf.TensorSpec([None, 2], tf.float32)})
     with tf.Graph().as_default():
         assert isinstance(receiver(), public.ServingInputReceiver)
+
+
+def test_receiver_that_does_not_fit_the_checkpoint_fails_naming_the_variable(model_dir,
+                                                                              tmp_path):
+    # Trained on width 2: a width-7 placeholder makes hidden/kernel (7, 4) in the graph.
+    wide = receivers.build_raw_serving_input_receiver_fn(
+        {"x": tf.TensorSpec([None, 7], tf.float32)})
+    with pytest.raises(ValueError,
+                       match=r"does not fit checkpoint .*model\.ckpt-5 \(1 variable\(s\)\): "
+                             r"hidden/kernel: graph \(7, 4\) float32 vs checkpoint \(2, 4\) "
+                             r"float32\. Nothing was written.*shapes and dtypes of the "
+                             r"features"):
+        _export(model_dir, tmp_path, wide)
+    assert os.listdir(tmp_path) == []
+
+
+def test_export_dir_base_that_is_a_file_is_named(model_dir, tmp_path):
+    a_file = tmp_path / "exports"
+    a_file.write_text("")
+    with pytest.raises(ValueError, match=r"Cannot export: export_dir_base is a file, not a "
+                                         r"directory; nothing was written"):
+        _export(model_dir, a_file, _raw_receiver_fn())
+    with pytest.raises(ValueError, match=rf"{a_file}, above export_dir_base "
+                                         rf"{a_file}/sub, is a file"):
+        _export(model_dir, a_file / "sub", _raw_receiver_fn())

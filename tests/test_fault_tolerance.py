@@ -250,3 +250,54 @@ def test_damaged_state_file_without_a_readable_checkpoint_raises_and_changes_not
     with pytest.raises(checkpoints.CorruptCheckpointStateError, match=message):
         estimator.evaluate(train_then_kill.input_fn, steps=1)
     assert sorted(os.listdir(tmp_path)) == files_before
+
+
+def test_deleted_state_file_goes_on_from_the_newest_checkpoint_with_a_warning(
+        tmp_path, eight_devices, caplog):
+    trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
+    state_file = os.path.join(str(tmp_path), "checkpoint")
+    w_sum_at_4 = checkpoints.load_variable(str(tmp_path), "linear/w").sum()
+    caplog.set_level("WARNING")
+    recovered = (f"checkpoint state file {state_file} is missing. Recovered: "
+                 f"{tmp_path}/model.ckpt-4 is the newest readable checkpoint")
+
+    os.remove(state_file)
+    evaluator = make_estimator(tmp_path, eight_devices, batch_size=8, eval_batch_size=8)
+    assert evaluator.evaluate(train_then_kill.input_fn, steps=1)["global_step"] == 4
+    assert recovered in caplog.text  # once per process and state of model_dir
+    predictor = make_estimator(tmp_path, model=train_then_kill.w_sum_model_fn, use_tpu=False)
+    predicted = next(predictor.predict(train_then_kill.predict_input_fn))
+    assert predicted == pytest.approx(w_sum_at_4)
+    mtime_of_2 = os.path.getmtime(os.path.join(str(tmp_path), "model.ckpt-2.index"))
+    trainer = make_estimator(tmp_path, eight_devices, batch_size=8, save_checkpoints_steps=2)
+    trainer.train(train_then_kill.input_fn, steps=2)
+    assert checkpoint_step(tmp_path) == 6  # from 4: model.ckpt-2 is not overwritten
+    assert os.path.getmtime(os.path.join(str(tmp_path), "model.ckpt-2.index")) == mtime_of_2
+
+
+def test_deleted_state_file_and_no_readable_checkpoint_raise(tmp_path, eight_devices):
+    trained_with_checkpoints_0_2_4(tmp_path, eight_devices)
+    os.remove(os.path.join(str(tmp_path), "checkpoint"))
+    for name in os.listdir(tmp_path):
+        if name.startswith("model.ckpt-") and ".data-" in name:
+            os.remove(os.path.join(str(tmp_path), name))
+    with pytest.raises(checkpoints.CorruptCheckpointStateError,
+                       match=r"checkpoint is missing and its directory holds no readable "
+                             r"model\.ckpt-<step>.*delete the model\.ckpt-\* files of "):
+        checkpoints.latest_checkpoint(str(tmp_path))
+
+
+def test_relative_model_dir_resumes_its_own_run_not_one_in_the_working_directory(
+        tmp_path, monkeypatch):
+    # A first run with model_dir="." leaves ./model.ckpt-6; a second run in "runB" must
+    # resume from runB/model.ckpt-2, as tf.train.latest_checkpoint("runB") says.
+    monkeypatch.chdir(tmp_path)
+    make_estimator(".", use_tpu=False, batch_size=8, save_checkpoints_steps=2).train(
+        train_then_kill.input_fn, steps=6)
+    second = make_estimator("runB", use_tpu=False, batch_size=8, save_checkpoints_steps=1,
+                            keep_checkpoint_max=3)
+    second.train(train_then_kill.input_fn, steps=2)
+    assert tf.train.latest_checkpoint("runB") == os.path.join("runB", "model.ckpt-2")
+    second.train(train_then_kill.input_fn, steps=1)
+    assert int(checkpoints.load_variable("runB", "global_step")) == 3
+    assert tf.train.latest_checkpoint("runB") == os.path.join("runB", "model.ckpt-3")

@@ -181,7 +181,7 @@ def test_logging_tensor_hook_logs_every_n_loops_and_at_end(tmp_path, one_device,
     logged_steps = [r.getMessage().split("step = ")[1].split()[0] for r in caplog.records
                     if r.getMessage().startswith("loss = ")
                     and r.filename != "progress_log.py"]  # not the estimator's progress lines
-    assert logged_steps == ["4", "12"]  # loops 1 and 3 of 3
+    assert logged_steps == ["4", "12"]  # loops 1 and 3 of 3, the step after each loop
     seen = [line for line in caplog.messages if line.startswith("seen_step = ")]
     assert seen[0].startswith("seen_step = 3")  # the first loop triggers
     assert seen[-1].startswith("seen_step = 11 (")  # at_end: the values of the last loop

@@ -75,7 +75,11 @@ def export(model_dir, strategy, receiver_fn):
 
 
 def tensor_receiver():
-    features = v1.placeholder(tf.float32, [None, 2])
+    return tensor_receiver_of_width(2)
+
+
+def tensor_receiver_of_width(width):
+    features = v1.placeholder(tf.float32, [None, width])
     return receivers.TensorServingInputReceiver(features, features)
 
 
@@ -120,6 +124,69 @@ def damaged_copy(model_dir, damage="truncated newest"):
             if name.endswith(".index"):
                 os.remove(os.path.join(copy, name))
     return copy
+
+
+def metric_model_fn(metric_fn, tensors_of, loss_of=None):
+    """model_fn with eval_metrics=(metric_fn, tensors_of(features, labels, predictions));
+    `loss_of(predictions)` replaces the labelled loss (a model that needs no labels)."""
+    def fn(features, labels, mode, params):
+        predictions = tf.matmul(features, v1.get_variable("w", [2, 1]))
+        loss = (loss_of(predictions) if loss_of
+                else v1.losses.mean_squared_error(labels, predictions))
+        return tec.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(
+            metric_fn, tensors_of(features, labels, predictions)))
+    return fn
+
+
+def int32_loss_model_fn(features, labels, mode, params):
+    loss = tf.cast(tf.reduce_sum(tf.matmul(features, v1.get_variable("w", [2, 1]))), tf.int32)
+    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
+        loss, global_step=v1.train.get_global_step()))
+
+
+def memory_hungry_model_fn(features, labels, mode, params):
+    """Needs 2**39 floats per example: more memory than any host has (fails at once)."""
+    spec = model_fn(features, labels, mode, params)
+    huge = tf.tile(features, [2 ** 38, 1])
+    return spec._replace(loss=spec.loss + 0.0 * tf.reduce_sum(huge))
+
+
+def scalar_prediction_model_fn(features, labels, mode, params):
+    weights = v1.get_variable("w", [2, 1])
+    return tec.TPUEstimatorSpec(mode, predictions={"y": tf.matmul(features, weights),
+                                                   "norm": tf.norm(weights)})
+
+
+def width_model_fn(features, labels, mode, params):
+    """Its weights take the features' width: a wider receiver makes a wider `w`."""
+    if mode != tec.ModeKeys.PREDICT:
+        return model_fn(features, labels, mode, params)
+    weights = v1.get_variable("w", [features.shape[-1], 1])
+    return tec.TPUEstimatorSpec(mode, predictions={"y": tf.matmul(features, weights)})
+
+
+def dict_features_model_fn(features, labels, mode, params):
+    if mode != tec.ModeKeys.PREDICT:
+        return model_fn(features, labels, mode, params)
+    return tec.TPUEstimatorSpec(mode, predictions={
+        "y": tf.matmul(features["x"], v1.get_variable("w", [2, 1]))})
+
+
+def receiver_of_y():
+    y = v1.placeholder(tf.float32, [None, 2])
+    return receivers.ServingInputReceiver({"y": y}, {"y": y})
+
+
+def a_file():
+    handle, path = tempfile.mkstemp()
+    os.close(handle)
+    return path
+
+
+def evaluate(model_dir, strategy, fn, input_function=input_fn):
+    return estimator(model_dir, strategy, fn, eval_batch_size=16).evaluate(input_function,
+                                                                           steps=1)
 
 
 class Case:
@@ -354,6 +421,53 @@ CASES = [
     Case("receiver without features", lambda d, s: export(d, s, receiver_without_features),
          ValueError, r"The receiver's features are an empty dict",
          r"ServingInputReceiver\(features=\{'x': x\}"),
+    Case("receiver missing a feature key", lambda d, s: estimator(
+        d, s, dict_features_model_fn).export_saved_model(tempfile.mkdtemp(), receiver_of_y),
+        KeyError, r"model_fn looked up features\['x'\], but the features from "
+        r"serving_input_receiver_fn have the keys \['y'\]",
+        r"ServingInputReceiver\(features=\{'x': tensor\}"),
+    Case("receiver that does not fit the checkpoint", lambda d, s: estimator(
+        d, s, width_model_fn).export_saved_model(tempfile.mkdtemp(),
+                                                 lambda: tensor_receiver_of_width(7)),
+        ValueError,
+        r"does not fit checkpoint .*: w: graph \(7, 1\) float32 vs checkpoint \(2, 1\) "
+        r"float32", r"Make the receiver's tensors the shapes and dtypes"),
+    Case("export_dir_base that is a file", lambda d, s: estimator(
+        d, s, servable_model_fn).export_saved_model(a_file(), tensor_receiver), ValueError,
+        r"export_dir_base is a file, not a directory", r"Pass a directory path"),
+    # bad values from model_fn
+    Case("metric name not a string", lambda d, s: evaluate(d, s, metric_model_fn(
+        lambda labels, predictions: {1: v1.metrics.mean(predictions)},
+        lambda features, labels, predictions: [labels, predictions])), TypeError,
+        r"returned the metric name 1 \(int\); metric names must be strings",
+        r"Use e\.g\. '1' as the key"),
+    Case("a float among the eval_metrics tensors", lambda d, s: evaluate(d, s, metric_model_fn(
+        lambda labels, threshold: {"m": v1.metrics.mean(labels)},
+        lambda features, labels, predictions: [labels, 0.5])), TypeError,
+        r"eval_metrics\[1\]\[1\] is float 0\.5, not a tensor",
+        r"functools\.partial\(metric_fn, threshold=0\.5\)"),
+    Case("labels None while metric_fn uses them", lambda d, s: evaluate(d, s, metric_model_fn(
+        lambda labels, predictions: {"m": v1.metrics.mean_squared_error(labels, predictions)},
+        lambda features, labels, predictions: [labels, predictions],
+        loss_of=tf.reduce_mean), features_dataset), ValueError,
+        r"eval_metrics\[1\]\[0\] is None: the labels are None, as input_fn returned "
+        r"features only", r"Return \(features, labels\) from input_fn"),
+    Case("int32 loss", lambda d, s: train(d, s, int32_loss_model_fn), TypeError,
+         r"model_fn's loss \(.*\) has dtype int32: an optimizer can only differentiate a "
+         r"floating-point loss.*the features and labels from input_fn are not the cause",
+         r"tf\.cast\(loss, tf\.float32\)"),
+    Case("a scalar among TPU predictions", lambda d, s: list(estimator(
+        d, s, scalar_prediction_model_fn, predict_batch_size=16).predict(
+            lambda params: features_dataset(params, 16).take(1))), ValueError,
+        r"key \(norm\) in TPUEstimatorSpec.predictions is a scalar",
+        r"tf\.fill\(\[batch_size\], value\)"),
+    Case("batch too big for memory", lambda d, s: train(d, s, memory_hungry_model_fn),
+         tf.errors.ResourceExhaustedError,
+         r"Out of memory in a train step with a batch of 2 examples per replica \(16 in all "
+         r"on 8 replica\(s\)\): OOM when allocating",
+         r"Lower the batch size \(TPUEstimator's train_batch_size"),
+    Case("model_dir that is a file", lambda d, s: estimator(a_file(), s), ValueError,
+         r"model_dir .* is a file, not a directory", r"Pass a directory path"),
 ]
 
 

@@ -91,7 +91,9 @@ def test_one_step_per_loop_hooks_and_exact_checkpoint_steps(tmp_path):
     estimator = tec.Estimator(model.model_fn, model_dir=str(tmp_path), config=config,
                               params={"learning_rate": 0.1})
     estimator.train(repeated_input_fn, steps=7)
-    assert model.step_hook.after_run_steps == list(range(1, 8))  # once per step
+    # once per step, with the global step read before the step's increment (as TF1's
+    # Session.run read it, see test_tf1_graph_semantics)
+    assert model.step_hook.after_run_steps == list(range(0, 7))
     assert checkpoint_steps(tmp_path) == [0, 3, 6, 7]
 
 

@@ -127,12 +127,20 @@ def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
     np.testing.assert_array_equal(batches[1][0]["x"], X[2:4])
     np.testing.assert_array_equal(batches[1][1], Y[2:4])
 
-    def computed(params):  # one batch computed from the element: would be repeated
+    def computed(params):  # computed from the element: TF1 computed it for every batch
         return _one_shot_input_fn(params) * 2.0
+
+    del seen[:]
+    estimator.train(computed, steps=2)
+    assert seen == [[0.0, 2.0], [4.0, 6.0]]
+
+    def constant(params):  # nothing read from the iterator: one batch, repeated
+        _one_shot_input_fn(params)
+        return tf.ones([2, 1])
 
     with pytest.raises(ValueError, match=r"input_fn made a one-shot iterator "
                                          r"\(`make_one_shot_iterator\(\)`\) but returned values"):
-        estimator.train(computed, steps=1)
+        estimator.train(constant, steps=1)
 
 
 def _host_batches(input_fn):

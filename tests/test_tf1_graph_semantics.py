@@ -243,7 +243,9 @@ class StepRecorder(v1.train.SessionRunHook):
 
 
 @pytest.mark.parametrize("use_tpu, train_steps, eval_steps", [
-    (False, [1, 2, 3, 4], [4, 4, 4]),  # Estimator: one step per Session.run
+    # Estimator: one step per Session.run, which read the global step before the train op
+    # incremented it (the original, 3 runs of 4; its read raced the increment)
+    (False, [0, 1, 2, 3], [4, 4, 4]),
     (True, [2, 4], [4]),  # TPU: one Session.run per loop; evaluation is one loop
 ])
 def test_hooks_run_every_step_with_cpu_semantics_and_every_loop_on_tpu(

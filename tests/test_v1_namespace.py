@@ -88,16 +88,22 @@ def test_names_resolve_at_access_time(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["train", "metrics", "losses", "summary", "logging", "gfile",
-                                  "python_io", "data", "app", "nn", "saved_model"])
+                                  "python_io", "data", "app", "saved_model"])
 def test_tf1_modules_are_tensorflows(name):
     assert getattr(v1, name) is getattr(tf.compat.v1, name)
+
+
+def test_nn_is_tensorflows_with_tf1_rnn_cells():
+    # TensorFlow 2.21's tf.compat.v1.nn.rnn_cell raises "not available with Keras 3".
+    assert v1.nn.softmax is tf.compat.v1.nn.softmax
+    assert v1.nn.rnn_cell.LSTMCell is v1.contrib.rnn.LSTMCell
 
 
 def test_unknown_names_raise_attribute_error_with_hints():
     with pytest.raises(AttributeError, match="has no attribute 'no_such_op'"):
         v1.no_such_op  # pylint: disable=pointless-statement
     with pytest.raises(AttributeError, match="tf.contrib was removed in TensorFlow 2"):
-        v1.contrib.rnn  # pylint: disable=pointless-statement
+        v1.contrib.quantize  # pylint: disable=pointless-statement
     with pytest.raises(AttributeError, match="canned estimators and BestExporter are not"):
         v1.estimator.DNNClassifier  # pylint: disable=pointless-statement
     assert {"contrib", "estimator", "placeholder", "layers"} <= set(dir(v1))

@@ -101,7 +101,8 @@ def test_every_listed_path_serves_its_names():
             for name, spec in entry.names.items():
                 assert getattr(module, name) is _lazy.resolve(spec), (path, name)
             for name, child in _paths.children(path).items():  # entries win over the fallback
-                assert getattr(module, name) is sys.modules[f"tpu_estimator_compat.v1.{child}"]
+                if name not in entry.names:  # names win over entries (TF1's star imports)
+                    assert getattr(module, name) is sys.modules[f"tpu_estimator_compat.v1.{child}"]
         else:
             assert module is _lazy.resolve(entry)
             assert not _paths.children(path), f"alias {path} must not have entries below it"
@@ -139,6 +140,23 @@ def test_every_name_every_lazy_table_lists_resolves():
     # contrib's submodules are all served.
     assert all(inspect.ismodule(getattr(v1.contrib, name)) for name in v1.contrib.SUBMODULES)
 
+def test_a_package_star_importing_a_submodule_serves_the_function_the_path_the_module():
+    # TF 1.x: contrib/framework/python/ops/__init__.py star-imports its `arg_scope` module,
+    # whose `arg_scope` function then replaces the submodule as the package's attribute.
+    names = _exec("from tensorflow.contrib.framework.python.ops import arg_scope, variables")
+    assert names["arg_scope"] is tf_slim.arg_scope
+    assert inspect.ismodule(names["variables"])  # no name `variables` in its star import
+    module = _exec("import tensorflow.contrib.framework.python.ops.arg_scope as m")["m"]
+    assert module is tf_slim.arg_scope  # attribute access after import, as on Python 3.7+
+    assert importlib.import_module(
+        "tpu_estimator_compat.v1.contrib.framework.python.ops.arg_scope").arg_scope is \
+        tf_slim.arg_scope  # the import path names the module
+    ops = sys.modules["tpu_estimator_compat.v1.contrib.framework.python.ops"]
+    assert ops.arg_scope is tf_slim.arg_scope  # the import did not replace the name
+    with names["arg_scope"]([tf_slim.conv2d], padding="VALID"):
+        assert tf_slim.current_arg_scope()  # callable, as the slim nets' arg_scope fns use it
+
+
 def test_tensorflow_modules_are_served_not_copied():
     from tpu_estimator_compat.v1.python.ops import math_ops  # noqa: PLC0415
     from tpu_estimator_compat.v1.python.framework import dtypes  # noqa: PLC0415
@@ -167,7 +185,7 @@ def test_tf1_names_tensorflow_moved_are_served_where_tf1_had_them():
     assert control_flow_ops.while_loop(lambda i: i < 3, lambda i: i + 1, [0]).numpy() == 3
 
 
-@pytest.mark.parametrize("path", ["contrib.rnn", "python.estimator.canned",
+@pytest.mark.parametrize("path", ["contrib.quantize", "python.estimator.canned",
                                   "contrib.tpu.python.tpu.keras_support", "train.no_such_module"])
 def test_paths_not_served_raise_module_not_found(path):
     with pytest.raises(ModuleNotFoundError, match=f"tpu_estimator_compat.v1.{path}"):
@@ -358,3 +376,24 @@ def test_async_checkpoint_saver_hook_saves_on_the_estimators_schedule(tmp_path):
             str(hook_dir), save_steps=4, listeners=[listener])])
         saved[kind] = (_ckpt_steps(hook_dir), listener.saved)
     assert saved["async"] == saved["sync"] == ([0, 4, 8, 10], [0, 4, 8, 10])
+
+
+def test_tf1_eager_profiler_profiles_and_saves_for_tensorboard(tmp_path):
+    # TF 1.15's module, which TensorFlow 2.15 (the original) still had and 2.21 has not; file
+    # layout and messages as 2.15's.
+    profiler = _exec("from tensorflow.python.eager import profiler")["profiler"]
+    profiler.start()
+    with pytest.raises(profiler.ProfilerAlreadyRunningError, match="Another profiler"):
+        profiler.start()
+    tf.reduce_sum(tf.ones([8, 8]))
+    result = profiler.stop()
+    with pytest.raises(profiler.ProfilerNotRunningError, match="No profiler is running"):
+        profiler.stop()
+    profiler.save(str(tmp_path / "a"), result)
+    with profiler.Profiler(str(tmp_path / "b")):
+        tf.reduce_sum(tf.ones([8, 8]))
+    for logdir in ("a", "b"):
+        assert len(list((tmp_path / logdir).glob("events*.profile-empty"))) == 1
+        assert len(list((tmp_path / logdir).glob("plugins/profile/*/local.trace"))) == 1
+    assert next((tmp_path / "a").glob("plugins/profile/*/local.trace")).read_bytes() == result
+    assert next((tmp_path / "b").glob("plugins/profile/*/local.trace")).stat().st_size > 0

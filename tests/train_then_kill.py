@@ -66,6 +66,21 @@ def model_fn(features, labels, mode, params):
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+def w_sum_model_fn(features, labels, mode, params):
+    """Predicts the sum of model_fn's `linear/w` for every example (restores only that)."""
+    import tpu_estimator_compat as tec  # pylint: disable=import-outside-toplevel
+    del labels, params
+    with v1.variable_scope("linear"):
+        weights = v1.get_variable("w", [3, 1])
+    return tec.TPUEstimatorSpec(mode, predictions=tf.reduce_sum(weights) + 0 * features[:, 0])
+
+
+def predict_input_fn(params):
+    """The first 4 examples' features, one batch."""
+    del params
+    return tf.data.Dataset.from_tensor_slices(FEATURES[:4]).batch(4)
+
+
 def make_estimator(model_dir, strategy=None, *, model=model_fn, params=None,
                    iterations_per_loop=ITERATIONS_PER_LOOP, use_tpu=True, batch_size=16,
                    eval_batch_size=None, warm_start_from=None, **config_kwargs):

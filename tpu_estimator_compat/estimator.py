@@ -15,6 +15,7 @@ import numpy as np
 
 from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state import sharing
 from tpu_estimator_compat.config import model_dir as model_dir_lib
 from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
@@ -72,10 +73,11 @@ class Estimator:
 
     def _init_common(self, model_fn, model_dir, config, params, warm_start_from,
                      use_tpu=False, batch_sizes=None, eval_on_tpu=False, export_to_tpu=False,
-                     export_to_cpu=True, export_api_version=1):
+                     export_to_cpu=True, export_api_version=1, embedding_config_spec=None):
         self._config = model_dir_lib.resolve_model_dir(config, model_dir)
         self._program = model_bridge.UserProgram(model_fn, params, self._config,
-                                                 adds_tpu_params=self._ADDS_TPU_PARAMS)
+                                                 adds_tpu_params=self._ADDS_TPU_PARAMS,
+                                                 embedding_config_spec=embedding_config_spec)
         self._use_tpu = bool(use_tpu)
         self._batch_sizes = dict(batch_sizes or dict.fromkeys(
             (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)))
@@ -116,14 +118,20 @@ class Estimator:
         self._check_user_fns(input_fn, ModeKeys.TRAIN)
         hooks = hooks_lib.validate_hooks(hooks)
         saving_listeners = hooks_lib.validate_saving_listeners(saving_listeners)
-        latest = checkpoints.latest_checkpoint(self.model_dir)
-        start = int(checkpoints.load_variable(latest, "global_step")) if latest else 0
-        if max_steps is not None and max_steps <= start:
+        if max_steps is not None and (sharing.latest_step(self.model_dir) or 0) >= max_steps:
             logging.info("Skipping training since max_steps has already saved.")
-            return self
+            return self  # without claiming model_dir: it may be read-only, or shared
+        # One trainer per model_dir: a second one fails here, before reading or writing.
+        with sharing.training_in(self.model_dir, self._config.is_chief) as lock:
+            self._train(input_fn, hooks, steps, max_steps, saving_listeners, lock)
+        return self
+
+    def _train(self, input_fn, hooks, steps, max_steps, saving_listeners, lock):
+        latest = checkpoints.latest_checkpoint(self.model_dir)
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
         runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                   hook_run)
+        hook_run.every_step = self._hooks_every_step(runtime, hook_run)
         engine.sync(latest, compiled, self._warm_start_from)
         hook_run.start(compiled.traced.placed_hooks)
         step = engine.global_step
@@ -135,8 +143,7 @@ class Estimator:
             examples_per_step=self._examples_per_step(plan, runtime),
             host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
             tpu_semantics=runtime.tpu_semantics, saving_listeners=saving_listeners,
-            hook_run=hook_run)
-        return self
+            hook_run=hook_run, lock=lock)
 
     # -- evaluate ---------------------------------------------------------------------------
     @eager_calls.eager
@@ -260,8 +267,8 @@ class Estimator:
         input_checks.check_input_fn(input_fn)
         self._check_user_fns(input_fn, mode)
         hooks = hooks_lib.validate_hooks(hooks)
-        checkpoint = (checkpoints.resolve_checkpoint_path(checkpoint_path) if checkpoint_path
-                      else self.latest_checkpoint())
+        chosen = sharing.choose_checkpoint(checkpoint_path, self.model_dir)
+        checkpoint = chosen.path
         if checkpoint is None:
             logging.info("Could not find trained model in model_dir: %s, running "
                          "initialization to %s.", self.model_dir,
@@ -269,7 +276,9 @@ class Estimator:
         hook_run = hooks_lib.HookRun(mode, hooks, checkpoint)
         _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run,
                                                             until_input_ends)
-        engine.sync(checkpoint, compiled, self._warm_start_from)
+        # A trainer beside this process may delete the chosen checkpoint meanwhile.
+        checkpoint = chosen.read(
+            lambda path: engine.sync(path, compiled, self._warm_start_from))
         hook_run.start(compiled.traced.placed_hooks)
         return checkpoint, plan, iterator, engine, compiled, hook_run
 
@@ -282,6 +291,7 @@ class Estimator:
         iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program,
                                                until_input_ends=until_input_ends)
         engine = self._engine(runtime)
+        hook_run.on_variables_restored = engine.mark_changed  # a hook's Saver restored
         compiled = engine.compile(mode, self._program, plan, iterator, hook_run)
         self._check_spec(compiled)
         return runtime, plan, iterator, engine, compiled
@@ -300,7 +310,10 @@ class Estimator:
         return self._engines[key]
 
     def _plan(self, mode, runtime):
-        master = self._config.evaluation_master if mode == ModeKeys.EVAL else self._config.master
+        master = ""  # only named in TPU errors: without a TPU, no cluster resolver is asked
+        if runtime.tpu_semantics:
+            master = (self._config.evaluation_master if mode == ModeKeys.EVAL
+                      else self._config.master)
         return batching.plan_batches(self._batch_sizes[mode], mode, runtime,
                                      self._config.tpu_config, master)
 
@@ -347,22 +360,27 @@ class TPUEstimator(Estimator):
                 raise ValueError(
                     "Model parallelism only supports per host input for training. Please "
                     "adjust TPURunconfig.per_host_input_for_training.")
+            if embedding_config_spec and config.tpu_config.per_host_input_for_training not in (
+                    InputPipelineConfig.PER_HOST_V1, InputPipelineConfig.PER_HOST_V2):
+                raise ValueError(
+                    "Only PER_HOST_V1 and PER_HOST_V2 is supported when using TPU Embedding; "
+                    f"got {config.tpu_config.per_host_input_for_training}.")
         elif eval_on_tpu:
             logging.warning("eval_on_tpu ignored because use_tpu is False.")
             eval_on_tpu = False
+        if (not (use_tpu and eval_on_tpu) and embedding_config_spec
+                and embedding_config_spec.partition_strategy == "mod"):
+            raise ValueError("Mod sharding of embedding tables not supported on CPU.")
         if export_saved_model_api_version not in (1, 2):
             raise ValueError("export_saved_model_api_version should be 1 or 2; got "
                              f"{export_saved_model_api_version}.")
-        if embedding_config_spec is not None:
-            raise NotImplementedError(
-                "embedding_config_spec (TPU embeddings) is not supported by "
-                "tpu_estimator_compat. Use tf.tpu.experimental.embedding with TF2 directly.")
         self._init_common(
             model_fn, model_dir, config, dict(params or {}), warm_start_from, use_tpu=use_tpu,
             batch_sizes={ModeKeys.TRAIN: train_batch_size, ModeKeys.EVAL: eval_batch_size,
                          ModeKeys.PREDICT: predict_batch_size},
             eval_on_tpu=eval_on_tpu, export_to_tpu=export_to_tpu, export_to_cpu=export_to_cpu,
-            export_api_version=export_saved_model_api_version)
+            export_api_version=export_saved_model_api_version,
+            embedding_config_spec=embedding_config_spec)
 
     def _check_user_fns(self, input_fn, mode):
         if mode == ModeKeys.TRAIN:

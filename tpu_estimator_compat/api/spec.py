@@ -34,6 +34,16 @@ def _is_tensor(value):
     return isinstance(value, (tf.Tensor, tf.Variable))
 
 
+def metric_tensor(value):
+    """A metric's value or update op as a fetchable tensor or op, as TF1 returned it.
+
+    On TF 2.x, tf.compat.v1.metrics' counting metrics (true_positives & co., their
+    _at_thresholds forms, mean_iou) return their `assign_add` as the update op: a variable,
+    which is read here after its update.
+    """
+    return tf.convert_to_tensor(value) if isinstance(value, tf.Variable) else value
+
+
 def _check_tensor(value, name):
     if not _is_tensor(value):
         raise TypeError(f"{name} must be Tensor, given: {value}")

@@ -20,14 +20,19 @@ the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_d
   2.21 still has the name (those it lacks say so, but do not fail the check);
 - `not-tf1` when TensorFlow 1.x did not have the name either (`tf.logging.exception`): the
   program's own error, which TF 1.x raised too. TF 1.x's API is TensorFlow's own `compat.v1`
-  module tree, less the modules that lost TF 1.x names since TensorFlow 2.15 (`_CHANGED_V1`);
+  module tree, less the modules that lost TF 1.x names since TensorFlow 2.15 (`_CHANGED_V1`)
+  and the names TF 1.15's inventory lists (`inventory.py`);
   below those, and everywhere else (contrib, `tensorflow.python`), a missing name is
   unsupported;
 - `optional` for an unsupported module that the program imports only under a `try` whose
   `except` catches ImportError (and uses only through the names that import binds): the
-  program handles its absence itself, as it does on TensorFlow 2.
+  program handles its absence itself, as it does on TensorFlow 2;
+- `conditional` for an unsupported API used only in a branch of an `if` (or of a
+  conditional expression), such as `if FLAGS.quantize: tf.contrib.quantize...`: only a run
+  that takes the branch fails.
 
-Only `unsupported` fails the check.
+Only `unsupported` fails the check. A last line counts TF 1.15's names served for each top
+module the program uses (`inventory.py`).
 """
 import ast
 import dataclasses
@@ -35,6 +40,7 @@ import os
 import sys
 import types
 
+from tpu_estimator_compat.cli import inventory
 from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _paths
 
@@ -71,14 +77,15 @@ _CHANGED_V1 = ("data.experimental", "estimator", "keras", "layers", "nn.rnn_cell
 _TF_V1_API = ("tensorflow._api.v2.compat.v1", "tensorflow.compat.v1")
 # What catches a failing import: `except ImportError` and its bases.
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+_MAIN_GUARD = ast.dump(ast.parse('__name__ == "__main__"', mode="eval").body)
 _SKIPPED_DIRS = {".git", "__pycache__", ".venv", "venv", "site-packages", "node_modules"}
 
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
     """How the namespace serves one API: `status` is 'supported', 'difference',
-    'unsupported', 'tf2', 'not-tf1' or 'optional'; `detail` is the README anchor or the
-    reason."""
+    'unsupported', 'tf2', 'not-tf1', 'optional' or 'conditional'; `detail` is the README
+    anchor or the reason."""
     api: str
     status: str
     detail: str = ""
@@ -147,6 +154,8 @@ def _not_in_tf1(parent, name):
     path = f"{parent}.{name}" if parent else name
     if any(path == m or path.startswith(m + ".") for m in _CHANGED_V1):
         return False
+    if inventory.tf1_has(f"tensorflow.{parent}" if parent else "tensorflow", name):
+        return False  # TF 1.15 had it (TensorFlow 2.15 dropped it)
     import tensorflow as tf  # noqa: PLC0415  (imported already, by the namespace)
     module = tf.compat.v1
     for part in filter(None, parent.split(".")):
@@ -167,12 +176,16 @@ def _tf2_missing(api, error):
 
 def _step(module, relative_path):
     """What the namespace serves at `relative_path`, one name below `module` (served at the
-    path's parent), looked up as the import system does: listed paths first (`_paths`), then
-    the attribute, then a submodule."""
-    if relative_path in _paths.MODULES:
+    path's parent), looked up as the import system does: listed paths first (`_paths`) unless
+    the parent's entry serves that name (TF1's star imports), then the attribute, then a
+    submodule."""
+    parent, _, name = relative_path.rpartition(".")
+    parent_entry = _paths.MODULES.get(parent)
+    shadowed = isinstance(parent_entry, _paths.Virtual) and name in parent_entry.names
+    if relative_path in _paths.MODULES and not shadowed:
         return _finder.served_module(relative_path)
     try:
-        return getattr(module, relative_path.rpartition(".")[2])
+        return getattr(module, name)
     except AttributeError:
         try:
             return _finder.served_module(relative_path)
@@ -194,22 +207,44 @@ def lookup(relative_path):
 
 
 class _Collector(ast.NodeVisitor):
-    """Every TF API path used in one module, with its first line (`uses`), and those used at
-    least once other than under an import guard (`required`): an import in the body of a
-    `try` catching ImportError, or a name bound by such an import."""
+    """Every TF API path used in one module, with its first line (`uses`); those used at
+    least once neither under an import guard (an import in the body of a `try` catching
+    ImportError, or a name bound by such an import) nor under a condition (`required`); and
+    those used at least once under a condition only (`conditional`: in a branch of an `if` or
+    of a conditional expression)."""
 
     def __init__(self):
         self.aliases = {}
         self.guarded_aliases = set()
         self.uses = {}
         self.required = set()
+        self.conditional = set()
         self._guards = 0
+        self._conditions = 0
 
     def _use(self, path, line, guarded):
         if "." in path:
             self.uses.setdefault(path, line)
             if not guarded:
-                self.required.add(path)
+                (self.conditional if self._conditions else self.required).add(path)
+
+    def visit_If(self, node):  # noqa: N802
+        self.visit(node.test)
+        main = ast.dump(node.test) == _MAIN_GUARD  # its body runs whenever the program does
+        self._conditions += not main
+        for statement in node.body:
+            self.visit(statement)
+        self._conditions += main
+        for statement in node.orelse:
+            self.visit(statement)
+        self._conditions -= 1
+
+    def visit_IfExp(self, node):  # noqa: N802
+        self.visit(node.test)
+        self._conditions += 1
+        self.visit(node.body)
+        self.visit(node.orelse)
+        self._conditions -= 1
 
     def _bind(self, name, path, guarded):
         self.aliases[name] = path
@@ -333,13 +368,16 @@ def check(paths, out=sys.stdout, resolver=None):
                   file=out)
             totals["unparsable"].add(filename)
             continue
-        verdicts, required = {}, set()
+        verdicts, required, conditional = {}, set(), set()
         for path, line in collector.uses.items():
             verdict = resolver.verdict(path)
             verdicts.setdefault(verdict, line)
             if path in collector.required:
                 required.add(verdict)
-        verdicts = {_optional(v) if v.status == "unsupported" and v not in required else v: line
+            if path in collector.conditional:
+                conditional.add(verdict)
+        verdicts = {_not_required(v, v in conditional)
+                    if v.status == "unsupported" and v not in required else v: line
                     for v, line in verdicts.items()}
         if verdicts:
             print(filename, file=out)
@@ -347,14 +385,24 @@ def check(paths, out=sys.stdout, resolver=None):
             totals[verdict.status].add(verdict.api)
             print(f"  {_line(verdict, line)}", file=out)
     print(_summary(totals), file=out)
+    coverage = inventory.coverage_line(set().union(*(totals[status] for status in _LABELS)))
+    if coverage:
+        print(coverage, file=out)
     return totals
 
 
 _LABELS = {"supported": "supported", "difference": "difference", "unsupported": "UNSUPPORTED",
-           "tf2": "TF2", "not-tf1": "not-in-TF1", "optional": "optional"}
+           "tf2": "TF2", "not-tf1": "not-in-TF1", "optional": "optional",
+           "conditional": "conditional"}
 
 
-def _optional(verdict):
+def _not_required(verdict, conditional):
+    """The verdict of an unsupported API the program may never reach: `conditional` if used
+    under a condition (a flag the run may not set), else `optional` (under an import guard)."""
+    if conditional:
+        return Verdict(verdict.api, "conditional", "used only under a condition (an `if` "
+                       "branch): fails only in a run that takes it; unsupported: "
+                       f"{verdict.detail}")
     return Verdict(verdict.api, "optional", "imported only under `except ImportError`, which "
                    f"the program handles; unsupported: {verdict.detail}")
 
@@ -376,6 +424,9 @@ def _summary(totals):
     if totals["optional"]:
         text += (f" (+{len(totals['optional'])} imported only under `except ImportError`, "
                  "which the program handles)")
+    if totals["conditional"]:
+        text += (f" (+{len(totals['conditional'])} unsupported used only under a condition, "
+                 "which fail only in a run that takes it)")
     if totals["not-tf1"]:
         text += f", {len(totals['not-tf1'])} not in TensorFlow 1.x (the program's own errors)"
     if totals["tf2"]:

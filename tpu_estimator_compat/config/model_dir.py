@@ -1,6 +1,8 @@
 """The estimator's `model_dir` policy: its argument, its config's, or a temporary directory."""
 import tempfile
 
+import tensorflow as tf
+
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.config.run_config import RunConfig, path_to_str
 
@@ -17,7 +19,7 @@ def resolve_model_dir(config, model_dir):
       temporary directory (with a warning) when neither is set.
 
     Raises:
-      ValueError: if both are set and differ.
+      ValueError: if both are set and differ, or model_dir is a file.
     """
     if config is None:
         logging.info("Using default config.")
@@ -30,6 +32,7 @@ def resolve_model_dir(config, model_dir):
             "`model_dir` are set both in constructor and `RunConfig`, but with different "
             f"values. In constructor: '{model_dir}', in `RunConfig`: '{config.model_dir}' "
             "Pass it in only one place, or the same value in both.")
+    _require_not_a_file(model_dir or config.model_dir)
     if model_dir:
         return config.replace(model_dir=model_dir)
     if config.model_dir is None:
@@ -37,3 +40,11 @@ def resolve_model_dir(config, model_dir):
         logging.warning("Using temporary folder as model directory: %s", temp_dir)
         return config.replace(model_dir=temp_dir)
     return config
+
+
+def _require_not_a_file(model_dir):
+    if model_dir and tf.io.gfile.exists(model_dir) and not tf.io.gfile.isdir(model_dir):
+        raise ValueError(
+            f"model_dir {model_dir} is a file, not a directory: checkpoints, summaries and "
+            "evaluation results go into it. Pass a directory path (it is created if missing), "
+            "e.g. the directory a checkpoint's files are in.")

@@ -419,3 +419,19 @@ def writes_model_dir(config):
     """Whether this task writes into model_dir: the chief (checkpoints, summaries, exports),
     or train_and_evaluate's `evaluator` task (evaluation events and exports)."""
     return config.is_chief or config.task_type == "evaluator"
+
+
+def local_session_config(config):
+    """`session_config` for an in-process `Session` (export): the given or default
+    `ConfigProto`, without asking the cluster resolver for the cluster it does not use."""
+    if isinstance(config, RunConfig):
+        return config._session_config  # pylint: disable=protected-access
+    return getattr(config, "session_config", None)
+
+
+def cluster_spec_for(config, use_tpu):
+    """`config.cluster_spec`, except that with `use_tpu=False` a `cluster` resolver (a TPU's)
+    is not asked: TF_CONFIG's cluster alone."""
+    if use_tpu or not isinstance(config, RunConfig) or config.cluster is None:
+        return config.cluster_spec
+    return config._facts.cluster_spec  # pylint: disable=protected-access

@@ -148,7 +148,15 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
                                use_tpu=runtime.tpu_semantics)
     with tf1_shapes.tf1_shapes(), iterators.recording_iterators() as recorded:
         result = model_bridge.call_input_fn(input_fn, mode, params, facts.config, input_context)
-    iterated = recorded.dataset_of(result)  # `make_one_shot_iterator().get_next()`
+    try:
+        iterated = recorded.dataset_of(result)  # `make_one_shot_iterator().get_next()`
+    except iterators.ComputedFromIterator:  # ops on that element: run them on every batch
+        iterated = iterators.computed_dataset(
+            lambda: model_bridge.call_input_fn(
+                input_fn, mode, facts.call_params(
+                    batch_size=plan.input_fn_batch_size, context=context,
+                    use_tpu=runtime.tpu_semantics), facts.config, input_context),
+            recorded, seed=facts.config.tf_random_seed)
     if iterated is not None:
         result = iterated
     if (mode == ModeKeys.PREDICT and runtime.tpu_semantics
@@ -202,9 +210,7 @@ def _to_replica_batches(datasets, plan, replicas_per_host):
         return tf.data.Dataset.choose_from_datasets(datasets, choices)
     (dataset,) = datasets
     if plan.distribution == Distribution.SPLIT and replicas_per_host > 1:
-        static_batch = _static_batch_size(dataset.element_spec)
-        return dataset.rebatch(plan.model_fn_batch_size,
-                               drop_remainder=static_batch is not None)
+        return _split_per_replica(dataset, replicas_per_host)
     if plan.distribution == Distribution.COPIED and replicas_per_host > 1:
         return dataset.flat_map(
             lambda *element: tf.data.Dataset.from_tensors(
@@ -212,10 +218,38 @@ def _to_replica_batches(datasets, plan, replicas_per_host):
     return dataset
 
 
-def _static_batch_size(element_spec):
-    dims = {tf.compat.dimension_value(spec.shape[0]) if spec.shape.rank else None
-            for spec in tf.nest.flatten(element_spec)}  # a TF1 `Dimension` is not hashable
-    return dims.pop() if len(dims) == 1 else None
+def _split_per_replica(dataset, replicas):
+    """PER_HOST_V1 and SLICED: every tensor of a batch split along its first dimension into
+    one piece per replica, in order, whatever its own batch size (as the original's infeed
+    split each tensor per core: features {'labeled': [B], 'unlabeled': [k B]} give each
+    replica [B / R] and [k B / R] rows)."""
+    for spec in tf.nest.flatten(dataset.element_spec):
+        _check_splittable(spec.shape, replicas)
+
+    def pieces(tensor):
+        rows = tf.shape(tensor, out_type=tf.int32)[0]
+        with tf.control_dependencies([tf.debugging.assert_equal(
+                rows % replicas, 0, message=_cannot_split(tensor.shape, replicas))]):
+            split = tf.reshape(tensor, tf.concat([[replicas, -1], tf.shape(tensor)[1:]], 0))
+        rows = tf.compat.dimension_value(tensor.shape[0])
+        return tf.ensure_shape(split, [replicas, rows // replicas if rows else None]
+                               + tensor.shape[1:].as_list())
+
+    return dataset.map(lambda *element: tf.nest.map_structure(
+        pieces, element if len(element) > 1 else element[0])).unbatch()
+
+
+def _check_splittable(shape, replicas):
+    rows = tf.compat.dimension_value(shape[0]) if shape.rank else None
+    if shape.rank == 0 or (rows is not None and rows % replicas):
+        raise ValueError(_cannot_split(shape, replicas))
+
+
+def _cannot_split(shape, replicas):
+    return (f"Shape {shape.as_list() if shape.rank is not None else shape} cannot be sharded "
+            f"{replicas} ways along dimension 0. Each tensor input_fn returns is split along "
+            f"its first dimension into one piece per core of the host ({replicas}): give "
+            f"every part of the batch a first dimension divisible by {replicas}.")
 
 
 def _require_static_shapes(element_spec):

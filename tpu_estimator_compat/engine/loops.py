@@ -30,10 +30,11 @@ _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates", "stop")
 
 
 def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept_alive,
-                   after_replicas, tpu_semantics=True):
+                   after_replicas, tpu_semantics=True, before_replicas=None):
     """The Python function of one step on every replica; see the module docstring.
 
-    `after_replicas()` is called after the replicas' calls, in cross-replica context;
+    `before_replicas(element)` (if given) is called before the replicas' calls and
+    `after_replicas()` after them, in cross-replica context;
     `init_from_checkpoint_calls` and `kept_alive` are `legacy_patches.patched_legacy_api`'s.
     Without `tpu_semantics`, a scalar `eval_metrics` tensor of a single replica reaches the
     host as one row (TF1's CPU path called metric_fn on it directly).
@@ -46,6 +47,8 @@ def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept
     def step(element):
         store.prepare_graph()
         with legacy_patches.patched_legacy_api(init_from_checkpoint_calls, kept_alive):
+            if before_replicas is not None:
+                before_replicas(element)
             per_replica = strategy.run(replica_step, args=(element,))
             after_replicas()
         return _host_view(strategy, per_replica, tpu_semantics)

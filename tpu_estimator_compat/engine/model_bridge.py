@@ -19,6 +19,8 @@ import traceback
 
 import tensorflow as tf
 
+from tpu_estimator_compat.engine import model_fn_errors
+
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
 
 
@@ -78,7 +80,10 @@ def call_model_fn(model_fn, features, labels, mode, params, config, source="inpu
     """
     try:
         return _call_model_fn(model_fn, features, labels, mode, params, config)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, KeyError) as error:
+        explained = model_fn_errors.explain(error, features, source)
+        if explained is not None:
+            raise explained from error
         if type(error) not in (TypeError, ValueError) or not _raised_by_tensorflow(error):
             raise
         raise type(error)(
@@ -169,6 +174,7 @@ def call_input_fn(input_fn, mode, params, config, input_context=None):
 class UserProgram:
     """The user's side of an estimator: model_fn, its params and the RunConfig.
 
+    `embedding_config_spec`: TPUEstimator's `EmbeddingConfigSpec`, or None.
     `adds_tpu_params`: TPUEstimator adds `batch_size`/`context`/`use_tpu` to (a copy of) the
     params; Estimator passes a copy of them as given.
     """
@@ -176,6 +182,7 @@ class UserProgram:
     params: dict
     config: object
     adds_tpu_params: bool = True
+    embedding_config_spec: object = None  # TPUEstimator's, trained by engine/embeddings.py
 
     def call_params(self, **added):
         """The params for one input_fn/model_fn call (see `params_for`)."""

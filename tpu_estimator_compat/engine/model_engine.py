@@ -43,12 +43,15 @@ import tensorflow as tf
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.tf1 import patches as legacy_patches
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import loops
+from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.state import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
+from tpu_estimator_compat.engine import tpu_embedding
 from tpu_estimator_compat.engine import xla_step
 from tpu_estimator_compat.tf1 import shapes as tf1_shapes
 from tpu_estimator_compat.tf1 import variables as tf1_variables
@@ -91,6 +94,7 @@ class ModelEngine:
         self._compiled = {}
         self._synced = None  # (checkpoint path, variable names) whose values are in memory
         self._initialized = frozenset()  # names whose initial values have been set
+        self._embeddings = None  # the TPU embedding tables (TPU semantics), made on first use
 
     @property
     def global_step(self):
@@ -124,13 +128,16 @@ class ModelEngine:
     def _trace(self, mode, program, plan, iterator, hooks):
         traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store))
         init_calls = []
+        embeddings = self._tpu_embeddings(program, plan)
+        before_replicas = embeddings.before_replicas(mode) if embeddings else None
         replica_fn = model_step.make_replica_fn(
-            program.model_fn, mode, self.runtime, plan, program, traced)
+            program.model_fn, mode, self.runtime, plan, program, traced, embeddings)
         kept_alive = []
         step_body = loops.make_step_body(self.runtime.strategy, self.store, replica_fn,
                                          init_calls, kept_alive,
                                          after_replicas=traced.build_scaffold,
-                                         tpu_semantics=self.runtime.tpu_semantics)
+                                         tpu_semantics=self.runtime.tpu_semantics,
+                                         before_replicas=before_replicas)
         optimizers.reset_cross_shard_optimizer_usage()
         if program.config.tf_random_seed is not None:
             # Variables are initialised eagerly in creation order: same seed, same values.
@@ -150,7 +157,25 @@ class ModelEngine:
         loop = make_loop(instantiate, step_outputs)
         if self.runtime.compile_with_xla:
             loop = xla_step.explaining_compile_errors(loop)
+        loop = memory.explaining_out_of_memory(loop, mode, plan.model_fn_batch_size,
+                                               self.runtime.num_replicas)
         return CompiledMode(traced, step_outputs, loop, init_calls, program, kept_alive)
+
+    def _tpu_embeddings(self, program, plan):
+        """The TPU embeddings of `program`'s EmbeddingConfigSpec under TPU semantics (tables
+        created once): TensorFlow 2's TPUEmbedding on a TPU, mirrored tables elsewhere; else
+        None: with CPU/GPU semantics model_fn's columns look up in ordinary variables, as the
+        original's `use_tpu=False`."""
+        spec = program.embedding_config_spec
+        if spec is None or not self.runtime.tpu_semantics:
+            return None
+        if self._embeddings is None:
+            kind = (tpu_embedding.TpuEmbeddingOnTpu
+                    if tpu_embedding.runs_on_tpu(self.runtime.strategy)
+                    else embeddings_lib.TpuEmbeddings)
+            self._embeddings = kind(spec, self.store)
+        self._embeddings.create_tables(self.runtime.strategy, plan.model_fn_batch_size)
+        return self._embeddings
 
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas
@@ -177,6 +202,7 @@ class ModelEngine:
                 logging.info("Restoring parameters from %s", checkpoint_path)
                 checkpoints.restore(variables if restore_map is None else restore_map,
                                     checkpoint_path)
+                self.store.restored()
                 self._synced = state
         else:
             fresh = {name: v for name, v in variables.items() if name not in self._initialized}

@@ -6,10 +6,12 @@ scaffold_fn) are recorded from the first replica in a `TracedSpec` for the host 
 the call's SessionRunHooks are placed through `TracedSpec.placed_hooks` (`hook_placement`),
 their fetches becoming step outputs.
 """
+import contextlib
 import dataclasses
 
 import tensorflow as tf
 
+from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat.engine import model_bridge
@@ -61,8 +63,12 @@ def spec_hooks(spec, mode):
     return list(getattr(spec, name, None) or [])
 
 
-def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
-    """The function `strategy.run` calls with one replica's element of the dataset."""
+def make_replica_fn(model_fn, mode, runtime, plan, facts, traced, embeddings=None):
+    """The function `strategy.run` calls with one replica's element of the dataset.
+
+    With `embeddings` (an `embeddings.TpuEmbeddings`), model_fn gets the embedding features'
+    activations in place of their ids, and in TRAIN mode the train op also updates the
+    tables."""
     def replica_fn(element):
         traced.placed_hooks.enter_replica()
         signals = None
@@ -74,6 +80,9 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
             features, labels = model_parallelism.partition_inputs(
                 features, labels, partition_dims, runtime.num_cores_per_replica,
                 model_parallelism.logical_device_splitter(runtime.strategy))
+        inputs_given = (features, labels)
+        if embeddings is not None:
+            features, looked_up = embeddings.activations(features)
         params = facts.call_params(
             batch_size=plan.model_fn_batch_size,
             context=tpu_context.TPUContext(runtime) if runtime.tpu_semantics else None,
@@ -83,13 +92,21 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced):
         # replicas > 0 reuse): each has its own v1 variable store (see step_graph), so its
         # get_variable calls "create" (returning the shared variables) and add their
         # regularization losses to its own collections.
-        with tf1_shapes.tf1_shapes(), tf.compat.v1.variable_scope(
+        columns_on_tpu = (embeddings_lib.feature_columns_on_tpu(runtime.num_replicas)
+                          if embeddings is not None else contextlib.nullcontext())
+        with tf1_shapes.tf1_shapes(), columns_on_tpu, tf.compat.v1.variable_scope(
                 tf.compat.v1.VariableScope(reuse=False), auxiliary_name_scope=False):
             spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params,
                                               facts.config)
-        _check_spec_type(spec, mode, runtime)
+            _check_spec_type(spec, mode, runtime)
+            _check_host_fn_tensors(spec, labels)
+            if embeddings is not None:  # the tables' names and update, in model_fn's graph
+                embeddings.resolve_names()
+                if mode == ModeKeys.TRAIN:
+                    spec = spec._replace(train_op=embeddings.train_op(
+                        spec.train_op, spec.loss, looked_up))
         if traced.spec is None:
-            _record(traced, spec, (features, labels), params)
+            _record(traced, spec, inputs_given, params)
         outputs = _outputs_for_mode(spec, mode)._replace(  # + what the hooks fetch
             hook_fetches=traced.placed_hooks.replica_fetches(spec_hooks(spec, mode)))
         if signals is not None:
@@ -125,11 +142,43 @@ def _check_tpu_predictions(predictions):
     if not isinstance(predictions, dict):
         raise TypeError("TPUEstimatorSpec.predictions must be dict of Tensors.")
     for key, tensor in predictions.items():
-        if tensor.shape.rank is None or tensor.shape.rank == 0 or tensor.shape[0] is None:
+        if tensor.shape.rank == 0:
+            raise ValueError(
+                f"The tensor with key ({key}) in TPUEstimatorSpec.predictions is a scalar "
+                f"({tensor}): every prediction needs the batch dimension, one row per example. "
+                "Give it one, e.g. tf.fill([batch_size], value) with params['batch_size'], or "
+                "tf.zeros_like(logits[:, 0]) + value.")
+        if tensor.shape.rank is None or tensor.shape[0] is None:
             raise ValueError(
                 f"The tensor with key ({key}) in TPUEstimatorSpec.predictions has dynamic "
                 f"shape (should be static). Tensor: {tensor}. Give every prediction a static "
                 "batch dimension (the per-replica batch size).")
+
+
+def _check_host_fn_tensors(spec, labels):
+    """Everything passed to eval_metrics/host_call functions must be a tensor (it crosses
+    from the device to the host every step); raised here, before any step runs."""
+    for name in ("eval_metrics", "host_call"):
+        pair = getattr(spec, name, None)
+        if not pair:
+            continue
+        tensors = pair[1]
+        keys = sorted(tensors, key=str) if isinstance(tensors, dict) else range(len(tensors))
+        for key in keys:
+            value = tensors[key]
+            if tf.is_tensor(value):
+                continue
+            where = f"{name}[1][{key!r}]"
+            if value is None and labels is None:
+                raise ValueError(
+                    f"{where} is None: the labels are None, as input_fn returned features "
+                    "only. Return (features, labels) from input_fn, or leave the labels out "
+                    f"of {name} (and out of its function's arguments).")
+            raise TypeError(
+                f"{where} is {type(value).__name__} {value!r}, not a tensor: everything in "
+                f"{name}[1] is sent from the device to the host each step. Pass constants to "
+                "the function another way, e.g. functools.partial(metric_fn, threshold=0.5) "
+                "or a default argument.")
 
 
 def _record(traced, spec, inputs, params):
@@ -168,6 +217,7 @@ def _metric_update_values(eval_metric_ops):
     metric's value after this step's update (so the last step's is the final value)."""
     values = {}
     for name, (_, update_op) in eval_metric_ops.items():
+        update_op = spec_lib.metric_tensor(update_op)
         if not isinstance(update_op, tf.Tensor):
             raise TypeError(
                 f"eval_metric_ops[{name!r}]: the update op is a {type(update_op).__name__}; "

@@ -58,11 +58,18 @@ def _pack(element):
 
 
 def _pad(element, batch_size, stop):
-    rows = _batch_rows(element)
-    tf.debugging.assert_less_equal(
-        rows, batch_size,
-        message=f"input_fn returned a batch larger than params['batch_size'] ({batch_size})")
-    padded = tf.nest.map_structure(lambda t: _pad_tensor(t, batch_size, rows), element)
+    """Pads each tensor that may have fewer rows than `batch_size` to `batch_size` rows; the
+    mask counts the rows of the first such tensor. A tensor whose static first dimension is
+    at least the batch size (a part batched with drop_remainder=True, possibly k times the
+    batch size: the unlabeled part of a semi-supervised input) is full and stays as it is."""
+    def short(tensor):  # may have fewer rows than the batch size
+        rows = tf.compat.dimension_value(tensor.shape[0]) if tensor.shape.rank else batch_size
+        return rows is None or rows < batch_size
+
+    to_pad = [t for t in tf.nest.flatten(element) if short(t)]
+    rows = _batch_rows(to_pad[0] if to_pad else element)
+    padded = tf.nest.map_structure(
+        lambda t: _pad_tensor(t, batch_size) if short(t) else t, element)
     mask = tf.range(batch_size) < rows
     signals = {MASK: tf.logical_and(mask, not stop),
                STOP: tf.fill([batch_size], tf.constant(stop))}
@@ -78,21 +85,30 @@ def _batch_rows(element):
     return tf.shape(first, out_type=tf.int32)[0]
 
 
-def _pad_tensor(tensor, batch_size, rows):
-    padding = tf.zeros(tf.concat([[batch_size - rows], tf.shape(tensor)[1:]], 0), tensor.dtype)
+def _pad_tensor(tensor, batch_size):
+    rows = tf.shape(tensor, out_type=tf.int32)[0]
+    check = tf.debugging.assert_less_equal(
+        rows, batch_size,
+        message=f"input_fn returned a batch larger than params['batch_size'] ({batch_size}) "
+                f"in a tensor of shape {tensor.shape.as_list()}. A part of the batch that is "
+                "larger (e.g. k times the batch size of unlabeled examples) needs a static "
+                "first dimension: batch it with drop_remainder=True")
+    with tf.control_dependencies([check]):
+        padding = tf.zeros(tf.concat([[batch_size - rows], tf.shape(tensor)[1:]], 0),
+                           tensor.dtype)
     padded = tf.concat([tensor, padding], 0)
     return tf.ensure_shape(padded, [batch_size] + tensor.shape[1:].as_list())
 
 
 def _first_or_empty_batch(dataset):
     """The dataset's first batch or, for an input with no example, a batch of zero rows
-    shaped by its element spec: the model of the stop batches, which must exist even then."""
+    shaped by its element spec (tensors with a static first dimension keep it): the model of
+    the stop batches, which must exist even then."""
     specs = tf.nest.flatten(dataset.element_spec)
     if not all(isinstance(spec, tf.TensorSpec) and spec.shape.rank for spec in specs):
         return dataset.take(1)  # no empty stand-in for ragged, sparse or scalar elements
-    empty = tf.nest.pack_sequence_as(dataset.element_spec, [
-        tf.zeros([0] + [d or 0 for d in spec.shape.as_list()[1:]], spec.dtype)
-        for spec in specs])
+    empty = tf.nest.pack_sequence_as(dataset.element_spec, [  # static first dims kept
+        tf.zeros([d or 0 for d in spec.shape.as_list()], spec.dtype) for spec in specs])
     return dataset.take(1).concatenate(tf.data.Dataset.from_tensors(empty)).take(1)
 
 

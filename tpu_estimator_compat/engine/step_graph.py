@@ -200,10 +200,15 @@ def copy_op(op, destination, copies, op_copies):
     control_inputs = [op_copies[c] for c in op.control_inputs if c in op_copies]
     attrs = {key: value for key, value in op.node_def.attr.items()
              if key not in _DROPPED_ATTRIBUTES}
-    with tf.control_dependencies(control_inputs), tf.device(op.device):
+    with tf.control_dependencies(control_inputs):
         copy = destination._create_op_internal(  # pylint: disable=protected-access
             op.type, inputs, dtypes=[t.dtype for t in op.outputs], name=op.name,
             attrs=attrs, op_def=op.op_def, compute_device=False)
+    if op.device:
+        # The device the op was traced on (each replica's own): `compute_device=False`
+        # applies no device scope, and without one the placer put every replica's
+        # computation on the first device.
+        copy._set_device(op.device)  # pylint: disable=protected-access
     for original, copied in zip(op.outputs, copy.outputs):
         copied.set_shape(original.shape)
         copies[original.ref()] = copied

@@ -40,16 +40,39 @@ class VariableStore:
         self._resolved_names = {}  # in that trace: requested name -> replica 0's names
         self._name_requests = {}  # replica -> requested name -> how many times requested
         self._creating = threading.local()  # set while this thread creates a variable
+        self._sync_hooks = []  # (before_read, after_restore) of variables kept elsewhere
 
     def named_variables(self):
-        """{tf1_name: variable} of the global variables created so far (checkpoint content)."""
+        """{tf1_name: variable} of the global variables created so far (checkpoint content),
+        their values current (a TPU's embedding tables copied back)."""
+        for before_read, _ in self._sync_hooks:
+            before_read()
         return {name: v for name, v in self._variables.items() if name not in self._local}
+
+    def add_sync_hooks(self, before_read, after_restore):
+        """For variables whose live values are kept elsewhere (a TPU's embedding memory):
+        `before_read()` copies them into the variables before `named_variables()` is read,
+        `after_restore()` copies restored values back."""
+        self._sync_hooks.append((before_read, after_restore))
+
+    def restored(self):
+        """Call after restoring values into the variables."""
+        for _, after_restore in self._sync_hooks:
+            after_restore()
 
     def reset_local_variables(self):
         """Zeroes the local variables (metric accumulators), as TF1's local initializer did."""
         for name in self._local:
             variable = self._variables[name]
             variable.assign(tf.zeros(variable.shape, variable.dtype))
+
+    def add_variable(self, name, variable):
+        """Registers a variable created elsewhere (an embedding table) under its TF1 name: it
+        is saved and restored with the others, and filed in no collection."""
+        existing = self._variables.setdefault(name, variable)
+        if existing is not variable:
+            raise ValueError(f"Two variables are named {name!r}: the model's and an embedding "
+                             "table's. Rename the model's variable.")
 
     def trainable_names(self):
         return sorted(self._trainable)
@@ -143,6 +166,10 @@ class VariableStore:
         constant value. Where the strategy is not in force (a replica thread's eager
         context, under `tf.init_scope()`), the variable is created in its scope.
         """
+        if callable(kwargs.get("caching_device")):
+            # A device function (`tf.nn.dynamic_rnn` sets one on its variable scope) cannot
+            # place an eager variable's reads; it only chose where TF1 graphs cached them.
+            kwargs = dict(kwargs, caching_device=None)
         with tf.init_scope():  # eager_value must run eagerly, not add a call to the trace
             initial_value = kwargs.get("initial_value")
             if isinstance(initial_value, tf.Tensor) and tf.is_symbolic_tensor(initial_value):
@@ -158,14 +185,22 @@ class VariableStore:
 def _graph_name(graph, requested):
     """The TF1 name a variable requested as `requested` gets in `graph`.
 
-    `get_variable` asks for its full name at the root name scope; `tf.Variable`-style
+    `get_variable` asks for its full name at the root name scope (of the graph it builds in,
+    maybe one nested in `graph`); `tf.Variable`-style
     creation (tf.compat.v1.metrics, user code) asks for a name relative to the current name
     scope, uniquified as TF1 did ('mean/total', 'mean_1/total'); a trailing '/' means
     absolute. The name is marked as used, so later names are the same in every trace.
     """
     if requested.endswith("/"):
         return requested.rstrip("/")
-    return graph.unique_name(requested, mark_as_used=True)
+    current = _v1.get_default_graph()
+    if current is graph:
+        return graph.unique_name(requested, mark_as_used=True)
+    # Created in a graph nested in the traced one (a `tf.while_loop` body: `dynamic_rnn`'s
+    # cells build there): the name scope is that graph's, where `get_variable` reset it.
+    scope = current.get_name_scope()
+    with graph.name_scope(scope + "/" if scope else ""):
+        return graph.unique_name(requested, mark_as_used=True)
 
 
 def _is_trainable(creator_kwargs):

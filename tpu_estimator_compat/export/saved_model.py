@@ -18,14 +18,17 @@ import time
 import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.tpu import tpu
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import outputs as export_output_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.export import preflight
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.export import signatures
 from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.config import run_config
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 
 ModeKeys = spec_lib.ModeKeys
@@ -142,6 +145,7 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
                                     export_saved_model_api_version)
     if not add_use_tpu_param:  # params_for leaves out keys whose value is None
         requests = [dataclasses.replace(r, use_tpu_param=None) for r in requests]
+    preflight.check_export_dir_base(export_dir_base)
     export_dir, temp_dir = _export_dirs(export_dir_base)
     try:
         builder = tf.compat.v1.saved_model.Builder(temp_dir)
@@ -156,10 +160,18 @@ def export_saved_model(model_fn, *, user_params, config, checkpoint_path, export
             _add_function_alias(temp_dir, _TPU_TAGS, tpu_function_name, as_text)
         _copy_assets_extra(temp_dir, assets_extra)
         tf.io.gfile.rename(temp_dir, export_dir)
+    except _WRITE_ERRORS as error:
+        if not preflight.is_write_error(error):
+            raise
+        raise preflight.ExportWriteError(os.fsdecode(export_dir_base), error) from error
     finally:
         if tf.io.gfile.exists(temp_dir):
             tf.io.gfile.rmtree(temp_dir)
     return export_dir
+
+
+_WRITE_ERRORS = (tf.errors.ResourceExhaustedError, tf.errors.PermissionDeniedError,
+                 tf.errors.UnknownError, OSError)
 
 
 def _meta_graph_requests(export_to_cpu, export_to_tpu, mode, api_version):
@@ -226,8 +238,9 @@ def _add_meta_graph(builder, request, model_fn, user_params, config, checkpoint_
             builder.add_meta_graph(**kwargs)
             return built
         session_graph = _state_graph(graph, saver) if request.rewrite_for_tpu else graph
-        session_config = getattr(config, "session_config", None)
+        session_config = run_config.local_session_config(config)
         with tf.compat.v1.Session(graph=session_graph, config=session_config) as session:
+            preflight.check_graph_fits_checkpoint(saver, checkpoint_path)
             _restore(saver, session, checkpoint_path, request.mode)
             builder.add_meta_graph_and_variables(session, **kwargs)
     return built
@@ -342,7 +355,15 @@ def _call_rewritten_for_tpu_inference(call_model_fn):
     traced = {}
 
     def tpu_computation():
-        spec = call_model_fn()
+        # As the original's TPU inference: TPU embedding columns look up on the host
+        # (outside_compilation) inside a TPU inference context.
+        inference = tpu._TPUInferenceContext(  # pylint: disable=protected-access
+            "tpu_inference", check_ops=False)
+        inference.Enter()
+        try:
+            spec = call_model_fn()
+        finally:
+            inference.Exit()
         export_outputs = export_output_lib.get_export_outputs(
             spec.export_outputs, spec.predictions)
         predictions = spec.predictions

@@ -22,10 +22,12 @@ from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 from tpu_estimator_compat.state import checkpoints
 
 
-def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, meta_graph):
+def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, meta_graph,
+                      lock=None):
     """The call's checkpoint savers: the user's CheckpointSaverHooks if any, else RunConfig's.
 
     `meta_graph()` gives the serialized MetaGraphDef written beside each checkpoint, or None.
+    `lock`: the chief's `sharing.TrainerLock` of model_dir, checked before each save there.
 
     Raises:
       ValueError: saving_listeners were given but nothing saves checkpoints (as Estimator).
@@ -36,7 +38,7 @@ def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, met
         if schedule.enabled:
             logging.info("Bypassing TPUEstimator hook")
         return [_HookSaves(engine, hook, config, model_dir, hook_run.session,
-                           list(saving_listeners) if index == 0 else [], meta_graph)
+                           list(saving_listeners) if index == 0 else [], meta_graph, lock)
                 for index, hook in enumerate(saver_hooks)]
     if not schedule.enabled:
         if saving_listeners:
@@ -48,7 +50,7 @@ def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, met
     saver = _make_saver(engine, model_dir, config.keep_checkpoint_max,
                         config.keep_checkpoint_every_n_hours)
     return [_ConfigSaves(engine, schedule, saver, model_dir, hook_run.session,
-                         saving_listeners, model_dir, meta_graph)]
+                         saving_listeners, model_dir, meta_graph, lock)]
 
 
 class _CheckpointSchedule:
@@ -94,7 +96,8 @@ class _Saves:
     the chief (`_decide`) and only the chief writes and has listeners.
     """
 
-    def __init__(self, engine, saver, directory, session, listeners, model_dir, meta_graph):
+    def __init__(self, engine, saver, directory, session, listeners, model_dir, meta_graph,
+                 lock):
         self._engine = engine
         self._meta_graph = meta_graph
         self._saver = saver
@@ -103,6 +106,7 @@ class _Saves:
         self._workers = multi_worker.WorkerGroup(engine.runtime)
         self._listeners = list(listeners) if self._workers.is_chief else []
         self._is_model_dir = os.path.abspath(directory) == os.path.abspath(model_dir)
+        self._lock = lock if self._is_model_dir else None
 
     def _decide(self, due):
         """The chief's `due` on every worker (their clocks and file views may differ)."""
@@ -133,10 +137,14 @@ class _Saves:
                 step, step, checkpoints.latest_checkpoint(self._directory), non_finite)
         for listener in self._listeners:
             listener.before_save(self._session, step)
+        if self._lock is not None:
+            self._lock.check()  # a second trainer took model_dir over: stop before writing
         try:
             path = self._saver.save(self._engine.store.named_variables(), step,
                                     meta_graph=self._meta_graph())
         except (tf.errors.OpError, OSError) as error:
+            if self._lock is not None:
+                self._lock.check()  # its clean-up deleted our temporary files
             raise checkpoints.CheckpointWriteError(self._directory, step, error) from error
         logging.info("Saving checkpoints for %d into %s.", step, path)
         if self._is_model_dir:
@@ -154,8 +162,9 @@ class _ConfigSaves(_Saves):
     """RunConfig's schedule: every save_checkpoints_steps (at loop ends) or _secs."""
 
     def __init__(self, engine, schedule, saver, directory, session, listeners, model_dir,
-                 meta_graph):
-        super().__init__(engine, saver, directory, session, listeners, model_dir, meta_graph)
+                 meta_graph, lock):
+        super().__init__(engine, saver, directory, session, listeners, model_dir, meta_graph,
+                         lock)
         self._schedule = schedule
 
     def after_loop(self, step, final):
@@ -169,7 +178,8 @@ class _HookSaves(_Saves):
     """A user's CheckpointSaverHook: its directory, timer (save_steps/save_secs, checked at
     loop ends) and listeners, and the retention of its Saver if it was given one."""
 
-    def __init__(self, engine, hook, config, model_dir, session, extra_listeners, meta_graph):
+    def __init__(self, engine, hook, config, model_dir, session, extra_listeners, meta_graph,
+                 lock):
         # pylint: disable=protected-access  (CheckpointSaverHook keeps these private)
         directory = hook._checkpoint_dir
         basename = os.path.basename(hook._save_path)
@@ -185,7 +195,8 @@ class _HookSaves(_Saves):
             getattr(user_saver, "_keep_checkpoint_every_n_hours",
                     config.keep_checkpoint_every_n_hours))
         super().__init__(engine, saver, directory, session,
-                         list(hook._listeners) + list(extra_listeners), model_dir, meta_graph)
+                         list(hook._listeners) + list(extra_listeners), model_dir, meta_graph,
+                         lock)
         self._timer = hook._timer
 
     def start(self, step):

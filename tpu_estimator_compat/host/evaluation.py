@@ -39,11 +39,16 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     for name in ("eval_metrics", "host_call"):  # dicts not matching the fn: fail now
         if getattr(compiled.traced.spec, name, None):
             spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
+    scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
+        compiled.traced.spec)
+    if compiled.traced.metric_fn is not None:  # a metric_fn that fails: before any step
+        with host_calls.MetricFnRunner(compiled.traced.metric_fn,
+                                       _step_specs(compiled.traced.spec.eval_metrics[1]),
+                                       scalars=bool(scalars)):
+            pass
     engine.store.reset_local_variables()
     outputs = _run_loops(compiled, iterator, steps or _UNTIL_THE_END, steps_per_loop,
                          hook_run)
-    scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
-        compiled.traced.spec)
     steps_run = _per_step(outputs, rows_per_replica_copy, scalars)
     loss_steps = outputs.loss_has_real_rows
     traced = compiled.traced
@@ -92,6 +97,16 @@ def _run_loops(compiled, iterator, steps, steps_per_loop, hook_run):
     return runs[0].concatenate(*runs[1:])
 
 
+def _step_specs(tensors):
+    """TensorSpecs of a step's concatenated rows of the replica's `tensors`."""
+    def spec(tensor):
+        shape = tf.TensorShape(tensor.shape)
+        if shape.rank:
+            shape = tf.TensorShape([None]).concatenate(shape[1:])
+        return tf.TensorSpec(shape, tensor.dtype)
+    return tf.nest.map_structure(spec, tensors)
+
+
 def _scalar_metric_tensors(spec):
     """Which `eval_metrics` tensors are scalars, flattened (`tf.nest` order); None if none.
     Without TPU semantics the engine sends each as one row per step (one replica)."""
@@ -113,7 +128,7 @@ def _per_step(outputs, rows_per_replica_copy, scalars=None):
         if rows_per_replica_copy:  # only replica 0's copy counts
             metrics = _map_metrics(
                 metrics, scalars, lambda v: v,
-                lambda v: v[:len(v) // len(mask) * rows_per_replica_copy])
+                lambda v: v[:len(v) * rows_per_replica_copy // len(mask)])  # replica 0's
             mask = mask[:rows_per_replica_copy]
         if not mask.any():
             continue
@@ -179,10 +194,32 @@ def _run_host_call(fn, steps, global_step):
         runner.close()
 
 
+class EvalResultsWriteError(OSError):
+    """The evaluation ran but its results could not be written to eval_dir (disk full,
+    permissions). `results` holds them; they were logged before the write."""
+
+    def __init__(self, eval_dir, results, cause):
+        self.eval_dir = eval_dir
+        self.results = dict(results)
+        detail = (str(getattr(cause, "message", cause)).strip().splitlines()
+                  or [type(cause).__name__])[-1]
+        super().__init__(
+            f"Could not write the evaluation results into {eval_dir}: {detail}. The "
+            f"evaluation itself finished: {_describe(results)} (logged above; also this "
+            "error's `results`). Free disk space or fix the directory's permissions, then "
+            "evaluate again to write them.")
+
+
 def _report(results, global_step, eval_dir, checkpoint_path):
-    logging.info("Saving dict for global step %d: %s", global_step,
-                 ", ".join(f"{k} = {results[k]}" for k in sorted(results)))
+    logging.info("Saving dict for global step %d: %s", global_step, _describe(results))
     if eval_dir is None:
         return
-    with summaries.ScalarSummaryWriter(eval_dir) as writer:
-        writer.write_eval_results(global_step, results, checkpoint_path)
+    try:
+        with summaries.ScalarSummaryWriter(eval_dir) as writer:
+            writer.write_eval_results(global_step, results, checkpoint_path)
+    except (tf.errors.OpError, OSError) as error:
+        raise EvalResultsWriteError(eval_dir, results, error) from error
+
+
+def _describe(results):
+    return ", ".join(f"{k} = {results[k]}" for k in sorted(results))

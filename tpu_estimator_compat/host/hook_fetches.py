@@ -9,7 +9,8 @@ fetches become step outputs (`ReplicaOutputs.hook_fetches`). Every fetch, then a
                    loop's last step); a tensor not placed while tracing raises
                    NotComputedError
     'global_step'  the global step (the variable, its read tensor, e.g. StopAtStepHook's,
-                   or its name): read on the host when asked (the value after the loop)
+                   or its name): read on the host (after_run: the value before the step
+                   when hooks run every step, else after the loop; session.run: now)
     'variable'     one of the model's variables (or its name): its current value
     'operation'    None (the step runs whatever it runs)
     'constant'     an eager tensor: its value

@@ -46,11 +46,14 @@ import tensorflow as tf
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.tf1 import patches as legacy_patches
 from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.tf1 import variables as tf1_variables
 from tpu_estimator_compat.host import hook_fetches
 from tpu_estimator_compat.api.spec import validate_hooks  # noqa: F401  (part of this module's API)
 
 _v1 = tf.compat.v1
+_GLOBAL_STEP_FETCH = hook_fetches.Fetch("global_step")
 
 
 def validate_saving_listeners(listeners):
@@ -85,6 +88,11 @@ class SessionStandIn:
             raise NotImplementedError(_FEED_MESSAGE)
         resolved = self._hook_run.step_hooks.resolve(fetches, tracing=False)
         return self._hook_run.values_of(resolved)
+
+    def restore_variables(self, restore_map, save_path):
+        """What a hook's `Saver.restore(session, save_path)` does (`legacy_patches.
+        RecordedSaver`): `{checkpoint name: variable}` restored from `save_path`."""
+        self._hook_run.restore_variables(restore_map, save_path)
 
     def close(self):
         pass
@@ -126,6 +134,13 @@ class HookRun:
         self._context = None
         self._requests = None  # [(hook, args, resolved fetches)] of the current loop
         self._pending = None  # the first loop's requests, made before the loop
+        self._loop_start_step = None  # the global step before the current loop, if fetched
+        self._deferred_restores = []  # hooks' Saver restores made before start()
+        # Set by the estimator: called after a hook's Saver changed the variables.
+        self.on_variables_restored = lambda: None
+        # Set by the estimator: each loop is one step, as each Session.run of an Estimator
+        # (CPU/GPU semantics), not one TPU loop.
+        self.every_step = False
 
     @property
     def trace_key(self):
@@ -140,7 +155,8 @@ class HookRun:
         """While the step is traced: begin(), after_create_session(), first before_run()."""
         self._use(step_hooks)
         if self.hooks:
-            self._begin(tracing=True)
+            with _tf1_code():
+                self._begin(tracing=True)
 
     def reuse(self, traced):
         """Places this call's hooks in an already traced step, if it computes everything
@@ -181,6 +197,9 @@ class HookRun:
         after_create_session() for a call whose hooks were not placed while compiling (the
         trace and its hooks were cached). `traced`: the compiled step's StepHooks."""
         self._started = True
+        for restore_map, save_path in self._deferred_restores:
+            self._restore_now(restore_map, save_path)
+        self._deferred_restores = []
         if self._begun:
             return
         self._use(traced)
@@ -199,18 +218,23 @@ class HookRun:
         with the model's graph (so `get_global_step()` works in every callback); the host
         work they do is Python and numpy, and the stand-in session reads eagerly."""
         stack = contextlib.ExitStack()
-        stack.enter_context(tf1_shapes.tf1_shapes())  # TF1 code: hashable variables...
+        stack.enter_context(_tf1_code())
         if self.step_hooks is not None and self.step_hooks.graph is not None:
             stack.enter_context(self.step_hooks.graph.as_default())
         return stack
 
     def before_loop(self):
-        """before_run() of every hook, for the loop about to run."""
+        """before_run() of every hook, for the loop about to run (with `every_step`, notes
+        the global step the step starts with: see `_loop_value`)."""
         if self._pending is not None:
             self._requests, self._pending = self._pending, None
         else:
             with self._in_step_graph():
                 self._requests = self._before_run(tracing=False)
+        fetched = [fetch for _, _, fetches in self._requests
+                   for fetch in tf.nest.flatten(fetches)]
+        self._loop_start_step = (self.global_step()
+                                 if self.every_step and _GLOBAL_STEP_FETCH in fetched else None)
 
     def _before_run(self, tracing):
         self._context = _v1.train.SessionRunContext(
@@ -236,7 +260,8 @@ class HookRun:
                 options.MergeFrom(args.options)
         with self._in_step_graph():
             for hook, args, fetches in self._requests or ():
-                results = None if fetches is None else self.values_of(fetches)
+                results = None if fetches is None else tf.nest.map_structure(
+                    self._loop_value, fetches)
                 hook.after_run(self._context, _v1.train.SessionRunValues(
                     results=results, options=options, run_metadata=_v1.RunMetadata()))
         self._requests = None
@@ -257,6 +282,21 @@ class HookRun:
             for hook in self.hooks:
                 hook.end(self.session)
 
+    def restore_variables(self, restore_map, save_path):
+        """A hook's Saver restores: at once, or, while the step is traced (before the
+        estimator restores the checkpoint), right after that restore in `start()`, as TF1's
+        after_create_session ran after the session's restore."""
+        if self._started:
+            self._restore_now(restore_map, save_path)
+        else:
+            self._deferred_restores.append((restore_map, save_path))
+
+    def _restore_now(self, restore_map, save_path):
+        with tf.init_scope():
+            logging.info("Restoring parameters from %s (a hook's Saver)", save_path)
+            checkpoints.restore(restore_map, save_path)
+        self.on_variables_restored()
+
     def global_step(self):
         with tf.init_scope():  # hooks may be running in the step's graph
             if not self._started and self._checkpoint_path is not None:
@@ -264,8 +304,33 @@ class HookRun:
                 return np.int64(checkpoints.load_variable(self._checkpoint_path, "global_step"))
             return np.int64(self.step_hooks.variables.global_step.numpy())
 
+    def _restored_value(self, variable):
+        """While tracing, before the variables hold their checkpoint's values: the value
+        `variable` will hold once the checkpoint and the hooks' Savers have restored it."""
+        for restore_map, save_path in reversed(self._deferred_restores):
+            for name, restored in restore_map.items():
+                if restored is variable:
+                    return checkpoints.load_variable(save_path, name)
+        with tf.init_scope():
+            if self._checkpoint_path is not None:
+                try:
+                    return checkpoints.load_variable(self._checkpoint_path,
+                                                     tf1_variables.tf1_name(variable))
+                except tf.errors.NotFoundError:
+                    pass  # not restored from the checkpoint (a Scaffold's Saver)
+            return variable.read_value().numpy()
+
     def values_of(self, resolved):
         return tf.nest.map_structure(self._value, resolved)
+
+    def _loop_value(self, fetch):
+        """A before_run() fetch's value in after_run(). The global step: with `every_step`,
+        its value before the step, as TF1's Session.run of one step read it before the train
+        op incremented it; per TPU loop, its value after the loop, as the original's own
+        step log read it (`session.run` in after_run: always the current value)."""
+        if fetch == _GLOBAL_STEP_FETCH and self._loop_start_step is not None:
+            return self._loop_start_step
+        return self._value(fetch)
 
     def _value(self, fetch):
         if fetch.kind == "output":
@@ -278,6 +343,8 @@ class HookRun:
         if fetch.kind == "global_step":
             return self.global_step()
         if fetch.kind == "variable":
+            if not self._started:
+                return self._restored_value(fetch.value)
             with tf.init_scope():
                 return fetch.value.read_value().numpy()
         return fetch.value  # 'operation' (None) or 'constant'
@@ -285,3 +352,12 @@ class HookRun:
 
 def _to_numpy(value):
     return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
+def _tf1_code():
+    """Hooks' callbacks are TF1 code, as model_fn is: TF1 shapes and hashable variables
+    (`ema.variables_to_restore()`), and Savers that restore through the session stand-in."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(tf1_shapes.tf1_shapes())
+    stack.enter_context(legacy_patches.recorded_savers())
+    return stack

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from tpu_estimator_compat.api import spec as spec_lib
 from tpu_estimator_compat.host import contrib_summary
 
 _SCALAR_MESSAGE = ("All tensors outfed from TPU should preserve batch size dimension, but got "
@@ -278,15 +279,20 @@ def _split_metrics(metric_fn, metrics):
             f"{type(metrics).__name__}: {metrics!r}")
     values, update_ops = {}, []
     for name, pair in metrics.items():
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2
-                and tf.is_tensor(pair[0])
-                and isinstance(pair[1], (tf.Operation, tf.Tensor))):
+        if not isinstance(name, str):
+            raise TypeError(
+                f"eval_metrics fn {metric_fn!r} returned the metric name {name!r} "
+                f"({type(name).__name__}); metric names must be strings, as they name the "
+                f"results and their summaries. Use e.g. {str(name)!r} as the key.")
+        is_pair = isinstance(pair, (tuple, list)) and len(pair) == 2
+        value, update_op = map(spec_lib.metric_tensor, pair) if is_pair else (None, None)
+        if not (tf.is_tensor(value) and isinstance(update_op, (tf.Operation, tf.Tensor))):
             raise TypeError(
                 f"eval_metrics fn {metric_fn!r} returned {pair!r} for metric {name!r}; each "
                 "value must be a (value_tensor, update_op) pair as returned by "
                 "tf.compat.v1.metrics.*")
-        values[name] = pair[0]
-        update_ops.append(pair[1])
+        values[name] = value
+        update_ops.append(update_op)
     return values, update_ops
 
 

@@ -39,7 +39,9 @@ import types
 
 import tensorflow as tf
 
+from tpu_estimator_compat.config import run_config
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state import sharing
 from tpu_estimator_compat.host import hooks as hooks_lib
 from tpu_estimator_compat import log as logging
 
@@ -169,7 +171,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
             "train_and_evaluate in a TF_CONFIG 'ps' task: the parameter-server role is not "
             "provided by tpu_estimator_compat (training is synchronous across the chief and "
             "workers). Remove the 'ps' tasks.")
-    distributed = bool(config.cluster_spec)
+    distributed = bool(run_config.cluster_spec_for(config, getattr(estimator, "_use_tpu", True)))
     if distributed and config.task_type in ("chief", "worker"):
         logging.info("train_and_evaluate in TF_CONFIG task %s %d: training only; the "
                      "'evaluator' task, if any, evaluates the checkpoints.",
@@ -245,7 +247,13 @@ def _run_evaluator(estimator, train_spec, eval_spec):
                 "evaluation results are expected to be same for the same checkpoint."))
         else:
             last_warning.clear()
-            evaluator.evaluate_and_export(latest)
+            try:
+                evaluator.evaluate_and_export(latest)
+            except sharing.CheckpointDeletedError:
+                logging.warning("Checkpoint %s was deleted by the trainer's retention before "
+                                "it could be evaluated; evaluating the newest one instead.",
+                                latest)
+                continue
             evaluated = latest
             if evaluator.reached_max_steps():
                 logging.info("Exiting evaluation, global_step=%s >= train max_steps=%s",

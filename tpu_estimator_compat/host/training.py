@@ -64,13 +64,15 @@ class IterationSizer:
 @multi_worker.explains_worker_failures("Training")
 def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
                  iterations_per_loop, examples_per_step, host_call_every_n_steps,
-                 tpu_semantics, hook_run, saving_listeners=()):
+                 tpu_semantics, hook_run, saving_listeners=(), lock=None):
     """Runs loops until `last_step`, the end of a finite input or a stop request from a hook
     or saving listener; returns the final loss.
 
     Args:
       hook_run: the call's `hooks.HookRun`, already started (begin/after_create_session
         done).
+      lock: the chief's acquired `sharing.TrainerLock` of model_dir, checked before each
+        save (None on other workers).
     """
     sizer = IterationSizer(iterations_per_loop)
     step = engine.global_step
@@ -80,7 +82,7 @@ def run_training(engine, compiled, iterator, *, config, model_dir, last_step,
     if workers.is_chief:
         checkpoints.require_writable(model_dir)
     savers = checkpoint_saves.checkpoint_savers(engine, config, model_dir, hook_run,
-                                                saving_listeners, compiled.meta_graph)
+                                                saving_listeners, compiled.meta_graph, lock)
     summary_writer = (summaries.ScalarSummaryWriter(model_dir)
                       if config.save_summary_steps and workers.is_chief else None)
     host_call = _HostCallDriver(compiled, host_call_every_n_steps, enabled=workers.is_chief)

@@ -13,7 +13,7 @@ update and in the same step, the variable is decayed as
 `weight_decay=lr * wd` themselves when they want it scheduled). For a sparse gradient only the
 rows it touches are decayed. `minimize` and `apply_gradients` take `decay_var_list`: when
 given, only those variables are decayed. `weight_decay` may be a callable returning the value.
-Other `tf.contrib.opt` optimizers are not provided.
+`LARSOptimizer`, `LazyAdamOptimizer` and `MovingAverageOptimizer` are in `contrib_opt.py`.
 """
 import tensorflow as tf
 from tensorflow.python.distribute import distribute_utils

@@ -4,10 +4,11 @@ One resolution path for train, evaluate, predict, export, `get_variable_value` a
 starting, with the same named errors:
 
 * `latest_checkpoint(model_dir)`: the checkpoint the state file names. A state file that is
-  torn or garbled, or names no checkpoint, is not taken for "no checkpoint" (which would
-  restart training from step 0 and overwrite `model.ckpt-0`...): the newest readable
-  `model.ckpt-<step>` in model_dir takes its place, with a warning in the log (the file is
-  rewritten at the next save); if none is readable, `CorruptCheckpointStateError`.
+  torn or garbled, names no checkpoint, or is missing beside `model.ckpt-<step>` files, is
+  not taken for "no checkpoint" (which would restart training from step 0 and overwrite
+  `model.ckpt-0`...): the newest readable `model.ckpt-<step>` in model_dir takes its place,
+  with a warning in the log (the file is rewritten at the next save); if none is readable,
+  `CorruptCheckpointStateError`.
 * `resolve_checkpoint_path(path)`: a directory gives its latest checkpoint, a prefix itself;
   a path where nothing exists raises `CheckpointNotFoundError`, listing what is there.
 
@@ -27,10 +28,12 @@ INDEX_SUFFIX = ".index"
 _INDEX_FILE = re.compile(re.escape(CHECKPOINT_BASENAME) + r"-(\d+)" + re.escape(INDEX_SUFFIX)
                          + "$")
 _recovered = {}  # (state file, its bytes, checkpoint steps) -> state: checked, logged once
+_MISSING = "missing"  # the problem of a state file that does not exist
 
 
 class CorruptCheckpointStateError(tf.errors.DataLossError):
-    """The `checkpoint` state file is damaged and no checkpoint in its directory is readable.
+    """The `checkpoint` state file is missing or damaged and no checkpoint in its directory
+    is readable.
 
     Raised instead of starting training over (which would overwrite `model.ckpt-0`).
     """
@@ -38,12 +41,17 @@ class CorruptCheckpointStateError(tf.errors.DataLossError):
     def __init__(self, state_file, problem):
         self.state_file = state_file
         self._problem = problem
+        if problem == _MISSING:
+            fresh = (f"delete the {CHECKPOINT_BASENAME}-* files of "
+                     f"{os.path.dirname(state_file) or '.'}")
+        else:
+            fresh = f"delete {state_file}"
         super().__init__(
             None, None,
-            f"The checkpoint state file {state_file} is damaged ({problem}) and its directory "
+            f"The checkpoint state file {state_file} is {_damage(problem)} and its directory "
             f"holds no readable {CHECKPOINT_BASENAME}-<step> checkpoint to go on from; nothing "
-            "was run or overwritten. To train from scratch in this model_dir, delete "
-            f"{state_file}; to keep the earlier training, restore model_dir from a backup.")
+            f"was run or overwritten. To train from scratch in this model_dir, {fresh}; to "
+            "keep the earlier training, restore model_dir from a backup.")
 
     def __reduce__(self):
         return type(self), (self.state_file, self._problem)
@@ -63,31 +71,44 @@ class CheckpointNotFoundError(tf.errors.NotFoundError, ValueError):
 
 
 def read_state(model_dir):
-    """The CheckpointState of `model_dir` (paths made absolute), or None without a state file.
+    """The CheckpointState of `model_dir` (paths made absolute), or None when it holds no
+    checkpoint. A missing or damaged state file beside checkpoints is recovered from.
 
     Raises:
-      CorruptCheckpointStateError: the state file is damaged and nothing can replace it.
+      CorruptCheckpointStateError: the state file is missing or damaged and nothing can
+        replace it.
     """
     state_file = os.path.join(model_dir, STATE_FILENAME)
-    if not tf.io.gfile.exists(state_file):
+    if tf.io.gfile.exists(state_file):
+        with tf.io.gfile.GFile(state_file, "rb") as file:
+            content = file.read()
+        state = checkpoint_state_pb2.CheckpointState()
+        try:
+            text_format.Parse(content.decode("utf-8"), state)
+            problem = None if state.model_checkpoint_path else "it names no checkpoint"
+        except (text_format.ParseError, UnicodeDecodeError) as error:
+            problem = f"it cannot be parsed: {error}"
+        if problem is None:
+            return _absolute(state, model_dir)
+    else:
+        content, problem = None, _MISSING
+    steps = checkpoint_steps(model_dir)
+    if content is None and not steps:
         return None
-    with tf.io.gfile.GFile(state_file, "rb") as file:
-        content = file.read()
-    state = checkpoint_state_pb2.CheckpointState()
-    try:
-        text_format.Parse(content.decode("utf-8"), state)
-        problem = None if state.model_checkpoint_path else "it names no checkpoint"
-    except (text_format.ParseError, UnicodeDecodeError) as error:
-        problem = f"it cannot be parsed: {error}"
-    if problem is None:
-        return _absolute(state, model_dir)
-    steps = tuple(sorted((int(m.group(1)) for m in map(_INDEX_FILE.match,
-                                                        tf.io.gfile.listdir(model_dir)) if m),
-                         reverse=True))
     key = (state_file, content, steps)
     if key not in _recovered:
         _recovered[key] = _recover(model_dir, state_file, problem, steps)
     return _recovered[key]
+
+
+def checkpoint_steps(model_dir) -> tuple:
+    """The steps of the `model.ckpt-<step>` checkpoints whose index is in model_dir, newest
+    first (none if model_dir is not a directory)."""
+    if not tf.io.gfile.isdir(model_dir):
+        return ()
+    return tuple(sorted((int(m.group(1)) for m in map(_INDEX_FILE.match,
+                                                       tf.io.gfile.listdir(model_dir)) if m),
+                        reverse=True))
 
 
 def latest_checkpoint(model_dir) -> str | None:
@@ -169,8 +190,15 @@ def as_str(path):
 
 
 def _absolute(state, model_dir):
+    """Joins the state's relative paths to model_dir. A relative path leading out of
+    model_dir (`../model.ckpt-4`, written by tpu_estimator_compat before 2026-11 for a
+    relative model_dir) means the checkpoint of that name inside model_dir."""
     def absolute(path):
-        return path if os.path.isabs(path) or "://" in path else os.path.join(model_dir, path)
+        if os.path.isabs(path) or "://" in path:
+            return path
+        if os.path.normpath(path).split(os.sep)[0] == os.pardir:
+            path = os.path.basename(path)
+        return os.path.join(model_dir, path)
     state.model_checkpoint_path = absolute(state.model_checkpoint_path)
     paths = [absolute(p) for p in state.all_model_checkpoint_paths]
     del state.all_model_checkpoint_paths[:]
@@ -185,13 +213,18 @@ def _recover(model_dir, state_file, problem, steps):
     for index, prefix in enumerate(prefixes):
         if _readable(prefix):
             logging.warning(
-                "The checkpoint state file %s is damaged (%s). Recovered: %s is the newest "
-                "readable checkpoint in %s, so training, evaluation and export go on from it; "
-                "the state file is rewritten at the next checkpoint.",
-                state_file, problem, prefix, model_dir)
-            return tf.compat.v1.train.generate_checkpoint_state_proto(
-                model_dir, prefix, all_model_checkpoint_paths=prefixes[index:][::-1])
+                "The checkpoint state file %s is %s. Recovered: %s is the newest readable "
+                "checkpoint in %s, so training, evaluation and export go on from it; the state "
+                "file is rewritten at the next checkpoint.",
+                state_file, _damage(problem), prefix, model_dir)
+            return checkpoint_state_pb2.CheckpointState(
+                model_checkpoint_path=prefix,
+                all_model_checkpoint_paths=prefixes[index:][::-1])
     raise CorruptCheckpointStateError(state_file, problem)
+
+
+def _damage(problem):
+    return "missing" if problem == _MISSING else f"damaged ({problem})"
 
 
 def _readable(prefix):

@@ -27,6 +27,7 @@ import uuid
 
 import tensorflow as tf
 from google.protobuf import text_format
+from tensorflow.python.training import checkpoint_state_pb2
 
 from tpu_estimator_compat.state import checkpoint_paths
 from tpu_estimator_compat.state.checkpoint_paths import (  # pylint: disable=unused-import
@@ -367,6 +368,8 @@ def corrupt_error(path, cause):
     detail = re.sub(r"^\{\{[^}]*\}\}\s*|\s*\[Op:\w+\]$", "", detail)
     if not tf.io.gfile.exists(index):
         problem = f"its index file {index} is missing ({detail})"
+    elif not _index_readable(path):
+        problem = f"its index file {index} is truncated or damaged ({detail})"
     else:
         data_files = _data_files(path) or [path + _DATA_SUFFIX]
         problem = f"its data file {', '.join(data_files)} is truncated or damaged ({detail})"
@@ -375,18 +378,34 @@ def corrupt_error(path, cause):
     return CorruptCheckpointError(path, problem, fallbacks)
 
 
+def _index_readable(prefix):
+    """Whether a checkpoint's index opens (the data files are only read for a tensor)."""
+    try:
+        tf.train.load_checkpoint(prefix)
+    except (tf.errors.OpError, ValueError):
+        return False
+    return True
+
+
 def _write_state(model_dir, kept, last_preserved):
-    """Atomically replaces the state file; paths are stored relative to model_dir."""
-    state = tf.compat.v1.train.generate_checkpoint_state_proto(
-        model_dir, os.path.basename(kept[-1][0]),
+    """Atomically replaces the state file. Paths are stored as TF1's Estimator Saver wrote
+    them (`save_relative_paths=True`): the checkpoint's file name, relative to model_dir
+    whether model_dir is relative or absolute. A failed write leaves no temporary file."""
+    state = checkpoint_state_pb2.CheckpointState(
+        model_checkpoint_path=os.path.basename(kept[-1][0]),
         all_model_checkpoint_paths=[os.path.basename(p) for p, _ in kept],
         all_model_checkpoint_timestamps=[t for _, t in kept],
         last_preserved_timestamp=last_preserved)
     final = os.path.join(model_dir, STATE_FILENAME)
     temp = f"{final}{_TEMP_MARKER}{uuid.uuid4().hex}"
-    with tf.io.gfile.GFile(temp, "w") as f:
-        f.write(text_format.MessageToString(state))
-    tf.io.gfile.rename(temp, final, overwrite=True)
+    try:
+        with tf.io.gfile.GFile(temp, "w") as f:
+            f.write(text_format.MessageToString(state))
+        tf.io.gfile.rename(temp, final, overwrite=True)
+    except BaseException:
+        if tf.io.gfile.exists(temp):
+            tf.io.gfile.remove(temp)
+        raise
 
 
 def _data_files(prefix):

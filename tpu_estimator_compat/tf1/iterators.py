@@ -8,12 +8,32 @@ batch only, which the engine would repeat at every step. So while input_fn runs
 returns, and `Recorded.dataset_of(result)` gives the iterator's dataset when input_fn
 returned such an element (or its tensors rearranged: the dataset is mapped to that
 structure): the engine reads that dataset instead, from its start, as TF1's iterator did.
-Other values (tensors computed from the element, constants) raise, naming the fix.
+
+When input_fn computed on the element (reshapes, `tf.random_normal` noise, a features dict
+built from it: `dataset_of` raises `ComputedFromIterator`), `computed_dataset` calls input_fn
+again in a TF1 graph, takes the ops between the iterators' `get_next()` tensors and the
+returned tensors, and maps the (zipped) datasets through a copy of them: TF1 ran those ops at
+every step too, random ops drawing new values each time. Ops a dataset function cannot run
+(placeholders, variables, lookup tables, other iterators) raise, naming the op.
 """
 import contextlib
 
 import tensorflow as tf
+from tensorflow.core.framework import graph_pb2
 from tensorflow.python.data.ops import dataset_ops
+
+
+class ComputedFromIterator(ValueError):
+    """input_fn returned values computed from a one-shot iterator's element (or constants);
+    the message says how to return a dataset instead."""
+
+
+_COMPUTED = (
+    "input_fn made a one-shot iterator (`make_one_shot_iterator()`) but returned values other "
+    "than its `get_next()` tensors (tensors computed from them, or constants). TF1 read a new "
+    "batch at every step from that iterator; here input_fn runs once, so its result would be "
+    "one batch, repeated. Return the dataset itself, with .map(...) for the computation, or "
+    "the iterator's tensors alone.")
 
 
 class Recorded:
@@ -48,12 +68,131 @@ class Recorded:
                 flat = tf.nest.flatten(components)
                 return tf.nest.pack_sequence_as(result, [flat[index] for index in taken])
             return dataset.map(rearranged)
+        raise ComputedFromIterator(_COMPUTED)
+
+
+def computed_dataset(call_input_fn, recorded, seed=None):
+    """The dataset of what input_fn computes from its one-shot iterators' elements.
+
+    Args:
+      call_input_fn: calls input_fn (again) and returns its result.
+      recorded: the `Recorded` of the eager call, whose datasets are read.
+      seed: the graph-level random seed input_fn ran under in TF1 (`tf_random_seed`).
+
+    Raises:
+      ComputedFromIterator: the result does not depend on any iterator, or input_fn cannot
+        be traced in a TF1 graph.
+      ValueError: an op the result needs cannot run in a dataset function (named).
+    """
+    graph = tf.Graph()
+    graph.seed = seed
+    try:
+        with graph.as_default(), recording_iterators() as traced:
+            result = call_input_fn()
+    except Exception as error:  # pylint: disable=broad-except  # explained and chained
+        raise ComputedFromIterator(
+            f"input_fn computes on a one-shot iterator's `get_next()`; to read a new batch "
+            f"at every step it is traced in a TF1 graph, which failed ({type(error).__name__}: "
+            f"{error}). Return the dataset itself, with .map(...) for the computation.") from error
+    if len(traced.elements) != len(recorded.elements):
+        raise ComputedFromIterator("input_fn made a different number of one-shot iterators "
+                                   "when called again: it must build the same input each time.")
+    boundary = {}  # get_next() tensor ref -> (iterator index, component index)
+    for index, (element, _) in enumerate(traced.elements):
+        for component, tensor in enumerate(tf.nest.flatten(element)):
+            boundary[tensor.ref()] = (index, component)
+    leaves = tf.nest.flatten(result)
+    for leaf in leaves:
+        if not isinstance(leaf, tf.Tensor):
+            raise ComputedFromIterator(
+                f"input_fn returned {leaf!r}, not a tensor, with its one-shot iterator's "
+                "tensors. Return tensors only, or the dataset itself.")
+    ops, used = _ops_between(leaves, boundary)
+    returned = [boundary[leaf.ref()] for leaf in leaves if leaf.ref() in boundary]
+    iterators_used = sorted({index for index, _ in list(used.values()) + returned})
+    if not iterators_used:  # constants, or random values: one batch, repeated
+        raise ComputedFromIterator(_COMPUTED)
+    datasets = [recorded.elements[index][1] for index in iterators_used]
+    if len({id(dataset) for dataset in datasets}) < len(datasets):
         raise ValueError(
-            "input_fn made a one-shot iterator (`make_one_shot_iterator()`) but returned values "
-            "other than its `get_next()` tensors (tensors computed from them, or constants). "
-            "TF1 read a new batch at every step from that iterator; here input_fn runs once, "
-            "so its result would be one batch, repeated. Return the dataset itself, with "
-            ".map(...) for the computation, or the iterator's tensors alone.")
+            "input_fn calls get_next() more than once on one one-shot iterator (TF1 read "
+            "several batches per step from it). Batch the dataset accordingly and call "
+            "get_next() once.")
+    graph_def = _graph_def_of(graph, ops)
+    position = {index: place for place, index in enumerate(iterators_used)}
+
+    def computation(*elements):
+        flat = [tf.nest.flatten(element) for element in elements]
+        inputs = {name: flat[position[index]][component]
+                  for name, (index, component) in used.items()}
+        fetched = [leaf.name for leaf in leaves if leaf.ref() not in boundary]
+        outputs = iter(tf.graph_util.import_graph_def(
+            graph_def, input_map=inputs, return_elements=fetched, name="input_fn"))
+        values = [flat[position[boundary[leaf.ref()][0]]][boundary[leaf.ref()][1]]
+                  if leaf.ref() in boundary else next(outputs) for leaf in leaves]
+        return tf.nest.pack_sequence_as(result, values)
+    return tf.data.Dataset.zip(tuple(datasets)).map(computation)
+
+
+def _ops_between(leaves, boundary):
+    """The ops `leaves` need back to the `boundary` tensors, and `{tensor name: (iterator
+    index, component)}` of the boundary tensors they use. Raises for ops a dataset function
+    cannot run."""
+    ops, used = set(), {}
+    boundary_ops = {ref.deref().op for ref in boundary}
+    stack = []
+    for leaf in leaves:
+        if leaf.ref() in boundary:
+            continue
+        stack.append(leaf.op)
+    while stack:
+        op = stack.pop()
+        if op in ops:
+            continue
+        _check_servable(op)
+        ops.add(op)
+        for tensor in op.inputs:
+            if tensor.ref() in boundary:
+                used[tensor.name] = boundary[tensor.ref()]
+            else:
+                stack.append(tensor.op)
+        stack.extend(c for c in op.control_inputs if c not in boundary_ops)
+    return ops, used
+
+
+def _check_servable(op):
+    if op.type in ("Placeholder", "PlaceholderV2"):
+        problem = "a placeholder, which nothing feeds"
+    elif op.type.startswith("IteratorGetNext"):
+        problem = "the element of an iterator other than a one-shot iterator"
+    elif any(t.dtype == tf.resource or t.dtype.base_dtype != t.dtype for t in op.outputs):
+        problem = ("a variable, lookup table or other resource, which a dataset function "
+                   "cannot share")
+    else:
+        return
+    raise ValueError(
+        f"input_fn computes its result from a one-shot iterator's `get_next()` with op "
+        f"'{op.name}' ({op.type}): {problem}. TF1 ran these ops at every step; here they run "
+        "in a dataset map function, where this op cannot. Compute it in the dataset "
+        "(`dataset.map(...)` before `make_one_shot_iterator()`) or in model_fn.")
+
+
+def _graph_def_of(graph, ops):
+    """A GraphDef of `ops` alone (with the graph's function library); control inputs from
+    ops outside them (the iterators' get_next) are dropped."""
+    full = graph.as_graph_def()
+    names = {op.name for op in ops}
+    graph_def = graph_pb2.GraphDef()
+    graph_def.versions.CopyFrom(full.versions)
+    graph_def.library.CopyFrom(full.library)
+    for node in full.node:
+        if node.name in names:
+            copy = graph_def.node.add()
+            copy.CopyFrom(node)
+            del copy.input[:]
+            copy.input.extend(name for name in node.input
+                              if not name.startswith("^") or name[1:] in names)
+    return graph_def
 
 
 def _same_element(result, element):

@@ -27,6 +27,8 @@
   `Scaffold(saver=...)`) is a `RecordedSaver`: it builds no save/restore ops, and the engine
   restores checkpoints through its var_list, as TF1's session creator did with the
   Scaffold's saver (e.g. `Saver(ema.variables_to_restore())` to evaluate moving averages).
+  SessionRunHooks' Savers are `RecordedSaver`s too (`recorded_savers()`): their
+  `restore(session, path)` asks the hooks' session stand-in to restore their var_list.
 """
 import contextlib
 import dataclasses
@@ -73,7 +75,7 @@ def patched_legacy_api(recorded_calls, kept_alive):
         (tf.compat.v1.tpu, "CrossShardOptimizer", optimizers.CrossShardOptimizer),
         (tf.compat.v1.tpu, "cross_replica_sum", optimizers.cross_replica_sum),
         (distribute_lib.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
-        (tf.compat.v1.train, "Saver", RecordedSaver),
+        (tf.compat.v1.train, "Saver", RecordedSaver),  # as recorded_savers()
         (xla, "replica_id", _replica_id),
         (summary_ops_v2._ResourceSummaryWriter, "init", _writer_init_as_op),
         (summary_ops_v2._ResourceSummaryWriter, "__init__", writer_kept_alive),
@@ -87,6 +89,17 @@ def patched_legacy_api(recorded_calls, kept_alive):
     finally:
         for module, name, value in originals:
             setattr(module, name, value)
+
+
+@contextlib.contextmanager
+def recorded_savers():
+    """Within the block, `tf.compat.v1.train.Saver` is `RecordedSaver` (for hooks' code)."""
+    original = tf.compat.v1.train.Saver
+    tf.compat.v1.train.Saver = RecordedSaver
+    try:
+        yield
+    finally:
+        tf.compat.v1.train.Saver = original
 
 
 _original_merge_call = distribute_lib.ReplicaContext.merge_call
@@ -159,6 +172,18 @@ class RecordedSaver:
     def restore_map(self):
         """`{checkpoint name: variable}`."""
         return {name: _as_variable(value) for name, value in self._by_name.items()}
+
+    def restore(self, sess, save_path):
+        """Restores the var_list from `save_path` through `sess`, which must be able to
+        (the session stand-in SessionRunHooks get: see host/hooks.py)."""
+        restore_variables = getattr(sess, "restore_variables", None)
+        if restore_variables is None:
+            raise NotImplementedError(
+                f"A tf.compat.v1.train.Saver built in the model's code restores through the "
+                f"session that SessionRunHooks get (after_create_session, before_run, end); "
+                f"got {sess!r}. Restore from a hook, or return the Saver in "
+                "Scaffold(saver=...) to have the estimator restore through it.")
+        restore_variables(self.restore_map(), save_path)
 
 
 def _as_variable(value):

@@ -7,9 +7,10 @@ Every name of `tf.compat.v1` is served as it is at the moment it is read, so tem
 |---|---|
 | `layers` | legacy `tf.layers` (`dense`, `Conv2D`, `batch_normalization`...) from tf_keras |
 | `keras` | the Keras 2 v1 API (tf_keras), which unlike Keras 3 runs in TF1 graphs |
-| `contrib` | `tpu`, `cluster_resolver`, `data`, `layers`, `summary`, `training`, `framework`, `slim`, `metrics` |
+| `contrib` | `tpu`, `cluster_resolver`, `data`, `layers`, `opt`, `rnn`, `summary`, `training`, `framework`, `slim`, `metrics`... |
 | `estimator` | `Estimator`, `EstimatorSpec`, `ModeKeys`, `RunConfig`, hooks, `export`, `tpu`... |
 | `tpu` | `tf.compat.v1.tpu`; `CrossShardOptimizer`, `cross_replica_sum` work off-TPU |
+| `nn` | `tf.compat.v1.nn`; `rnn_cell` is tf_keras' legacy cells (TF1 variable names) |
 | `config` | `tf.compat.v1.config`; `experimental_connect_to_cluster` also works in graph mode |
 | `distribute` | `tf.compat.v1.distribute`; `cluster_resolver.TPUClusterResolver` needs no TPU |
 | `compat` | `tf.compat` with `v1` = this namespace (for `tf.compat.v1.estimator...`) |
@@ -64,6 +65,7 @@ _lazy.install(
         "estimator": "tpu_estimator_compat.v1.estimator",
         "tpu": "tpu_estimator_compat.v1.tpu",
         "config": "tpu_estimator_compat.v1.config",  # `_paths`
+        "nn": "tpu_estimator_compat.v1.nn",  # `_paths`
         "distribute": "tpu_estimator_compat.v1.distribute",
         "compat": "tpu_estimator_compat.v1.compat",
         "python": "tpu_estimator_compat.v1.python",

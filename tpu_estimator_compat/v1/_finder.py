@@ -12,6 +12,11 @@ A finder at the front of `sys.meta_path` answers for names below `tpu_estimator_
 
 Files of this package are left to the normal import system. An alias is the very module
 object, with its own `__spec__` kept.
+
+A `Virtual` entry's `names` win over its submodules of the same name, before and after these
+are imported, as in TF 1.x, whose packages star-import their submodules' names after the
+submodules: `contrib.framework.python.ops.arg_scope` is the function as an attribute, the
+module by its import path (`sys.modules`).
 """
 import importlib
 import importlib.abc
@@ -50,6 +55,21 @@ class _AliasLoader(importlib.abc.Loader):
         module.__spec__ = self._spec  # the import system set ours; the module keeps its own
 
 
+class _VirtualModule(types.ModuleType):
+    """A module whose served names the import system does not replace by the submodules of the
+    same names it sets as attributes once imported."""
+
+    def __init__(self, name, served_names):
+        super().__init__(name)
+        object.__setattr__(self, "_tpu_estimator_compat_served", frozenset(served_names))
+
+    def __setattr__(self, name, value):
+        if (name in self._tpu_estimator_compat_served and isinstance(value, types.ModuleType)
+                and sys.modules.get(f"{self.__name__}.{name}") is value):
+            return  # the import system binding a submodule: the served name stays
+        super().__setattr__(name, value)
+
+
 class _VirtualLoader(importlib.abc.Loader):
     """Makes the module of a `_paths.Virtual` entry."""
 
@@ -58,7 +78,7 @@ class _VirtualLoader(importlib.abc.Loader):
         self._relative_path = relative_path
 
     def create_module(self, spec):
-        return None  # the default: an empty module named spec.name
+        return _VirtualModule(spec.name, self._entry.names)
 
     def exec_module(self, module):
         fallback = self._entry.fallback

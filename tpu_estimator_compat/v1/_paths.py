@@ -6,8 +6,9 @@ estimator`, `from tensorflow.contrib.tpu.python.tpu import tpu_config`,
 relative to `tensorflow` (and `tensorflow_estimator`, whose layout under `python.estimator`
 is the same), is a key of `MODULES`:
 
-- a `Virtual` entry is a module made here, serving its entries below it, `names` (`_lazy`
-  specs) and, for any other name or submodule, those of its `fallback` module;
+- a `Virtual` entry is a module made here, serving `names` (`_lazy` specs; they win over
+  the entries below it, as TF 1.x's star imports of a package's submodules did), its
+  entries below it and, for any other name or submodule, those of its `fallback` module;
 - a string entry is a `_lazy.resolve` spec: that very module is served (an alias).
 
 No entry lies below a path that is an alias (importing it would add an attribute to the
@@ -34,8 +35,14 @@ def _from(module, *names):
     return {name: f"{_PKG}.{module}:{name}" for name in names}
 
 
+_EMBEDDING_PARAMETERS = _from(
+    "api.embedding_spec", "AdagradParameters", "AdamParameters", "FtrlParameters",
+    "StochasticGradientDescentParameters")
+_EMBEDDING_SPEC = _from("api.embedding_spec", "EmbeddingConfigSpec")
 _TPU_ESTIMATOR = _from("estimator", "TPUEstimator", "export_estimator_savedmodel") | _from(
-    "api.spec", "TPUEstimatorSpec")
+    "api.spec", "TPUEstimatorSpec") | _EMBEDDING_SPEC | _from(
+    "api.embedding_spec", "AdagradParameters", "AdamParameters",
+    "StochasticGradientDescentParameters")
 _TPU_CONFIG = _from("config.run_config", "RunConfig") | _from(
     "config.tpu_config", "TPUConfig", "InputPipelineConfig")
 _TPU_CONTEXT = _from("api.tpu_context", "TPUContext")
@@ -49,6 +56,8 @@ _EVALUATION = {"checkpoints_iterator": "tensorflow:compat.v1.train.checkpoints_i
                    "tensorflow.python.training.checkpoint_utils:wait_for_new_checkpoint"}
 _ASYNC_CHECKPOINT = _from("legacy_api.async_checkpoint", "AsyncCheckpointSaverHook")
 _EXPORT = f"{_PKG}.v1.estimator.export"
+_ARG_SCOPE_ALL = ("arg_scope", "add_arg_scope", "current_arg_scope", "has_arg_scope",
+                  "arg_scoped_arguments", "arg_scope_func_key")
 
 MODULES = {
     # tensorflow.core (protocol buffers), tensorflow.compiler (XLA) and tensorflow.python:
@@ -63,9 +72,21 @@ MODULES = {
          "IndexedSlices": "tensorflow.python.framework.indexed_slices:IndexedSlices"},
         fallback="tensorflow.python.framework.ops"),
     "python.ops": Virtual(fallback="tensorflow.python.ops"),
+    "python.eager": Virtual(fallback="tensorflow.python.eager"),
+    "python.eager.profiler": f"{_PKG}.legacy_api.eager_profiler",  # TF 1.15's, gone in TF 2
     "python.ops.array_ops": Virtual(
         {name: f"tensorflow.python.ops.array_ops_stack:{name}" for name in ("stack", "unstack")},
         fallback="tensorflow.python.ops.array_ops"),
+    "python.ops.standard_ops": Virtual(
+        {"cond": "tensorflow.python.ops.cond:cond",
+         "while_loop": "tensorflow.python.ops.while_loop:while_loop",
+         "trace": "tensorflow.python.ops.math_ops:trace"},
+        fallback="tensorflow.python.ops.standard_ops"),
+    "python.ops.parallel_for": Virtual(
+        {name: f"tensorflow.python.ops.parallel_for.{module}:{name}" for module, name in (
+            ("control_flow_ops", "pfor"), ("control_flow_ops", "for_loop"),
+            ("gradients", "jacobian"), ("gradients", "batch_jacobian"))},
+        fallback="tensorflow.python.ops.parallel_for"),
     "python.ops.control_flow_ops": Virtual(
         {"cond": "tensorflow.python.ops.cond:cond",
          "while_loop": "tensorflow.python.ops.while_loop:while_loop",
@@ -91,6 +112,8 @@ MODULES = {
     "python.estimator.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
     "python.estimator.tpu.tpu_config": Virtual(_TPU_CONFIG),
     "python.estimator.tpu.tpu_context": Virtual(_TPU_CONTEXT),
+    "python.estimator.tpu._tpu_estimator_embedding": Virtual(
+        _EMBEDDING_SPEC | _EMBEDDING_PARAMETERS),
     "python.tpu": Virtual(fallback="tensorflow.python.tpu"),
     "python.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),
     "python.tpu.tpu_config": Virtual(_TPU_CONFIG),
@@ -98,10 +121,20 @@ MODULES = {
     "python.tpu.tpu_optimizer": Virtual(_TPU_OPTIMIZER,
                                         fallback="tensorflow.python.tpu.tpu_optimizer"),
     "python.tpu.async_checkpoint": Virtual(_ASYNC_CHECKPOINT),
-    # tf.tpu.experimental: TensorFlow's, initialising the TPU system via our resolver too.
+    "python.tpu.tpu_embedding": Virtual(_EMBEDDING_PARAMETERS),
+    # tf.tpu.experimental: TensorFlow's (embedding_column, shared_embedding_columns...),
+    # initialising the TPU system via our resolver too, with TPU embeddings' parameters.
     "tpu.experimental": Virtual(
-        _from("legacy_api.tpu_system", "initialize_tpu_system", "shutdown_tpu_system"),
+        _from("legacy_api.tpu_system", "initialize_tpu_system", "shutdown_tpu_system")
+        | _EMBEDDING_PARAMETERS,
         fallback="tensorflow:compat.v1.tpu.experimental"),
+    # tf.nn: TensorFlow's, with the TF1 RNN cells, which TensorFlow 2.21 serves only with Keras 2.
+    "nn": Virtual({"rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell"},
+                  fallback="tensorflow:compat.v1.nn"),
+    # tf.estimator.tpu.experimental and tf.contrib.tpu.experimental (the latter with
+    # tf.tpu.experimental's names too).
+    "estimator.tpu.experimental": Virtual(_EMBEDDING_SPEC),
+    "contrib.tpu.experimental": Virtual(_EMBEDDING_SPEC, fallback=f"{_PKG}.v1.tpu.experimental"),
     # tf.config: TensorFlow's, connecting to a cluster from graph mode too.
     "config": Virtual(_from("legacy_api.tpu_system", "experimental_connect_to_cluster"),
                       fallback="tensorflow:compat.v1.config"),
@@ -114,6 +147,9 @@ MODULES = {
     "contrib.tpu.python.tpu.tpu_optimizer": Virtual(
         _TPU_OPTIMIZER, fallback="tensorflow.python.tpu.tpu_optimizer"),
     "contrib.tpu.python.tpu.async_checkpoint": Virtual(_ASYNC_CHECKPOINT),
+    "contrib.tpu.python.tpu._tpu_estimator_embedding": Virtual(
+        _EMBEDDING_SPEC | _EMBEDDING_PARAMETERS),
+    "contrib.tpu.python.tpu.tpu_embedding": Virtual(_EMBEDDING_PARAMETERS),
     "contrib.tpu.python.tpu.tpu_function": "tensorflow.python.tpu.tpu_function",
     "contrib.tpu.python.tpu.bfloat16": "tensorflow.python.tpu.bfloat16",
     "contrib.tpu.python.tpu.tpu": "tensorflow.python.tpu.tpu",
@@ -138,7 +174,11 @@ MODULES = {
     "contrib.slim.python": Virtual(),
     "contrib.slim.python.slim": f"{_SLIM}:tf_slim",
     "contrib.framework.python": Virtual(),
-    "contrib.framework.python.ops": Virtual(fallback=f"{_PKG}.v1.contrib.framework"),
+    # TF 1.x's package star-imports its submodules: `ops.arg_scope` is the function (the
+    # module only by its import path), `ops.variables` the module (`_finder`).
+    "contrib.framework.python.ops": Virtual(
+        {name: f"{_SLIM}:slim_arg_scope.{name}" for name in _ARG_SCOPE_ALL},
+        fallback=f"{_PKG}.v1.contrib.framework"),
     "contrib.framework.python.ops.arg_scope": f"{_SLIM}:slim_arg_scope",
     "contrib.framework.python.ops.variables": f"{_SLIM}:slim_variables",
     "contrib.layers.python": Virtual(),

@@ -1,14 +1,15 @@
 """`tf.contrib`: the parts that TPUEstimator programs use, each loaded on first use.
 
 `tf.contrib` was removed in TensorFlow 2. `tpu`, `cluster_resolver`, `data`, `layers`, `opt`
-(decoupled weight decay only), `learn` (its downloader only), `stateless`, `summary`,
+(LARS, LazyAdam, moving averages, decoupled weight decay), `rnn` (core cells and functions),
+`learn` (its downloader only), `stateless`, `summary`,
 `training` and `framework` are provided by this package (with tf-slim's help for the last three); `slim` and `metrics` are tf-slim's
 (`legacy_api/tf_slim.py`). Other contrib modules are not provided; for some, the error names what to use
 instead (`REPLACEMENTS`).
 """
 from tpu_estimator_compat.v1 import _lazy
 
-_OWN = ("cluster_resolver", "data", "framework", "layers", "learn", "opt", "stateless",
+_OWN = ("cluster_resolver", "data", "framework", "layers", "learn", "opt", "rnn", "stateless",
         "summary", "tpu", "training")
 SUBMODULES = tuple(sorted(_OWN + ("metrics", "slim")))
 

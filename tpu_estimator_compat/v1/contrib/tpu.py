@@ -20,7 +20,8 @@ MISSING_HINT = (". Keras-on-TPU (TPUDistributionStrategy, keras_to_tpu_model) is
 
 # contrib's only (TensorFlow 2's tf.compat.v1.estimator.tpu has neither).
 _CONTRIB_ONLY = {**_paths.ASYNC_CHECKPOINT_NAMES, "export_estimator_savedmodel":
-                 "tpu_estimator_compat.estimator:export_estimator_savedmodel"}
+                 "tpu_estimator_compat.estimator:export_estimator_savedmodel",
+                 "experimental": "tpu_estimator_compat.v1.contrib.tpu.experimental"}
 
 _lazy.install(globals(), names={**NAMES, **_CONTRIB_ONLY}, fallback=FALLBACK,
               missing_hint=MISSING_HINT)

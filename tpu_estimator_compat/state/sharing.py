@@ -1,0 +1,259 @@
+"""A model_dir shared between processes: evaluators beside one trainer.
+
+* An evaluator (`evaluate`/`predict` of the latest checkpoint in another process, as the
+  `evaluator` task of train_and_evaluate) reads checkpoints that the trainer's retention
+  (`keep_checkpoint_max`) deletes at any moment. `ChosenCheckpoint.read` restores again from
+  the newest checkpoint when the chosen one vanished while being read, and raises
+  `CheckpointDeletedError` ("deleted while we read it") when that keeps happening.
+* Two trainers writing one model_dir delete each other's checkpoints and temporary files.
+  `TrainerLock` (a file `model_dir/.trainer_lock` naming the process: host, pid, start time)
+  makes a second trainer fail at its start with `SecondTrainerError`, and a trainer whose
+  model_dir was taken over (a second trainer on another host, which cannot see whether the
+  first is alive) fails at its next save. A lock left by a killed or crashed process is stale
+  and taken over with a log line: a crash never prevents the next run.
+"""
+import contextlib
+import json
+import os
+import socket
+import uuid
+
+import tensorflow as tf
+
+from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.state import checkpoint_paths
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state.checkpoint_paths import CheckpointNotFoundError
+
+LOCK_FILENAME = ".trainer_lock"
+_ATTEMPTS = 3  # checkpoints that may vanish under one read before giving up
+
+
+class CheckpointDeletedError(CheckpointNotFoundError):
+    """The checkpoint being restored was deleted (by a trainer's retention) while it was read.
+
+    Attributes:
+      paths: the checkpoints that vanished, in the order they were tried.
+    """
+
+    def __init__(self, paths, model_dir=None):
+        self.paths = list(paths)
+        self.model_dir = model_dir
+        if model_dir is None:
+            fix = ("Pass checkpoint_path=None to use the newest checkpoint of model_dir, or "
+                   "copy the checkpoint out of the trainer's model_dir first.")
+        else:
+            fix = (f"The trainer writing {model_dir} deletes checkpoints beyond its "
+                   "keep_checkpoint_max faster than this process restores one: raise the "
+                   "trainer's RunConfig(keep_checkpoint_max=...) or save less often "
+                   "(save_checkpoints_steps/_secs).")
+        super().__init__(self.paths[-1], (
+            f"Checkpoint {', then '.join(self.paths)} deleted while we read it (a trainer's "
+            f"keep_checkpoint_max retention or another process removed it). {fix}"))
+
+    def __reduce__(self):
+        return type(self), (self.paths, self.model_dir)
+
+
+class ChosenCheckpoint:
+    """The checkpoint an evaluate/predict call restores, chosen before its model is traced.
+
+    Args:
+      path: a checkpoint prefix, or None (nothing to restore).
+      follow_latest_of: the model_dir whose newest checkpoint replaces `path` when `path`
+        is deleted before it is read (the call asked for the latest checkpoint); None when
+        the user named `path` itself.
+    """
+
+    def __init__(self, path, follow_latest_of=None):
+        self.path = path
+        self._model_dir = follow_latest_of
+        self._existed = _index_exists(path)
+
+    def read(self, read_fn):
+        """Calls `read_fn(path)`; returns the path it read (a newer one if `path` vanished).
+
+        Raises:
+          CheckpointDeletedError: the checkpoint vanished and no newer one could be read in
+            its place (after `_ATTEMPTS` vanished checkpoints when following the latest).
+        """
+        vanished = []
+        path, existed = self.path, self._existed
+        while True:
+            try:
+                read_fn(path)
+                return path
+            except (CheckpointNotFoundError, tf.errors.NotFoundError,
+                    tf.errors.DataLossError) as error:
+                if path is None or not existed or _index_exists(path):
+                    raise  # missing from the start, or damaged: reported as such
+                vanished.append(path)
+                newer = (checkpoint_paths.latest_checkpoint(self._model_dir)
+                         if self._model_dir is not None else None)
+                if newer is None or newer in vanished or len(vanished) >= _ATTEMPTS:
+                    raise CheckpointDeletedError(vanished, self._model_dir) from error
+                logging.warning("Checkpoint %s was deleted while we read it (the trainer's "
+                                "keep_checkpoint_max retention); restoring the newest "
+                                "checkpoint, %s, instead.", path, newer)
+                path, existed = newer, _index_exists(newer)
+
+
+def choose_checkpoint(checkpoint_path, model_dir) -> ChosenCheckpoint:
+    """What an evaluate/predict call restores: `checkpoint_path` (a prefix; a directory gives
+    its newest checkpoint, followed), else model_dir's newest checkpoint (followed)."""
+    if not checkpoint_path:
+        return ChosenCheckpoint(checkpoint_paths.latest_checkpoint(model_dir), model_dir)
+    path = checkpoint_paths.as_str(checkpoint_path)
+    return ChosenCheckpoint(checkpoint_paths.resolve_checkpoint_path(path),
+                            follow_latest_of=path if tf.io.gfile.isdir(path) else None)
+
+
+def _index_exists(path):
+    return path is not None and tf.io.gfile.exists(path + checkpoint_paths.INDEX_SUFFIX)
+
+
+class SecondTrainerError(RuntimeError):
+    """Another process is training in the same model_dir."""
+
+    def __init__(self, model_dir, owner, taken_over=False):
+        self.model_dir = model_dir
+        self.owner = dict(owner)
+        self._taken_over = taken_over
+        who = f"process {owner.get('pid')} on host {owner.get('host')}"
+        if taken_over:
+            what = (f"Another trainer ({who}) took over model_dir {model_dir} while this one "
+                    "was training; this one stops before its next checkpoint")
+        else:
+            what = (f"Another trainer ({who}) is training in model_dir {model_dir}; nothing "
+                    "was run or written")
+        super().__init__(
+            f"{what}. Two trainers in one model_dir overwrite and delete each other's "
+            "checkpoints. Stop one of them, or give each its own model_dir; a process that "
+            "only evaluates or predicts may share the model_dir (it writes no checkpoints). "
+            f"If that trainer is gone, delete {os.path.join(model_dir, LOCK_FILENAME)}.")
+
+    def __reduce__(self):
+        return type(self), (self.model_dir, self.owner, self._taken_over)
+
+
+def latest_step(model_dir):
+    """The global step of model_dir's newest checkpoint, or None (no checkpoint, or one
+    deleted while read: a trainer is writing model_dir, which `training_in` reports)."""
+    latest = checkpoint_paths.latest_checkpoint(model_dir)
+    try:
+        return int(checkpoints.load_variable(latest, "global_step")) if latest else None
+    except (CheckpointNotFoundError, checkpoints.CorruptCheckpointError):
+        if _index_exists(latest):
+            raise
+        return None
+
+
+@contextlib.contextmanager
+def training_in(model_dir, is_chief):
+    """Holds model_dir's `TrainerLock` during a train() call of the chief (yields it; None on
+    other workers, which write no checkpoints).
+
+    Raises:
+      CheckpointWriteError: model_dir cannot be created or written.
+      SecondTrainerError: another trainer holds model_dir.
+    """
+    if not is_chief:
+        yield None
+        return
+    checkpoints.require_writable(model_dir)
+    lock = TrainerLock(model_dir)
+    lock.acquire()
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+class TrainerLock:
+    """The claim of one train() call on a model_dir; see the module docstring.
+
+    `acquire()` before writing anything, `check()` before each save, `release()` at the end.
+    """
+
+    def __init__(self, model_dir):
+        self._model_dir = checkpoint_paths.as_str(model_dir)
+        self._file = os.path.join(self._model_dir, LOCK_FILENAME)
+        self._me = {"host": socket.gethostname(), "pid": os.getpid(),
+                    "started": _start_time(os.getpid()), "token": uuid.uuid4().hex}
+
+    def acquire(self):
+        """Claims model_dir.
+
+        Raises:
+          SecondTrainerError: a live process on this host holds it.
+        """
+        owner = self._read()
+        if owner is not None and not self._is_mine(owner):
+            if _alive_here(owner):
+                raise SecondTrainerError(self._model_dir, owner)
+            if owner.get("host") != self._me["host"]:
+                logging.warning(
+                    "model_dir %s was claimed by a trainer on host %s (process %s); if it is "
+                    "still running it stops at its next checkpoint, as this trainer takes "
+                    "over.", self._model_dir, owner.get("host"), owner.get("pid"))
+            else:
+                logging.info("Taking over model_dir %s from process %s, which has ended.",
+                             self._model_dir, owner.get("pid"))
+        self._write()
+        owner = self._read()  # two trainers starting at once: one rename wins
+        if owner is not None and owner["token"] != self._me["token"] and _alive_here(owner):
+            raise SecondTrainerError(self._model_dir, owner)
+
+    def check(self):
+        """Raises SecondTrainerError if another trainer took model_dir over."""
+        owner = self._read()
+        if owner is None:
+            self._write()  # removed by hand: claim it again
+        elif owner["token"] != self._me["token"] and not self._is_mine(owner):
+            raise SecondTrainerError(self._model_dir, owner, taken_over=True)
+
+    def release(self):
+        owner = self._read()
+        if owner is not None and owner["token"] == self._me["token"]:
+            tf.io.gfile.remove(self._file)
+
+    def _is_mine(self, owner):
+        return all(owner.get(key) == self._me[key] for key in ("host", "pid", "started"))
+
+    def _read(self):
+        try:
+            with tf.io.gfile.GFile(self._file, "r") as file:
+                owner = json.loads(file.read())
+            return owner if isinstance(owner, dict) and "token" in owner else None
+        except (tf.errors.NotFoundError, ValueError):
+            return None
+
+    def _write(self):
+        temp = f"{self._file}_temp_{self._me['token']}"
+        with tf.io.gfile.GFile(temp, "w") as file:
+            file.write(json.dumps(self._me))
+        tf.io.gfile.rename(temp, self._file, overwrite=True)
+
+
+def _alive_here(owner):
+    """Whether the lock's owner is a running process on this host (False when unknown)."""
+    if owner.get("host") != socket.gethostname() or not isinstance(owner.get("pid"), int):
+        return False
+    try:
+        os.kill(owner["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, another user's
+    return _start_time(owner["pid"]) == owner.get("started")  # not a reused pid, no zombie
+
+
+def _start_time(pid):
+    """The process's start time in clock ticks since boot (Linux), None where unknown or for
+    a zombie (a process killed but not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as file:
+            fields = file.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else int(fields[19])
