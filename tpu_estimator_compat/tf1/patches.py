@@ -116,6 +116,11 @@ OUTSIDE_COMPILATION_ATTRIBUTE = "_xla_outside_compilation"
 
 def _outside_compilation(is_map, computation, *args, **kwargs):  # pylint: disable=unused-argument
     """`outside_compilation(computation, *args, **kwargs)`: calls it, marking its ops."""
+    return on_the_host(computation, *args, **kwargs)
+
+
+def on_the_host(computation, *args, **kwargs):
+    """`computation(*args, **kwargs)`, its ops marked to run outside XLA (see above)."""
     if tf.executing_eagerly():
         return computation(*args, **kwargs)
     graph = tf.compat.v1.get_default_graph()
