@@ -1,5 +1,5 @@
 """Smoke tests: the benches (`bench/train_throughput.py`, `exit_latency.py`, `warm_up.py`,
-`tf1_program_throughput.py`) still run end to end and print their result lines.
+`tf1_program_throughput.py`, `xla.py`) still run end to end and print their result lines.
 
 Each runs in a subprocess (it splits the CPU into logical devices at start-up, which this
 test process has already done) with the smallest flags: it checks that the script works, not
@@ -69,3 +69,19 @@ def test_tf1_program_throughput_bench_prints_a_ratio_line():
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"^1 replica\(s\): ratio ours/hand-written = \d+\.\d+ \(target >= 0\.95\): "
                      r"(PASS|BELOW TARGET)$", result.stdout, re.MULTILINE), result.stdout
+
+
+def test_xla_bench_prints_its_ratio_lines():
+    bench = os.path.join(os.path.dirname(_BENCH), "xla.py")
+    env = {key: value for key, value in os.environ.items()
+           if key != "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"}  # the bench sets it
+    result = subprocess.run(
+        [sys.executable, bench, "--cores", "2", "--steps", "2", "--iterations_per_loop", "2",
+         "--repeats", "1", "--batch_size", "4"],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**env, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    for label in ("ours: XLA / no XLA", "baseline: jit / no jit", "with XLA: ours / baseline",
+                  "without XLA: ours / baseline"):
+        assert re.search(rf"^{re.escape(label)}: first loop \d+\.\d+x, step throughput "
+                         r"\d+\.\d+$", result.stdout, re.MULTILINE), result.stdout

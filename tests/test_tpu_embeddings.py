@@ -444,9 +444,11 @@ class _StandInTPUEmbedding:
         self._ids = ids
 
     def dequeue(self):
+        # outside_compilation: the TPU's embedding engine, not its XLA program, looks up (the
+        # simulated TPU compiles the step with XLA, which has no sparse ops)
         replica = step_graph.current_replica()
-        return {key: tf.nn.safe_embedding_lookup_sparse(
-            self._variables[table.key]["parameters"],
+        return {key: tf.compat.v1.tpu.outside_compilation(
+            tf.nn.safe_embedding_lookup_sparse, self._variables[table.key]["parameters"],
             self.strategy.experimental_local_results(self._ids[key])[replica])
             for key, table in self.tables_by_feature.items()}
 

@@ -27,6 +27,7 @@ import tensorflow as tf
 from tpu_estimator_compat.api import embedding_spec as spec_lib
 from tpu_estimator_compat.engine import embedding_optimizers
 from tpu_estimator_compat.tf_internals import tpu as tf_tpu
+from tpu_estimator_compat.tf1 import patches as legacy_patches
 
 _v1 = tf.compat.v1
 
@@ -123,8 +124,11 @@ class TpuEmbeddings:
         return features, looked_up
 
     def _look_up(self, table, ids, weights):
-        return tf.nn.safe_embedding_lookup_sparse(table.variable, ids, weights,
-                                                  combiner=table.combiner)
+        # Off a TPU, on the host outside XLA: a TPU's embedding engine, not its XLA program,
+        # does the (sparse) lookups.
+        return legacy_patches.on_the_host(
+            tf.nn.safe_embedding_lookup_sparse, table.variable, ids, weights,
+            combiner=table.combiner)
 
     def _finish_lookups(self, looked_up):
         return looked_up
@@ -170,11 +174,13 @@ class TpuEmbeddings:
         del looked_up  # the gradients are taken at the tables
         global_step = _v1.train.get_global_step()
         tables = list(self.tables.values())
-        grads = self._multiplied(tf.gradients(loss, [table.variable.handle for table in tables]),
-                                 global_step)
-        update = embedding_optimizers.apply_gradients(
-            self.spec.optimization_parameters, tables, grads, global_step)
-        return tf.group(spec_train_op, update)
+
+        def update_tables():  # the embedding engine's work on a TPU: outside XLA (above)
+            grads = self._multiplied(
+                tf.gradients(loss, [table.variable.handle for table in tables]), global_step)
+            return embedding_optimizers.apply_gradients(
+                self.spec.optimization_parameters, tables, grads, global_step)
+        return tf.group(spec_train_op, legacy_patches.on_the_host(update_tables))
 
     def _multiplied(self, grads, global_step):
         """`grads` times `experimental_gradient_multiplier_fn(global_step)`, if any."""

@@ -36,6 +36,7 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
   Scaffold deciding what is restored (legacy_patches.RecordedSaver).
 """
 import dataclasses
+import functools
 
 import tensorflow as tf
 
@@ -51,6 +52,7 @@ from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine import tpu_embedding
+from tpu_estimator_compat.engine import xla_step
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.engine.step_outputs import StepOutputs
@@ -142,9 +144,17 @@ class ModelEngine:
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
+        instantiate = step.instantiate
+        if self.runtime.compile_with_xla:
+            logging.info("Compiling the %s step with XLA, as a TPU does (%s=0 turns it off).",
+                         mode, xla_step.SIMULATED_TPU_XLA_ENV)
+            copy_ops = xla_step.copier(self.runtime.strategy.extended.worker_devices)
+            instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
+        loop = make_loop(instantiate, step_outputs)
+        if self.runtime.compile_with_xla:
+            loop = xla_step.explaining_compile_errors(loop)
         loop = _first_run_logged(memory.explaining_out_of_memory(
-            make_loop(step.instantiate, step_outputs), mode, plan.model_fn_batch_size,
-            self.runtime.num_replicas), mode)
+            loop, mode, plan.model_fn_batch_size, self.runtime.num_replicas), mode)
         return CompiledMode(traced, step_outputs, loop, init_calls, program, kept_alive)
 
     def _tpu_embeddings(self, program, plan):

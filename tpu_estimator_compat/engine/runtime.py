@@ -27,6 +27,7 @@ the configured batch size and, under a given strategy, each replica gets whole b
 device; several GPUs are used by passing `RunConfig(train_distribute=MirroredStrategy())`.
 """
 import dataclasses
+import os
 
 import tensorflow as tf
 
@@ -37,6 +38,9 @@ from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import distribute
 
 SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV
+SIMULATED_TPU_XLA_ENV = "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_XLA"
+_XLA_SWITCH = {"": True, "1": True, "true": True, "yes": True, "on": True,
+               "0": False, "false": False, "no": False, "off": False}
 _tpu_topologies = {}  # TPU systems are initialised once per process and target
 _tpu_strategies = {}
 _one_device_strategies = {}
@@ -63,6 +67,7 @@ class Runtime:
     is_chief: bool = True
     num_cores_per_replica: int | None = None  # TPUConfig's, with TPU semantics (model parallelism)
     device_assignment: object = None  # the replicas' cores, with model parallelism
+    compile_with_xla: bool = False  # the simulated TPU's steps (xla_step), unless turned off
 
     @property
     def replicas_per_host(self):
@@ -88,7 +93,7 @@ class Runtime:
 
 
 def runtime_for_strategy(strategy, tpu_semantics, is_chief=True, num_cores_per_replica=None,
-                         device_assignment=None):
+                         device_assignment=None, compile_with_xla=False):
     """The Runtime of `strategy`; `is_chief` is what RunConfig (TF_CONFIG) says of this task.
 
     With `num_cores_per_replica` (TPU semantics only) each of the strategy's replicas counts
@@ -107,7 +112,7 @@ def runtime_for_strategy(strategy, tpu_semantics, is_chief=True, num_cores_per_r
                    num_workers=num_hosts if between_graph else 1,
                    is_chief=bool(is_chief) and _extended_flag(strategy, "should_checkpoint", True),
                    num_cores_per_replica=num_cores_per_replica,
-                   device_assignment=device_assignment)
+                   device_assignment=device_assignment, compile_with_xla=compile_with_xla)
 
 
 def is_between_graph(strategy):
@@ -136,7 +141,8 @@ def select_runtime(config, use_tpu, distribute):
     if is_multi_worker_cluster(config) and (
             not use_tpu or cluster_resolver_lib.simulated_tpu_cores()):
         runtime = runtime_for_strategy(multi_worker_strategy(), use_tpu, config.is_chief,
-                                       cores_per_replica)
+                                       cores_per_replica,
+                                       compile_with_xla=use_tpu and simulated_tpu_xla())
         _check_simulated_cores(runtime, use_tpu)
         return runtime
     if use_tpu:
@@ -148,8 +154,25 @@ def select_runtime(config, use_tpu, distribute):
         else:
             strategy, assignment = _tpu_strategy(config, cores_per_replica, input_mode)
         return runtime_for_strategy(strategy, True, num_cores_per_replica=cores_per_replica,
-                                    device_assignment=assignment)
+                                    device_assignment=assignment,
+                                    compile_with_xla=bool(simulated_cores) and simulated_tpu_xla())
     return runtime_for_strategy(_one_device_strategy(), False)
+
+
+def simulated_tpu_xla(environ=None):
+    """Whether the simulated TPU compiles its steps with XLA, as a TPU does: yes unless
+    `TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_XLA` is 0, false, no or off.
+
+    Raises:
+      ValueError: the variable has another value.
+    """
+    value = (os.environ if environ is None else environ).get(SIMULATED_TPU_XLA_ENV, "")
+    value = value.strip().lower()
+    if value not in _XLA_SWITCH:
+        raise ValueError(
+            f"`{SIMULATED_TPU_XLA_ENV}` turns XLA compilation on the simulated TPU on (1) or "
+            f"off (0). Received: {value!r}")
+    return _XLA_SWITCH[value]
 
 
 def is_multi_worker_cluster(config):

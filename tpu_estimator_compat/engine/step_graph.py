@@ -41,8 +41,8 @@ from tpu_estimator_compat.tf_internals import graphs
 # the user's train op to depend on) instead of running them on the fly.
 _TF1_GRAPH_NAME_PREFIX = "wrapped_function_"
 # Op attributes not copied: colocation with ops of the traced graph (names that the copy
-# does not keep).
-_DROPPED_ATTRIBUTES = ("_class",)
+# does not keep), the mark of `outside_compilation` (read by `xla_step`).
+_DROPPED_ATTRIBUTES = ("_class", "_xla_outside_compilation")
 
 
 class StepGraph:
@@ -69,11 +69,16 @@ class StepGraph:
             outputs = fn(element)
         return cls(graph, inputs, outputs)
 
-    def instantiate(self, element):
-        """Copies the pruned step into the current graph, fed `element`; returns outputs."""
+    def instantiate(self, element, copy_ops=None):
+        """Copies the pruned step into the current graph, fed `element`; returns outputs.
+
+        `copy_ops(graph, ops, destination, copies, fetches)` makes the copies (default
+        `copy_ops_inline`; `xla_step` compiles them with XLA).
+        """
         inputs = dict(zip((p.ref() for p in self._inputs),
                           tf.nest.flatten(element, expand_composites=True)))
-        return _copy(self.graph, self._pruned_ops, inputs, self.outputs)
+        return _copy(self.graph, self._pruned_ops, inputs, self.outputs,
+                     copy_ops or copy_ops_inline)
 
 
 def eager_value(tensor):
@@ -92,7 +97,7 @@ def _is_capture(op):
     return any(internal.op is op for _, internal in op.graph.captures)
 
 
-def _copy(graph, ops, inputs, outputs):
+def _copy(graph, ops, inputs, outputs, copy_ops=None):
     """Copies `ops` of `graph` into the current graph; `inputs` maps placeholders (refs) to
     their values; returns `outputs` (a nest of tensors of `graph`, or None) as copied."""
     destination = tf.compat.v1.get_default_graph()
@@ -108,15 +113,25 @@ def _copy(graph, ops, inputs, outputs):
         internal = tf.nest.flatten(internal, expand_composites=True)
         values = tf.nest.flatten(closure(), expand_composites=True)
         copies.update((i.ref(), v) for i, v in zip(internal, values))
-    op_copies = {}
-    for op in ops:
-        if op.outputs and all(t.ref() in copies for t in op.outputs):
-            continue  # an input or a capture
-        op_copies[op] = _copy_op(op, destination, copies, op_copies)
+    fetches = [t for t in tf.nest.flatten(outputs, expand_composites=True)
+               if t is not None and not graphs.is_eager_tensor(t)]
+    (copy_ops or copy_ops_inline)(
+        graph, [op for op in ops  # not the inputs and captures
+                if not (op.outputs and all(t.ref() in copies for t in op.outputs))],
+        destination, copies, fetches)
     return tf.nest.map_structure(
         lambda t: t if t is None else (destination.capture(t)
                                        if graphs.is_eager_tensor(t) else copies[t.ref()]),
         outputs, expand_composites=True)
+
+
+def copy_ops_inline(graph, ops, destination, copies, fetches):  # pylint: disable=unused-argument
+    """Copies `ops` (of `graph`, in order) one by one into `destination`; `copies` maps the
+    tensors (refs) of the ops' inputs to their copies and gets the ops' outputs, among which
+    the `fetches` (tensors) are the step's outputs."""
+    op_copies = {}
+    for op in ops:
+        op_copies[op] = copy_op(op, destination, copies, op_copies)
 
 
 class _ReplicaCollectionsGraph(graphs.KeyedCollectionsFuncGraph):
@@ -155,9 +170,11 @@ def current_replica():
     return getattr(_THREAD, "replica_id", 0)
 
 
-def _copy_op(op, destination, copies, op_copies):
+def copy_op(op, destination, copies, op_copies):
+    """Copies `op` into `destination`, its inputs from `copies` (tensor refs -> copies),
+    its control inputs those of `op_copies` (ops -> copies; others are left out)."""
     inputs = [copies[t.ref()] for t in op.inputs]
-    control_inputs = [op_copies[c] for c in op.control_inputs]
+    control_inputs = [op_copies[c] for c in op.control_inputs if c in op_copies]
     attrs = {key: value for key, value in op.node_def.attr.items()
              if key not in _DROPPED_ATTRIBUTES}
     with tf.control_dependencies(control_inputs):

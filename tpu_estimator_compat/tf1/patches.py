@@ -19,6 +19,10 @@
   concatenation) is the replica's index in the strategy's sync group, an int32 like the
   XLA op's: TensorFlow's op means something only inside a replicated XLA computation (on the
   simulated TPU, XLA compiled it alone and the process crashed).
+- `tf.tpu.outside_compilation(fn, ...)` (any alias: TensorFlow's implementation is
+  replaced) calls `fn` and marks the ops it builds with TensorFlow's outside-compilation
+  attribute, `_xla_outside_compilation`: the simulated TPU's XLA compilation leaves them to
+  the host (`engine/xla_step.py`), as a TPU did. TensorFlow's own only warns outside a TPU.
 - `tf.compat.v1.train.Saver` built by model_fn or scaffold_fn (typically for
   `Scaffold(saver=...)`) is a `RecordedSaver`: it builds no save/restore ops, and the engine
   restores checkpoints through its var_list, as TF1's session creator did with the
@@ -36,6 +40,7 @@ from tpu_estimator_compat.tf1 import variables as tf1_variables
 from tpu_estimator_compat.tf_internals import distribute
 from tpu_estimator_compat.tf_internals import graphs
 from tpu_estimator_compat.tf_internals import training
+from tpu_estimator_compat.tf_internals import xla as tf_xla
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +78,7 @@ def patched_legacy_api(recorded_calls, kept_alive):
         (distribute.xla_module, "replica_id", _replica_id),
         (training.ResourceSummaryWriter, "init", _writer_init_as_op),
         (training.ResourceSummaryWriter, "__init__", writer_kept_alive),
+        (tf_xla.tpu_replication_module, "outside_compilation_impl", _outside_compilation),
     ]
     originals = [(module, name, getattr(module, name)) for module, name, _ in replacements]
     try:
@@ -102,6 +108,25 @@ def _replica_id():
     """`xla.replica_id()`: this replica's index in its sync group (0 outside replicas)."""
     context = tf.distribute.get_replica_context()
     return tf.cast(0 if context is None else context.replica_id_in_sync_group, tf.int32)
+
+
+def _outside_compilation(is_map, computation, *args, **kwargs):  # pylint: disable=unused-argument
+    """`outside_compilation(computation, *args, **kwargs)`: calls it, marking its ops."""
+    return on_the_host(computation, *args, **kwargs)
+
+
+def on_the_host(computation, *args, **kwargs):
+    """`computation(*args, **kwargs)`, its ops marked to run outside XLA (see above)."""
+    if tf.executing_eagerly():
+        return computation(*args, **kwargs)
+    graph = tf.compat.v1.get_default_graph()
+    existing = len(graph.get_operations())  # in creation order
+    result = computation(*args, **kwargs)
+    for op in graph.get_operations()[existing:]:
+        tf_xla.mark_outside_compilation(op)
+    return result
+
+
 _original_writer_init = training.ResourceSummaryWriter.init
 _original_writer_constructor = training.ResourceSummaryWriter.__init__
 

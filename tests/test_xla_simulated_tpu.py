@@ -1,0 +1,150 @@
+"""XLA on the simulated TPU: the step compiles as on a TPU (engine/xla_step.py).
+
+What XLA cannot compile fails train()/evaluate()/predict() naming the op, as it would on a
+TPU; `tf.tpu.outside_compilation` keeps such ops on the host; numbers stay the original's.
+The original's numbers come from tests/data/xla_reference_model.py (TF 2.15, use_tpu=False,
+one CPU, the same global batch of 16); here the batch is split over 8 simulated cores.
+"""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tpu_estimator_compat as tec
+from tpu_estimator_compat.engine import cluster_resolver
+from tpu_estimator_compat.engine import runtime
+from tests.data import xla_reference_model as model
+
+# The original's values after STEPS steps (tests/data/xla_reference_model.py).
+ORIGINAL_WEIGHTS = {
+    "model/w1": [
+        [-0.7914783954620361, -0.7619617581367493, -0.7335038185119629, -0.7015586495399475,
+         -0.37692296504974365, -0.13461001217365265, -0.06303734332323074,
+         -0.026838509365916252],
+        [-0.5253021717071533, -0.4969523847103119, -0.47093871235847473, -0.4450378715991974,
+         -0.0959816724061966, 0.1202181801199913, 0.18327276408672333, 0.20689378678798676],
+        [0.31133487820625305, 0.3442140221595764, 0.37649005651474, 0.4024583697319031,
+         0.18294364213943481, -0.03169825300574303, -0.05310496315360069,
+         -0.03835621103644371],
+        [0.5691578984260559, 0.6029877662658691, 0.6368754506111145, 0.6652987003326416,
+         0.4271085858345032, 0.22857491672039032, 0.21379172801971436, 0.2331118881702423]],
+    "model/b1": [0.39371103048324585, 0.3958491086959839, 0.3985019326210022,
+                 0.3965035080909729, 0.11548605561256409, -0.10556904226541519,
+                 -0.1488673835992813, -0.15784874558448792],
+    "model/w2": [[0.5950282216072083], [0.5094711184501648], [0.4239062964916229],
+                 [0.33821138739585876], [0.22897517681121826], [0.12790338695049286],
+                 [0.04143553227186203], [-0.04288068041205406]],
+}
+# (The eval "loss" is not compared: with TPU semantics it is replica 0's, as on a TPU.)
+ORIGINAL_EVAL = {"accuracy": 0.875, "mean_logit": 1.3665074}
+ORIGINAL_PREDICTIONS = [2.6515965461730957, 0.0, 2.4893009662628174, 0.0, 2.33219051361084,
+                        0.0, 2.1737465858459473] * 4 + [2.6515965461730957, 0.0,
+                                                         2.4893009662628174, 0.0]
+ATOL = 1e-5
+
+
+@pytest.fixture
+def simulated_tpu(monkeypatch):
+    monkeypatch.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, "8")
+    monkeypatch.delenv(runtime.SIMULATED_TPU_XLA_ENV, raising=False)  # XLA: the default
+    return monkeypatch
+
+
+def _estimator(model_dir, logits_hook=None):
+    config = tec.RunConfig(model_dir=str(model_dir),
+                           tpu_config=tec.TPUConfig(iterations_per_loop=3))
+    model_fn = model.make_model_fn(tec.TPUEstimatorSpec, tec.CrossShardOptimizer, logits_hook)
+    return tec.TPUEstimator(model_fn, config=config, use_tpu=True,
+                            train_batch_size=model.GLOBAL_BATCH,
+                            eval_batch_size=model.GLOBAL_BATCH,
+                            predict_batch_size=model.GLOBAL_BATCH)
+
+
+def _assert_original_numbers(estimator):
+    for name, value in ORIGINAL_WEIGHTS.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=0, atol=ATOL)
+    results = estimator.evaluate(model.input_fn, steps=model.EVAL_STEPS)
+    for name, value in ORIGINAL_EVAL.items():
+        np.testing.assert_allclose(results[name], value, rtol=0, atol=ATOL)
+    predictions = [p["logits"][0] for p in estimator.predict(model.predict_input_fn)]
+    np.testing.assert_allclose(predictions, ORIGINAL_PREDICTIONS, rtol=0, atol=ATOL)
+
+
+def test_train_evaluate_predict_under_xla_give_the_originals_numbers(simulated_tpu, tmp_path):
+    estimator = _estimator(tmp_path)
+    estimator.train(model.input_fn, max_steps=model.STEPS)
+    _assert_original_numbers(estimator)
+
+
+def _py_function(logits, features, mode):  # pylint: disable=unused-argument
+    result = tf.py_function(lambda t: t, [logits], tf.float32)
+    result.set_shape(logits.shape)
+    return result
+
+
+def _string_op(logits, features, mode):  # pylint: disable=unused-argument
+    text = tf.strings.as_string(logits)
+    return logits + 0.0 * tf.cast(tf.strings.length(text), tf.float32)
+
+
+@pytest.mark.parametrize("hook, op_type, op_name", [
+    (_py_function, "EagerPyFunc", "EagerPyFunc"), (_string_op, "AsString", "AsString")])
+def test_op_xla_cannot_compile_fails_train_naming_it(hook, op_type, op_name, simulated_tpu,
+                                                     tmp_path):
+    estimator = _estimator(tmp_path, hook)
+    with pytest.raises(tf.errors.InvalidArgumentError) as raised:
+        estimator.train(model.input_fn, max_steps=model.STEPS)
+    message = str(raised.value)
+    assert f"XLA cannot compile {op_type} (op '{op_name}')" in message
+    assert "tf.tpu.outside_compilation(fn, *args)" in message
+    assert "host_call" in message
+    assert f"{runtime.SIMULATED_TPU_XLA_ENV}=0" in message
+    # failed in the first loop: only the checkpoint saved before training
+    assert estimator.latest_checkpoint().endswith("model.ckpt-0")
+
+
+def test_without_xla_the_same_op_trains(simulated_tpu, tmp_path):
+    simulated_tpu.setenv(runtime.SIMULATED_TPU_XLA_ENV, "0")
+    estimator = _estimator(tmp_path, _py_function)
+    estimator.train(model.input_fn, max_steps=model.STEPS)
+    for name, value in ORIGINAL_WEIGHTS.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=0, atol=ATOL)
+
+
+def _on_the_host(logits, features, mode):  # pylint: disable=unused-argument
+    """Adds 0 computed by a py_function, which XLA cannot compile, on the host."""
+    def host_zeros(values):
+        zeros = tf.py_function(lambda t: t * 0.0, [values], tf.float32)
+        return tf.reduce_sum(tf.reshape(zeros, [-1, 4]), axis=1, keepdims=True)
+    return logits + tf.compat.v1.tpu.outside_compilation(host_zeros, features)
+
+
+def test_outside_compilation_runs_on_the_host_under_xla(simulated_tpu, tmp_path):
+    estimator = _estimator(tmp_path, _on_the_host)
+    estimator.train(model.input_fn, max_steps=model.STEPS)
+    _assert_original_numbers(estimator)
+
+
+def _py_function_outside_training(logits, features, mode):
+    return logits if mode == "train" else _py_function(logits, features, mode)
+
+
+def test_evaluate_and_predict_compile_with_xla(simulated_tpu, tmp_path):
+    estimator = _estimator(tmp_path, _py_function_outside_training)
+    estimator.train(model.input_fn, max_steps=1)
+    unsupported = r"XLA cannot compile EagerPyFunc \(op 'EagerPyFunc'\)"
+    with pytest.raises(tf.errors.InvalidArgumentError, match=unsupported):
+        estimator.evaluate(model.input_fn, steps=1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=unsupported):
+        next(estimator.predict(model.predict_input_fn))
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("", True), ("1", True), ("on", True), ("0", False), ("False", False), ("off", False)])
+def test_the_variable_turns_xla_off(value, expected):
+    assert runtime.simulated_tpu_xla({runtime.SIMULATED_TPU_XLA_ENV: value}) is expected
+
+
+def test_a_bad_value_of_the_variable_is_refused():
+    with pytest.raises(ValueError, match=f"`{runtime.SIMULATED_TPU_XLA_ENV}` turns XLA "
+                                         r"compilation on the simulated TPU on \(1\) or off"):
+        runtime.simulated_tpu_xla({runtime.SIMULATED_TPU_XLA_ENV: "maybe"})
