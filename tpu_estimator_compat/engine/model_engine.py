@@ -145,13 +145,18 @@ class ModelEngine:
             self._explain_gradient_aggregation()
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
         instantiate = step.instantiate
-        if self.runtime.compile_with_xla:
+        compile_with_xla = self.runtime.compile_with_xla and not (
+            embeddings and mode != ModeKeys.TRAIN)
+        if self.runtime.compile_with_xla and not compile_with_xla:
+            logging.info("The %s step with TPU embeddings is not compiled with XLA on the "
+                         "simulated TPU (README: Known differences).", mode)
+        if compile_with_xla:
             logging.info("Compiling the %s step with XLA, as a TPU does (%s=0 turns it off).",
                          mode, xla_step.SIMULATED_TPU_XLA_ENV)
             copy_ops = xla_step.copier(self.runtime.strategy.extended.worker_devices)
             instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
         loop = make_loop(instantiate, step_outputs)
-        if self.runtime.compile_with_xla:
+        if compile_with_xla:
             loop = xla_step.explaining_compile_errors(loop)
         loop = _first_run_logged(memory.explaining_out_of_memory(
             loop, mode, plan.model_fn_batch_size, self.runtime.num_replicas), mode)
