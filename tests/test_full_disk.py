@@ -73,7 +73,8 @@ def test_evaluate_on_a_full_disk_logs_and_keeps_its_results(small_disk, caplog):
         estimator.evaluate(train_then_kill.input_fn, steps=1)
     assert raised.value.results["global_step"] == 2
     assert np.isfinite(raised.value.results["loss"])
-    assert f"loss = {raised.value.results['loss']}" in caplog.text  # logged before the write
+    # logged before the write, as float32 text (the original's "Saving dict" line)
+    assert f"loss = {np.float32(raised.value.results['loss'])!s}" in caplog.text
 
 
 def receiver_fn():
