@@ -275,17 +275,22 @@ def _simulated_tpu_strategy(cores, cores_per_replica, input_mode):
         else:
             logging.info("Simulating a %d-core TPU on local devices %s (%s).", cores, devices,
                          SIMULATED_TPU_CORES_ENV)
+        # Group keys of their own: another MirroredStrategy over the same devices (a user's
+        # train_distribute, another simulated TPU's) must not run the same collective keys.
         _simulated_strategies[key] = _mirrored_strategy(
-            devices, collective_key_base=_COLLECTIVE_KEYS_PER_STRATEGY * (cores_per_replica or 0))
+            devices,
+            collective_key_base=_COLLECTIVE_KEYS_PER_STRATEGY * (1 + len(_simulated_strategies)))
     return _simulated_strategies[key], assignment
 
 
 def _mirrored_strategy(devices, collective_key_base):
     """A MirroredStrategy whose collective group keys start after `collective_key_base`.
 
-    Every MirroredStrategy numbers its device groups from key 1, so two of them over
-    different device sets in one process (replicas of 2 and of 4 cores) would both run
-    group 1 with different sizes, and TensorFlow aborts the collectives. TensorFlow reads
+    Every MirroredStrategy numbers its device groups from key 1 and its collectives from
+    instance key 100, and TensorFlow keeps each (group, instance) it has run for the life of
+    the process: two strategies in one process (replicas of 2 and of 4 cores, or a user's
+    MirroredStrategy beside the simulated TPU's) would run the same keys with other shapes
+    or group sizes, and TensorFlow aborts every collective after that. TensorFlow reads
     the base from the strategy class (`_collective_key_base`), hence the subclass.
     """
     if not collective_key_base:
