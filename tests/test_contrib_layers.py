@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat.v1 as v1
-from tpu_estimator_compat.tf1.shapes import tf1_shapes
+from tpu_estimator_compat.tf1_behaviour.shapes import tf1_shapes
 from tpu_estimator_compat.v1.contrib import layers as contrib_layers
 
 _RNG = np.random.RandomState(0)

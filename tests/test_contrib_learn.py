@@ -6,7 +6,7 @@ import urllib.error
 import pytest
 
 import tpu_estimator_compat.v1 as tf
-from tpu_estimator_compat.legacy_api import learn_datasets as _learn_datasets
+from tpu_estimator_compat.rebuilt_apis import learn_datasets as _learn_datasets
 
 
 def _source(tmp_path, data=b"cifar bytes"):

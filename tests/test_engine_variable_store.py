@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine.variable_store import VariableStore
-from tpu_estimator_compat.tf1 import variables as tf1_variables
+from tpu_estimator_compat.tf1_behaviour import variables as tf1_variables
 
 _v1 = tf.compat.v1
 REPLICAS = 8

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from event_reader import read_scalars, read_values
-from tpu_estimator_compat.legacy_api import contrib_summary
+from tpu_estimator_compat.rebuilt_apis import contrib_summary
 
 v1 = tf.compat.v1
 NUM_REPLICAS = 8

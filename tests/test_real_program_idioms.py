@@ -147,7 +147,7 @@ def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
 
 def _host_batches(input_fn):
     """The batches the engine reads from `input_fn` (train mode, one device)."""
-    from tpu_estimator_compat.tf1 import iterators  # noqa: PLC0415
+    from tpu_estimator_compat.tf1_behaviour import iterators  # noqa: PLC0415
 
     with iterators.recording_iterators() as recorded:
         result = input_fn({"batch_size": 2})

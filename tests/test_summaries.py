@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from event_reader import read_scalars, read_values
-from tpu_estimator_compat.legacy_api import contrib_summary as summary
+from tpu_estimator_compat.rebuilt_apis import contrib_summary as summary
 from tpu_estimator_compat.host import host_calls
 from tpu_estimator_compat.host import progress_log
 from tpu_estimator_compat.host import summaries

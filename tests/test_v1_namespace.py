@@ -18,8 +18,8 @@ from tensorflow.python.framework import tensor_shape
 import tpu_estimator_compat
 import tpu_estimator_compat.v1 as v1
 from tpu_estimator_compat.engine import cluster_resolver
-from tpu_estimator_compat.tf1 import shapes as _shapes
-from tpu_estimator_compat.tf1.shapes import tf1_shapes
+from tpu_estimator_compat.tf1_behaviour import shapes as _shapes
+from tpu_estimator_compat.tf1_behaviour.shapes import tf1_shapes
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(tpu_estimator_compat.__file__)))
 
@@ -48,10 +48,10 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
         "                  'tf_keras_dense': tensorflow.keras.layers.Dense.__module__}))\n"))
     # log: TensorFlow's handler prints each line once (also before any estimator exists)
     assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.log",
-                               "tpu_estimator_compat.tf1",
-                               "tpu_estimator_compat.tf1.process_patches",
-                               "tpu_estimator_compat.tf1.shapes",
-                               "tpu_estimator_compat.tf1.variables",
+                               "tpu_estimator_compat.tf1_behaviour",
+                               "tpu_estimator_compat.tf1_behaviour.process_patches",
+                               "tpu_estimator_compat.tf1_behaviour.shapes",
+                               "tpu_estimator_compat.tf1_behaviour.variables",
                                "tpu_estimator_compat.tf_internals",
                                "tpu_estimator_compat.tf_internals._symbols",
                                "tpu_estimator_compat.tf_internals.tensors",
@@ -188,9 +188,9 @@ def _expected(spec):
     ("estimator.export.ClassificationOutput",
      "tpu_estimator_compat.api.export_outputs:ClassificationOutput"),
     ("contrib.summary.create_file_writer",
-     "tpu_estimator_compat.legacy_api.contrib_summary:create_file_writer"),
+     "tpu_estimator_compat.rebuilt_apis.contrib_summary:create_file_writer"),
     ("contrib.summary.always_record_summaries",
-     "tpu_estimator_compat.legacy_api.contrib_summary:always_record_summaries"),
+     "tpu_estimator_compat.rebuilt_apis.contrib_summary:always_record_summaries"),
     ("contrib.framework.get_or_create_global_step",
      "tensorflow:compat.v1.train.get_or_create_global_step"),
     ("contrib.training.checkpoints_iterator", "tensorflow:compat.v1.train.checkpoints_iterator"),

@@ -15,7 +15,7 @@ import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
-from tpu_estimator_compat.legacy_api.hparam import HParams
+from tpu_estimator_compat.rebuilt_apis.hparam import HParams
 
 
 def _exec(statement):
@@ -287,7 +287,7 @@ def test_contrib_layers_take_arg_scope_and_fall_back_to_tf_slim():
         assert [v.op.name for v in v1.global_variables()] == ["fully_connected/weights"]
         assert out.op.type == "MatMul"  # no bias, no activation: the scope's defaults applied
     assert layers.softmax is tf_slim.layers.softmax
-    assert layers.fully_connected.__module__ == "tpu_estimator_compat.legacy_api.contrib_layers"
+    assert layers.fully_connected.__module__ == "tpu_estimator_compat.rebuilt_apis.contrib_layers"
 
 
 # HParams ------------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from tpu_estimator_compat.config import model_dir as model_dir_lib
 from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
-from tpu_estimator_compat.tf1 import eager_calls
-from tpu_estimator_compat.tf1 import process_patches
+from tpu_estimator_compat.tf1_behaviour import eager_calls
+from tpu_estimator_compat.tf1_behaviour import process_patches
 from tpu_estimator_compat.engine import model_engine as engine_lib
 from tpu_estimator_compat.host import evaluation
 from tpu_estimator_compat.export import saved_model as export_lib

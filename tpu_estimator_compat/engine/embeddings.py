@@ -27,7 +27,7 @@ import tensorflow as tf
 from tpu_estimator_compat.api import embedding_spec as spec_lib
 from tpu_estimator_compat.engine import embedding_optimizers
 from tpu_estimator_compat.tf_internals import tpu as tf_tpu
-from tpu_estimator_compat.tf1 import patches as legacy_patches
+from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 
 _v1 = tf.compat.v1
 

@@ -28,8 +28,8 @@ from tpu_estimator_compat.engine import input_checks
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import padding
-from tpu_estimator_compat.tf1 import iterators
-from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.tf1_behaviour import iterators
+from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.api import tpu_context
 from tpu_estimator_compat.engine.batching import Distribution
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig

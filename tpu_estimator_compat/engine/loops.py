@@ -15,7 +15,7 @@ values from the last step (inference: the last step where replica 0 had real exa
 """
 import tensorflow as tf
 
-from tpu_estimator_compat.tf1 import patches as legacy_patches
+from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 from tpu_estimator_compat.engine import runtime as runtime_lib
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine.step_outputs import BatchOutputs
@@ -35,7 +35,7 @@ def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept
 
     `before_replicas(element)` (if given) is called before the replicas' calls and
     `after_replicas()` after them, in cross-replica context;
-    `init_from_checkpoint_calls` and `kept_alive` are `legacy_patches.patched_legacy_api`'s.
+    `init_from_checkpoint_calls` and `kept_alive` are `legacy_patches.patched_rebuilt_apis`'s.
     Without `tpu_semantics`, a scalar `eval_metrics` tensor of a single replica reaches the
     host as one row (TF1's CPU path called metric_fn on it directly).
     """
@@ -46,7 +46,7 @@ def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept
 
     def step(element):
         store.prepare_graph()
-        with legacy_patches.patched_legacy_api(init_from_checkpoint_calls, kept_alive):
+        with legacy_patches.patched_rebuilt_apis(init_from_checkpoint_calls, kept_alive):
             if before_replicas is not None:
                 before_replicas(element)
             per_replica = strategy.run(replica_step, args=(element,))

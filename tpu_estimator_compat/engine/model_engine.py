@@ -41,7 +41,7 @@ import functools
 import tensorflow as tf
 
 from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.tf1 import patches as legacy_patches
+from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement

@@ -18,7 +18,7 @@ from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import model_parallelism
 from tpu_estimator_compat.engine import padding
 from tpu_estimator_compat.api import spec as spec_lib
-from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.api import tpu_context
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.engine.step_outputs import ReplicaOutputs

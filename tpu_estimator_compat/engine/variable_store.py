@@ -16,8 +16,8 @@ import threading
 import tensorflow as tf
 
 from tpu_estimator_compat.engine import step_graph
-from tpu_estimator_compat.tf1.variables import GLOBAL_STEP_NAME
-from tpu_estimator_compat.tf1.variables import tf1_name
+from tpu_estimator_compat.tf1_behaviour.variables import GLOBAL_STEP_NAME
+from tpu_estimator_compat.tf1_behaviour.variables import tf1_name
 
 _v1 = tf.compat.v1
 

@@ -21,8 +21,8 @@ import dataclasses
 import tensorflow as tf
 
 from tpu_estimator_compat.api.spec import ModeKeys
-from tpu_estimator_compat.tf1.variables import GLOBAL_STEP_NAME
-from tpu_estimator_compat.tf1.variables import tf1_name
+from tpu_estimator_compat.tf1_behaviour.variables import GLOBAL_STEP_NAME
+from tpu_estimator_compat.tf1_behaviour.variables import tf1_name
 from tpu_estimator_compat.tf_internals import training as tf_training
 
 _v1 = tf.compat.v1

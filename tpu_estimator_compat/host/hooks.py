@@ -46,9 +46,9 @@ import tensorflow as tf
 
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat import log as logging
-from tpu_estimator_compat.tf1 import patches as legacy_patches
-from tpu_estimator_compat.tf1 import shapes as tf1_shapes
-from tpu_estimator_compat.tf1 import variables as tf1_variables
+from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
+from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
+from tpu_estimator_compat.tf1_behaviour import variables as tf1_variables
 from tpu_estimator_compat.host import hook_fetches
 from tpu_estimator_compat.api.spec import validate_hooks  # noqa: F401  (part of this module's API)
 

@@ -17,7 +17,7 @@ import tensorflow as tf
 from absl import logging
 
 from tpu_estimator_compat.api import spec as spec_lib
-from tpu_estimator_compat.legacy_api import contrib_summary
+from tpu_estimator_compat.rebuilt_apis import contrib_summary
 
 _SCALAR_MESSAGE = ("All tensors outfed from TPU should preserve batch size dimension, but got "
                    "scalar ")

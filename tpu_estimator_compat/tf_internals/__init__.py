@@ -20,7 +20,7 @@ installed TensorFlow, naming any that does not.
     keras_and_slim  tf_keras's seed generators, tf-slim's repairs
 
 The process-wide patches built on them are installed by one explicit call,
-`tpu_estimator_compat.tf1.process_patches.install()` (TPUEstimator / Estimator and the v1
+`tpu_estimator_compat.tf1_behaviour.process_patches.install()` (TPUEstimator / Estimator and the v1
 namespace call it); the others are context managers active while the estimator runs the
 user's code.
 """

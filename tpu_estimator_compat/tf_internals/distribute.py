@@ -17,13 +17,13 @@ SYMBOLS = uses(
            "this process's replica index when several workers train (first local replica)"),
     Symbol("tensorflow.python.distribute.distribute_lib", "ReplicaContext.merge_call",
            "`with tf.control_dependencies(update_ops): minimize()` under a strategy "
-           "(tf1/patches.py replaces it while model_fn runs)"),
+           "(tf1_behaviour/patches.py replaces it while model_fn runs)"),
     Symbol("tensorflow.python.distribute.tpu_strategy", "TPUExtended._device_assignment",
            "model parallelism on a TPUStrategy the user built (its device assignment)",
            per_instance=True),
     Symbol("tensorflow.compiler.tf2xla.python.xla", "replica_id",
            "`xla.replica_id()` of TF1 TPU code is the replica's index in its sync group "
-           "(tf1/patches.py replaces it while model_fn runs)"),
+           "(tf1_behaviour/patches.py replaces it while model_fn runs)"),
     Symbol("tensorflow.python.distribute.distribute_utils", "regroup",
            "TPU embedding activations handed back per replica as one distributed value"),
     Symbol("tensorflow.python.util.nest", "flatten_up_to",

@@ -13,7 +13,7 @@ _FRAMEWORK = "tensorflow.python.framework"
 SYMBOLS = uses(
     Symbol("tensorflow.python.eager.context", "eager_mode",
            "train/evaluate/predict/export and TPU system calls run eagerly in programs that "
-           "disabled eager execution (tf1/eager_calls.py, TF1 TPU system calls)"),
+           "disabled eager execution (tf1_behaviour/eager_calls.py, TF1 TPU system calls)"),
     Symbol("tensorflow.python.eager.context", "global_seed",
            "input_fn and model_fn take RunConfig.tf_random_seed as their graph seed, and the "
            "caller's global seed is restored afterwards (engine/inputs.py, model_engine.py)"),
@@ -42,7 +42,7 @@ SYMBOLS = uses(
            "each replica's copied ops stay on the replica's device"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._control_dependencies_stack",
            "`with tf.control_dependencies(update_ops): minimize()` holds under a strategy "
-           "(tf1/patches.py)"),
+           "(tf1_behaviour/patches.py)"),
     Symbol(f"{_FRAMEWORK}.ops", "Operation._is_stateful",
            "a TF1 read without a dependency on an update sees the step's start value"),
     Symbol(f"{_FRAMEWORK}.auto_control_deps_utils", "RESOURCE_READ_OPS",

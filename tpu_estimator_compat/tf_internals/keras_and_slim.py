@@ -19,7 +19,7 @@ SYMBOLS = uses(
     Symbol("tf_keras.src.legacy_tf_layers.normalization", "",
            "tf.contrib.slim's batch_norm builds its layer (repaired by repair_tf_slim)"),
     Symbol("tf_keras.src.layers.rnn.legacy_cells", "RNNCell",
-           "tf.contrib.rnn's LayerNormBasicLSTMCell is a TF1 RNNCell (legacy_api/contrib_rnn.py)"),
+           "tf.contrib.rnn's LayerNormBasicLSTMCell is a TF1 RNNCell (rebuilt_apis/contrib_rnn.py)"),
     Symbol("tf_keras.src.layers.rnn.legacy_cells", "LSTMStateTuple",
            "tf.contrib.rnn's LayerNormBasicLSTMCell returns TF1 LSTM states"),
     Symbol("tensorflow.python.framework.tensor", "Tensor",

@@ -1,5 +1,5 @@
 """Process-wide switches of TensorFlow's tensors, shapes and variables that decide TF1 or TF2
-behaviour (set by tf1/shapes.py and tf1/variables.py for TF1 code only)."""
+behaviour (set by tf1_behaviour/shapes.py and tf1_behaviour/variables.py for TF1 code only)."""
 from tensorflow.python.distribute import distribute_utils
 from tensorflow.python.distribute import values as distribute_values
 from tensorflow.python.framework import ops

@@ -37,7 +37,7 @@ SYMBOLS = uses(
            "tf.contrib.opt's swapping_saver takes partitioned variables"),
     Symbol("tensorflow.python.ops.summary_ops_v2", "_ResourceSummaryWriter",
            "a TF2 summary writer made in model_fn lives as long as the step and its init() "
-           "is an op (tf1/patches.py replaces two methods while model_fn runs)"),
+           "is an op (tf1_behaviour/patches.py replaces two methods while model_fn runs)"),
 )
 
 CheckpointState = checkpoint_state_pb2.CheckpointState

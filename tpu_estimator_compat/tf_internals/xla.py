@@ -1,5 +1,5 @@
 """XLA on the simulated TPU: `outside_compilation`'s entry point and the mark its ops carry,
-functions a graph calls, device names (engine/xla_step.py, tf1/patches.py)."""
+functions a graph calls, device names (engine/xla_step.py, tf1_behaviour/patches.py)."""
 from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.distribute import device_util
 from tensorflow.python.tpu import tpu_replication

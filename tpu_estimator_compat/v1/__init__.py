@@ -30,7 +30,7 @@ Process-global changes made by importing this namespace:
    `with tf.Graph().as_default():`, in the global graph after `disable_eager_execution()`,
    and in functions traced inside such a graph (`tf.data` map functions, `tf.cond` and
    `tf.while_loop` bodies); (b) code run on a thread inside
-   `tpu_estimator_compat.tf1.shapes.tf1_shapes()`, which the engine enters around its calls
+   `tpu_estimator_compat.tf1_behaviour.shapes.tf1_shapes()`, which the engine enters around its calls
    to model_fn, input_fn, metric_fn, host_call and scaffold_fn. Eager code and `tf.function`
    traces of plain TF2 code (Keras 3 included) keep ints and None. Why: TF1 code reads
    `shape[i].value`; the alternative, `tf.compat.v1.disable_v2_tensorshape()`, would hand
@@ -39,7 +39,7 @@ Process-global changes made by importing this namespace:
    the process already chose TF1 shapes, and a later `enable_v2_tensorshape()`,
    `disable_v2_tensorshape()` or `disable_v2_behavior()` call replaces it, as asked.
 3. In the same TF1 code, eagerly created variables and tensors are hashable and
-   `variable.op.name` is the TF1 name (`tf1/variables.py`); TF2 code keeps tensor equality.
+   `variable.op.name` is the TF1 name (`tf1_behaviour/variables.py`); TF2 code keeps tensor equality.
    2 and 3 are `tf1.process_patches.install()`, which TPUEstimator also calls.
 4. TensorFlow's log handler gets `tpu_estimator_compat.log`'s filter, so that under
    `tf.app.run` each `tf.logging` line is printed once (absl's format), also before any
@@ -58,7 +58,7 @@ Every module path of the namespace is importable (`import tpu_estimator_compat.v
 from tpu_estimator_compat import log as _log  # noqa: F401  (item 4 above, on import)
 from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _lazy
-from tpu_estimator_compat.tf1 import process_patches as _process_patches
+from tpu_estimator_compat.tf1_behaviour import process_patches as _process_patches
 
 _process_patches.install()
 _finder.install()

@@ -20,7 +20,7 @@ module (`compat.v1.train`).
 import dataclasses
 
 _PKG = "tpu_estimator_compat"
-_SLIM = f"{_PKG}.legacy_api.tf_slim"
+_SLIM = f"{_PKG}.rebuilt_apis.tf_slim"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,11 +50,11 @@ _TPU_OPTIMIZER = _from("api.optimizers", "CrossShardOptimizer")
 _ESTIMATOR = _from("estimator", "Estimator") | _from("state.warm_start", "WarmStartSettings") | {
     "VocabInfo": "tensorflow:compat.v1.train.VocabInfo",
     "_load_global_step_from_checkpoint_dir":
-        f"{_PKG}.legacy_api.estimator_private:load_global_step_from_checkpoint_dir"}
+        f"{_PKG}.rebuilt_apis.estimator_private:load_global_step_from_checkpoint_dir"}
 _EVALUATION = {"checkpoints_iterator": "tensorflow:compat.v1.train.checkpoints_iterator",
                "wait_for_new_checkpoint":
                    "tensorflow.python.training.checkpoint_utils:wait_for_new_checkpoint"}
-_ASYNC_CHECKPOINT = _from("legacy_api.async_checkpoint", "AsyncCheckpointSaverHook")
+_ASYNC_CHECKPOINT = _from("rebuilt_apis.async_checkpoint", "AsyncCheckpointSaverHook")
 _EXPORT = f"{_PKG}.v1.estimator.export"
 _ARG_SCOPE_ALL = ("arg_scope", "add_arg_scope", "current_arg_scope", "has_arg_scope",
                   "arg_scoped_arguments", "arg_scope_func_key")
@@ -73,7 +73,7 @@ MODULES = {
         fallback="tensorflow.python.framework.ops"),
     "python.ops": Virtual(fallback="tensorflow.python.ops"),
     "python.eager": Virtual(fallback="tensorflow.python.eager"),
-    "python.eager.profiler": f"{_PKG}.legacy_api.eager_profiler",  # TF 1.15's, gone in TF 2
+    "python.eager.profiler": f"{_PKG}.rebuilt_apis.eager_profiler",  # TF 1.15's, gone in TF 2
     "python.ops.array_ops": Virtual(
         {name: f"tensorflow.python.ops.array_ops_stack:{name}" for name in ("stack", "unstack")},
         fallback="tensorflow.python.ops.array_ops"),
@@ -163,10 +163,10 @@ MODULES = {
     "contrib.training.python.training": Virtual(),
     "contrib.training.python.training.evaluation": Virtual(_EVALUATION),
     "contrib.training.python.training.hparam": Virtual(
-        _from("legacy_api.hparam", "HParams")),
+        _from("rebuilt_apis.hparam", "HParams")),
     # tf.contrib.learn.datasets.base (its downloader only)
     "contrib.learn.datasets": Virtual(),
-    "contrib.learn.datasets.base": Virtual(_from("legacy_api.learn_datasets", "maybe_download")),
+    "contrib.learn.datasets.base": Virtual(_from("rebuilt_apis.learn_datasets", "maybe_download")),
     # tensorflow.contrib.slim and contrib.{slim,framework,layers}.python...: tf-slim's modules.
     # (`contrib.slim` is made here, not an alias of tf_slim, so that nothing is added to
     # tf_slim when `contrib.slim.python` is imported: no entry may lie below an alias.)

@@ -4,7 +4,7 @@
 (LARS, LazyAdam, moving averages, decoupled weight decay), `rnn` (core cells and functions),
 `learn` (its downloader only), `stateless`, `summary`,
 `training` and `framework` are provided by this package (with tf-slim's help for the last three); `slim` and `metrics` are tf-slim's
-(`legacy_api/tf_slim.py`). Other contrib modules are not provided; for some, the error names what to use
+(`rebuilt_apis/tf_slim.py`). Other contrib modules are not provided; for some, the error names what to use
 instead (`REPLACEMENTS`).
 """
 from tpu_estimator_compat.v1 import _lazy
@@ -34,6 +34,6 @@ _lazy.install(
     globals(),
     names={**{name: f"{__name__}.{name}" for name in _OWN},
            "slim": f"{__name__}.slim",  # tf_slim's names (`_paths`)
-           "metrics": "tpu_estimator_compat.legacy_api.tf_slim:slim_metrics"},
+           "metrics": "tpu_estimator_compat.rebuilt_apis.tf_slim:slim_metrics"},
     missing_hint=_missing_hint,
 )

@@ -3,7 +3,7 @@ and the variable helpers (`assign_from_checkpoint_fn`, `get_variables_to_restore
 `get_model_variables`...) from tf-slim, where contrib's framework code lives on."""
 from tpu_estimator_compat.v1 import _lazy
 
-_SLIM = "tpu_estimator_compat.legacy_api.tf_slim"
+_SLIM = "tpu_estimator_compat.rebuilt_apis.tf_slim"
 _ARG_SCOPE = ("arg_scope", "add_arg_scope", "arg_scoped_arguments", "current_arg_scope",
               "has_arg_scope")
 

@@ -1,4 +1,4 @@
-"""`tf.contrib.learn`: only `datasets.base.maybe_download` (`legacy_api/learn_datasets.py`), which data
+"""`tf.contrib.learn`: only `datasets.base.maybe_download` (`rebuilt_apis/learn_datasets.py`), which data
 preparation scripts still call; the rest of contrib.learn (its Estimator, Experiment,
 RunConfig) was superseded by tf.estimator in TF 1.x itself and is not provided."""
 from tpu_estimator_compat.v1 import _lazy

@@ -1,12 +1,12 @@
 """`tf.contrib.opt`: TF 1.x's LARS, LazyAdam and moving-average optimizers
-(`legacy_api/contrib_opt.py`) and its decoupled weight decay for v1 optimizers
-(`legacy_api/weight_decay.py`); contrib's other optimizers are not provided."""
+(`rebuilt_apis/contrib_opt.py`) and its decoupled weight decay for v1 optimizers
+(`rebuilt_apis/weight_decay.py`); contrib's other optimizers are not provided."""
 from tpu_estimator_compat.v1 import _lazy
 
 _WEIGHT_DECAY = ("AdamWOptimizer", "MomentumWOptimizer", "extend_with_decoupled_weight_decay",
                  "DecoupledWeightDecayExtension")
 _OPTIMIZERS = ("LARSOptimizer", "LazyAdamOptimizer", "MovingAverageOptimizer")
-_PKG = "tpu_estimator_compat.legacy_api"
+_PKG = "tpu_estimator_compat.rebuilt_apis"
 
 _lazy.install(
     globals(),

@@ -1,6 +1,6 @@
 """`tf.contrib.rnn`: TF 1.x's core RNN cells (tf_keras' legacy `tf.nn.rnn_cell`, which keeps TF1
 variable names such as `rnn/lstm_cell/kernel`), TensorFlow's static RNN functions, and
-`stack_bidirectional_(dynamic_)rnn` and `LayerNormBasicLSTMCell` (`legacy_api/contrib_rnn.py`).
+`stack_bidirectional_(dynamic_)rnn` and `LayerNormBasicLSTMCell` (`rebuilt_apis/contrib_rnn.py`).
 contrib's other cells (`LSTMBlockCell`, `AttentionCellWrapper`...) are not provided."""
 from tpu_estimator_compat.v1 import _lazy
 
@@ -18,7 +18,7 @@ _lazy.install(
         **{name: f"tensorflow:compat.v1.nn.{name}" for name in _FUNCTIONS},
         "transpose_batch_time": "tensorflow.python.ops.rnn:_transpose_batch_time",
         "best_effort_input_batch_size": "tensorflow.python.ops.rnn:_best_effort_input_batch_size",
-        **{name: f"tpu_estimator_compat.legacy_api.contrib_rnn:{name}" for name in _OWN},
+        **{name: f"tpu_estimator_compat.rebuilt_apis.contrib_rnn:{name}" for name in _OWN},
     },
     missing_hint=(". tpu_estimator_compat provides tf.contrib.rnn's core cells "
                   f"({', '.join(CELLS)}, LayerRNNCell), {', '.join(_FUNCTIONS + _OWN)}; "

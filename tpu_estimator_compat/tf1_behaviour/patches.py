@@ -36,7 +36,7 @@ import dataclasses
 import tensorflow as tf
 
 from tpu_estimator_compat.api import optimizers
-from tpu_estimator_compat.tf1 import variables as tf1_variables
+from tpu_estimator_compat.tf1_behaviour import variables as tf1_variables
 from tpu_estimator_compat.tf_internals import distribute
 from tpu_estimator_compat.tf_internals import graphs
 from tpu_estimator_compat.tf_internals import training
@@ -54,7 +54,7 @@ class InitFromCheckpointCall:
 
 
 @contextlib.contextmanager
-def patched_legacy_api(recorded_calls, kept_alive):
+def patched_rebuilt_apis(recorded_calls, kept_alive):
     """Within the block, `init_from_checkpoint` calls append to `recorded_calls`, and
     objects that must live as long as the traced step (summary writers) to `kept_alive`."""
     def init_from_checkpoint(ckpt_dir_or_file, assignment_map):

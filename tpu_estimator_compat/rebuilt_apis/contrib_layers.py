@@ -10,12 +10,12 @@ Every other name of contrib's layers (`softmax`, `max_pool2d`, `separable_conv2d
 """
 import tensorflow as tf
 
-from tpu_estimator_compat.legacy_api import model_variables as _variables
-from tpu_estimator_compat.legacy_api.batch_norm import batch_norm
-from tpu_estimator_compat.legacy_api.tf_slim import tf_slim as _tf_slim
-from tpu_estimator_compat.legacy_api.initializers import (
+from tpu_estimator_compat.rebuilt_apis import model_variables as _variables
+from tpu_estimator_compat.rebuilt_apis.batch_norm import batch_norm
+from tpu_estimator_compat.rebuilt_apis.tf_slim import tf_slim as _tf_slim
+from tpu_estimator_compat.rebuilt_apis.initializers import (
     variance_scaling_initializer, xavier_initializer, xavier_initializer_conv2d)
-from tpu_estimator_compat.legacy_api.regularizers import l1_regularizer, l2_regularizer
+from tpu_estimator_compat.rebuilt_apis.regularizers import l1_regularizer, l2_regularizer
 
 __all__ = [
     "batch_norm", "conv2d", "convolution2d", "dropout", "flatten", "fully_connected",

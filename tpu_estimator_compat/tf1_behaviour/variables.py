@@ -17,7 +17,7 @@ import re
 
 import tensorflow as tf
 
-from tpu_estimator_compat.tf1 import shapes as tf1_shapes
+from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.tf_internals import tensors
 
 GLOBAL_STEP_NAME = "global_step"  # TF1's name of the global step variable

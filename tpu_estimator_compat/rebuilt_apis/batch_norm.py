@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat.tf_internals import training as tf_training
 
-from tpu_estimator_compat.legacy_api import model_variables as _variables
+from tpu_estimator_compat.rebuilt_apis import model_variables as _variables
 
 _v1 = tf.compat.v1
 _smart_cond = tf.__internal__.smart_cond.smart_cond
