@@ -3,7 +3,7 @@
     python tests/real_programs/run.py SNAPSHOTS [--only NAME,...] [--modes MODE,...]
 
 SNAPSHOTS holds one directory per repository snapshot (`owner+name`, e.g. `google-research+bert`)
-with the repository's files at the commit listed in `recipes.py`. Each program runs in a fresh
+with the repository's files at the commit listed in `recipes/`. Each program runs in a fresh
 copy, on tiny data generated for it, in up to four modes:
 
   rewrite-cpu   imports rewritten `tensorflow` -> `tpu_estimator_compat.v1`, use_tpu=False;

@@ -1,55 +1,13 @@
-"""One recipe per real program: where it lives, its tiny data, and its tiny flags.
-
-A recipe's `prepare(work, use_tpu)` writes the program's inputs under `work` (a fresh
-directory) and returns `(argv, expected)`: the program's arguments, and the files whose
-existence shows it finished its job (checkpoints, results). Programs are run from a copy of
-`<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and `pythonpath`
-are relative to `work/src`. `tf1_libraries` names the installed TF1-era libraries a program
-imports that import TF1 names themselves (see `run.py`: with rewritten imports such a program
-runs through the runner, which serves those libraries the v1 namespace).
-"""
-import dataclasses
+"""Language models: BERT-style fine-tuning and pre-training, GPT-2-style LMs."""
 import os
-from typing import Callable, Sequence
 
-import numpy as np
-
-from tiny_data import (bert_config, masked_lm_examples, mnist_records, sentence,
-                       tfds_cifar10, write_json, write_tfrecord, write_vocab)
+from tiny_data import (bert_config, masked_lm_examples, sentence, write_json, write_tfrecord,
+                       write_vocab)
+from recipes.program import Program, ckpt, seeded_rng, tpu_flag
 
 
-@dataclasses.dataclass
-class Program:
-    name: str
-    repo: str
-    commit: str
-    snapshot: str  # directory name under the snapshots root
-    script: str
-    exercises: str
-    prepare: Callable
-    copy_from: str = "."
-    copy_to: str = "."
-    pythonpath: Sequence[str] = (".",)
-    check_paths: Sequence[str] = (".",)  # what `check` reads, relative to work/src
-    has_use_tpu: bool = True
-    tf1_libraries: Sequence[str] = ()
-
-
-def _rng():
-    return np.random.RandomState(0)
-
-
-def _ckpt(model_dir, step):
-    return os.path.join(model_dir, "model.ckpt-%d.index" % step)
-
-
-def _tpu_flag(use_tpu):
-    return ["--use_tpu=%s" % use_tpu]
-
-
-# ------------------------------------------------------------------------------------------
 def bert_classifier(work, use_tpu):
-    rng = _rng()
+    rng = seeded_rng()
     data, out = os.path.join(work, "glue"), os.path.join(work, "out")
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
@@ -65,23 +23,23 @@ def bert_classifier(work, use_tpu):
             "--bert_config_file=" + os.path.join(work, "bert_config.json"),
             "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
             "--learning_rate=2e-5", "--num_train_epochs=1", "--output_dir=" + out,
-            "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(out, 2), os.path.join(out, "eval_results.txt")]
+            "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
+    return argv, [ckpt(out, 2), os.path.join(out, "eval_results.txt")]
 
 
 def bert_pretraining(work, use_tpu):
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
     records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
-                             masked_lm_examples(_rng(), 32, 16, 3, vocab))
+                             masked_lm_examples(seeded_rng(), 32, 16, 3, vocab))
     out = os.path.join(work, "out")
     argv = ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
             "--do_eval=true", "--bert_config_file=" + os.path.join(work, "bert_config.json"),
             "--train_batch_size=8", "--eval_batch_size=8", "--max_seq_length=16",
             "--max_predictions_per_seq=3", "--num_train_steps=3", "--num_warmup_steps=1",
             "--learning_rate=1e-4", "--iterations_per_loop=2", "--max_eval_steps=2",
-            "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(out, 3), os.path.join(out, "eval_results.txt")]
+            "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
+    return argv, [ckpt(out, 3), os.path.join(out, "eval_results.txt")]
 
 
 def albert_pretraining(work, use_tpu):
@@ -90,22 +48,22 @@ def albert_pretraining(work, use_tpu):
                          down_scale_factor=1)
     write_json(os.path.join(work, "albert_config.json"), config)
     records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
-                             masked_lm_examples(_rng(), 32, 16, 3, vocab))
+                             masked_lm_examples(seeded_rng(), 32, 16, 3, vocab))
     out = os.path.join(work, "out")
     argv = ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
             "--do_eval=true", "--albert_config_file=" + os.path.join(work, "albert_config.json"),
             "--train_batch_size=8", "--eval_batch_size=8", "--max_seq_length=16",
             "--max_predictions_per_seq=3", "--num_train_steps=3", "--num_warmup_steps=1",
             "--learning_rate=1e-4", "--iterations_per_loop=2", "--max_eval_steps=2",
-            "--save_checkpoints_steps=1000", "--optimizer=lamb"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(out, 3), os.path.join(out, "eval_results.txt")]
+            "--save_checkpoints_steps=1000", "--optimizer=lamb"] + tpu_flag(use_tpu)
+    return argv, [ckpt(out, 3), os.path.join(out, "eval_results.txt")]
 
 
 def electra_pretraining(work, use_tpu):
     import json
 
     vocab = write_vocab(os.path.join(work, "data", "vocab.txt"))
-    examples = masked_lm_examples(_rng(), 32, 16, 3, vocab)
+    examples = masked_lm_examples(seeded_rng(), 32, 16, 3, vocab)
     write_tfrecord(os.path.join(work, "data", "pretrain_tfrecords", "pretrain_data.tfrecord-0"),
                    [{k: e[k] for k in ("input_ids", "input_mask", "segment_ids")}
                     for e in examples])
@@ -120,34 +78,11 @@ def electra_pretraining(work, use_tpu):
     argv = ["--data-dir", os.path.join(work, "data"), "--model-name", "tiny",
             "--hparams", json.dumps(hparams)]
     model_dir = os.path.join(work, "data", "models", "tiny")
-    return argv, [_ckpt(model_dir, 3)]
-
-
-def mnist_tpu(work, use_tpu):
-    rng = _rng()
-    data, model_dir = os.path.join(work, "mnist"), os.path.join(work, "model")
-    for split, count in (("train", 64), ("validation", 32), ("test", 16)):
-        write_tfrecord(os.path.join(data, split + ".tfrecords"), mnist_records(rng, count))
-    argv = ["--data_dir=" + data, "--model_dir=" + model_dir, "--batch_size=16",
-            "--train_steps=4", "--eval_steps=2", "--iterations=2", "--num_shards=8",
-            "--enable_predict=true"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(model_dir, 4)]
-
-
-def resnet_main(work, use_tpu):
-    model_dir = os.path.join(work, "model")
-    argv = ["--data_dir=", "--model_dir=" + model_dir, "--resnet_depth=18",
-            "--image_size=32", "--train_batch_size=8", "--eval_batch_size=8",
-            "--train_steps=2", "--iterations_per_loop=1", "--num_train_images=16",
-            "--num_eval_images=8", "--num_label_classes=10", "--mode=train_and_eval",
-            "--steps_per_eval=2", "--precision=float32", "--transpose_input=false",
-            "--num_parallel_calls=1", "--num_cores=%d" % (8 if use_tpu else 1),
-            "--use_cache=false"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(model_dir, 2)]
+    return argv, [ckpt(model_dir, 3)]
 
 
 def grover_lm(work, use_tpu):
-    rng = _rng()
+    rng = seeded_rng()
     vocab, seq = 64, 16
     write_json(os.path.join(work, "grover.json"), {
         "vocab_size": vocab, "hidden_size": 16, "attention_probs_dropout_prob": 0.1,
@@ -161,12 +96,12 @@ def grover_lm(work, use_tpu):
     argv = ["--config_file=" + os.path.join(work, "grover.json"), "--input_file=" + records,
             "--output_dir=" + out, "--max_seq_length=%d" % seq, "--train_batch_size=8",
             "--learning_rate=1e-4", "--num_train_steps=3", "--num_warmup_steps=1",
-            "--iterations_per_loop=2", "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(out, 3)]
+            "--iterations_per_loop=2", "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
+    return argv, [ckpt(out, 3)]
 
 
 def gpt2_connorjl(work, use_tpu):
-    rng = _rng()
+    rng = seeded_rng()
     data = os.path.join(work, "owt")
     for number in range(93):  # the file numbers inputs.openwebtext lists
         write_tfrecord(os.path.join(data, "openwebtext-newspaper_%d.tfrecords" % number),
@@ -187,49 +122,11 @@ def gpt2_connorjl(work, use_tpu):
     write_json(os.path.join(work, "tiny.json"), params)
     # Relative: main.py logs to logs/<--model>.log.
     argv = ["--model", "tiny.json"] + (["--tpu", "simulated"] if use_tpu else [])
-    return argv, [_ckpt(model_dir, 2)]
-
-
-def uda_image(work, use_tpu):
-    rng = _rng()
-    data, model_dir = os.path.join(work, "cifar10"), os.path.join(work, "model")
-
-    def image():
-        return rng.rand(32 * 32 * 3).astype(np.float32)
-
-    write_tfrecord(os.path.join(data, "train-size_16.tfrecord"),
-                   [{"image": image(), "label": [int(rng.randint(10))]} for _ in range(16)])
-    write_tfrecord(os.path.join(data, "test.tfrecord"),
-                   [{"image": image(), "label": [int(rng.randint(10))]} for _ in range(16)])
-    write_tfrecord(os.path.join(data, "unsup-0.tfrecord"),
-                   [{"ori_image": image(), "aug_image": image()} for _ in range(16)])
-    # wrn_size 16, not less: narrower, its 1x1 stride-2 shortcut convolutions have fewer than
-    # 16 input channels, whose filter gradient oneDNN computes past a buffer's end (a native
-    # crash in plain TensorFlow: onednn_1x1_crash.py).
-    argv = ["--do_train=true", "--do_eval=true", "--task_name=cifar10", "--sup_size=16",
-            "--aug_copy=1", "--unsup_ratio=1", "--train_batch_size=8", "--eval_batch_size=8",
-            "--data_dir=" + data, "--model_dir=" + model_dir, "--train_steps=2",
-            "--iterations=1", "--save_steps=2", "--wrn_size=16", "--uda_confidence_thresh=0.8",
-            "--uda_softmax_temp=0.4", "--tsa=linear_schedule"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(model_dir, 2)]
-
-
-def simclr(work, use_tpu):
-    data, model_dir = os.path.join(work, "tfds"), os.path.join(work, "model")
-    tfds_cifar10(data, _rng())
-    argv = ["--dataset=cifar10", "--data_dir=" + data, "--model_dir=" + model_dir,
-            "--train_mode=pretrain", "--mode=train_then_eval", "--eval_split=test",
-            # eval: 8 examples per replica on 8 cores, for its top-5 contrastive accuracy
-            "--train_batch_size=8", "--eval_batch_size=64", "--train_steps=2",
-            "--checkpoint_steps=2", "--image_size=32", "--resnet_depth=18",
-            "--width_multiplier=1", "--proj_out_dim=8", "--use_blur=false",
-            "--learning_rate=0.1", "--weight_decay=0", "--temperature=0.5"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(model_dir, 2), os.path.join(model_dir, "result.json"),
-                  os.path.join(model_dir, "hub", "2", "tfhub_module.pb")]
+    return argv, [ckpt(model_dir, 2)]
 
 
 def albert_zh_classifier(work, use_tpu):
-    rng = _rng()
+    rng = seeded_rng()
     data, out = os.path.join(work, "lcqmc"), os.path.join(work, "out")
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     config = bert_config(vocab, embedding_size=8, ln_type="postln")
@@ -245,25 +142,8 @@ def albert_zh_classifier(work, use_tpu):
             "--bert_config_file=" + os.path.join(work, "albert_config_tiny.json"),
             "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
             "--learning_rate=1e-4", "--num_train_epochs=1", "--output_dir=" + out,
-            "--save_checkpoints_steps=1000"] + _tpu_flag(use_tpu)
-    return argv, [_ckpt(out, 2), os.path.join(data, "eval_results_albert_zh.txt")]
-
-
-def disentanglement_vae(work, use_tpu):
-    out = os.path.join(work, "out")
-    gin = os.path.join(work, "train.gin")
-    with open(gin, "w") as f:
-        f.write("\n".join([
-            'dataset.name = "dummy_data"', "model.batch_size = 8", "model.model = @vae()",
-            "vae.beta = 4.", "vae_optimizer.optimizer_fn = @AdamOptimizer",
-            "model.training_steps = 3", "model.eval_steps = 2", "model.random_seed = 0",
-            "AdamOptimizer.learning_rate = 0.001", "encoder.num_latent = 4",
-            "encoder.encoder_fn = @conv_encoder", "decoder.decoder_fn = @deconv_decoder",
-            "reconstruction_loss.loss_fn = @bernoulli_loss", ""]))
-    argv = ["--model_dir=" + out, "--gin_config=" + gin]
-    return argv, [_ckpt(os.path.join(out, "tf_checkpoint"), 3),
-                  os.path.join(out, "tfhub", "saved_model.pb"),
-                  os.path.join(out, "results", "json", "train_results.json")]
+            "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
+    return argv, [ckpt(out, 2), os.path.join(data, "eval_results_albert_zh.txt")]
 
 
 PROGRAMS = [
@@ -284,16 +164,6 @@ PROGRAMS = [
             "8a46635f32083ada044d7e9ad09604742600ee7b", "google-research+electra",
             "run_pretraining.py", "ELECTRA generator/discriminator pre-training, "
             "sampling, argparse + JSON hparams", electra_pretraining),
-    Program("mnist_tpu", "tensorflow/tpu", "7dc921f846c9e4071f3884b768a7ddf521272a49",
-            "tensorflow+tpu", "mnist_tpu.py", "Cloud TPU MNIST: train, evaluate, predict, "
-            "tf.compat.v1 + tf_estimator imports", mnist_tpu,
-            copy_from="models/official/mnist"),
-    Program("resnet_main", "tensorflow/tpu", "7dc921f846c9e4071f3884b768a7ddf521272a49",
-            "tensorflow+tpu", "models/official/resnet/resnet_main.py",
-            "ResNet-18 on null input, train_and_eval, host_call summaries, batch norm, "
-            "tf2 summary in host_call", resnet_main, copy_from="models", copy_to="models",
-            pythonpath=("models",), check_paths=("models/official/resnet", "models/common",
-                                                 "models/hyperparameters")),
     Program("grover_lm", "rowanz/grover", "f59a206a8722357c351eae9e937b9f7a53bfda61",
             "rowanz+grover", "lm/train.py", "GPT-2-style LM (Grover) pre-training, Adafactor-"
             "style custom optimizer, tf.contrib.tpu", grover_lm),
@@ -301,28 +171,9 @@ PROGRAMS = [
             "ConnorJL+GPT2", "main.py", "GPT-2 LM training loop (train/evaluate/"
             "get_variable_value), plain Estimator on CPU, TPUEstimator with --tpu",
             gpt2_connorjl, has_use_tpu=True),
-    Program("uda_image", "google-research/uda", "960684e363251772a5938451d4d2bc0f1da9e24b",
-            "google-research+uda", "main.py", "UDA semi-supervised WRN on CIFAR-format "
-            "records: EMA (moving averages), two inputs per step, TSA", uda_image,
-            copy_from="image"),
-    Program("simclr", "google-research/simclr", "383d4143fd8cf7879ae10f1046a9baeb753ff438",
-            "google-research+simclr", "run.py", "SimCLR contrastive pre-training (TF1 code) on "
-            "a TFDS builder, LARS, cross-replica batch norm, train_then_eval + hub export",
-            simclr, check_paths=("data.py", "data_util.py", "lars_optimizer.py", "model.py",
-                                 "model_util.py", "objective.py", "resnet.py", "run.py"),
-            tf1_libraries=("tensorflow_hub",)),
     Program("albert_zh_classifier", "brightmart/albert_zh",
             "52149e82faf3eddd02f31dc2942a4d06bc78c247", "brightmart+albert_zh",
             "run_classifier.py", "albert_zh sentence-pair fine-tuning (LCQMC format), "
             "factorized embeddings, `import tensorflow as tf` 1.x style",
             albert_zh_classifier),
-    Program("disentanglement_vae", "google-research/disentanglement_lib",
-            "86a644d4ed35c771560dc3360756363d35477357", "google-research+disentanglement_lib",
-            "bin/dlib_train", "beta-VAE (conv encoder/decoder) configured with gin, TF-Hub "
-            "module export from the checkpoint, evaluate; use_tpu=False in the program",
-            disentanglement_vae, has_use_tpu=False, tf1_libraries=("gin.tf", "tensorflow_hub")),
 ]
-
-
-def by_name():
-    return {p.name: p for p in PROGRAMS}

@@ -1,0 +1,46 @@
+"""The recipe type and the helpers every recipe shares."""
+import dataclasses
+import os
+from typing import Callable, Sequence
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Program:
+    """One real program: where it lives, what it exercises, and how to run it tiny.
+
+    `prepare(work, use_tpu)` writes the program's inputs under `work` (a fresh directory) and
+    returns `(argv, expected)`: the program's arguments, and the files whose existence shows
+    it finished its job (checkpoints, results). Programs are run from a copy of
+    `<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and
+    `pythonpath` are relative to `work/src`. `tf1_libraries` names the installed TF1-era
+    libraries a program imports that import TF1 names themselves (see `run.py`: with
+    rewritten imports such a program runs through the runner, which serves those libraries
+    the v1 namespace).
+    """
+    name: str
+    repo: str
+    commit: str
+    snapshot: str  # directory name under the snapshots root
+    script: str
+    exercises: str
+    prepare: Callable
+    copy_from: str = "."
+    copy_to: str = "."
+    pythonpath: Sequence[str] = (".",)
+    check_paths: Sequence[str] = (".",)  # what `check` reads, relative to work/src
+    has_use_tpu: bool = True
+    tf1_libraries: Sequence[str] = ()
+
+
+def seeded_rng():
+    return np.random.RandomState(0)
+
+
+def ckpt(model_dir, step):
+    return os.path.join(model_dir, "model.ckpt-%d.index" % step)
+
+
+def tpu_flag(use_tpu):
+    return ["--use_tpu=%s" % use_tpu]
