@@ -273,6 +273,9 @@ report = {"oldlib": oldlib.hooks.tf.__name__, "oldlib_tpu": oldlib.hooks.tpu.__n
 if importlib.util.find_spec("gin"):
     import gin.tf
     report["gin_hook_base"] = gin.tf.GinConfigSaverHook.__mro__[1].__name__
+if importlib.util.find_spec("tensorflow_gan"):  # TF-GAN 2.1: no import on TF 2.21 without it
+    import tensorflow_gan
+    report["tfgan_base"] = tensorflow_gan.estimator.TPUGANEstimator.__mro__[1].__name__
 print("REPORT", report)
 """
 
@@ -290,11 +293,12 @@ def test_v1_for_serves_the_namespace_to_named_libraries_and_gin_tf(tmp_path):
                   env_extra={"pythonpath": [REPO, str(libs)]})
     assert result.returncode == 0, result.stderr[-3000:]
     report = eval(_report(result.stdout))  # a dict literal printed by the program
-    gin = {"gin_hook_base": "SessionRunHook"} if "gin_hook_base" in report else {}
+    installed = {"gin_hook_base": "SessionRunHook", "tfgan_base": "TPUEstimator"}
+    installed = {key: base for key, base in installed.items() if key in report}
     assert report == {"oldlib": "tpu_estimator_compat.v1",
                       "oldlib_tpu": "tpu_estimator_compat.v1.contrib.tpu",
                       "oldlib_hook_base": "SessionRunHook", "plainlib": "tensorflow",
-                      "hub_exporter_base": "Exporter", **gin}
+                      "hub_exporter_base": "Exporter", **installed}
     without = _run([str(tmp_path / "prog.py")], cwd=str(tmp_path),
                    env_extra={"pythonpath": [REPO, str(libs)]})
     assert without.returncode == 1
@@ -314,7 +318,8 @@ def test_tensorflow_hub_before_0_16_is_served_the_v1_namespace(
         tmp_path, monkeypatch, version, served):
     _write_distribution(tmp_path, "tensorflow-hub", version)
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert runner.v1_libraries() == ("gin.tf",) + (("tensorflow_hub",) if served else ())
+    assert runner.v1_libraries() == ("gin.tf", "tensorflow_gan") + (
+        ("tensorflow_hub",) if served else ())
 
 
 def test_a_library_not_installed_is_not_served(monkeypatch):
@@ -326,6 +331,7 @@ def test_v1_for_matches_the_module_and_its_submodules_only():
     redirect = runner.ImportRedirect(v1_for=runner.V1_LIBRARIES + ("oldlib",))
     assert redirect.serves_v1_to("gin.tf") and redirect.serves_v1_to("gin.tf.utils")
     assert redirect.serves_v1_to("oldlib") and redirect.serves_v1_to("oldlib.hooks")
+    assert redirect.serves_v1_to("tensorflow_gan.python.estimator.tpu_gan_estimator")
     assert not redirect.serves_v1_to("gin") and not redirect.serves_v1_to("gin.torch")
     assert not redirect.serves_v1_to("oldlibrary") and not redirect.serves_v1_to("")
 

@@ -15,8 +15,10 @@ module globals, which Python passes to it, say which file imports: program code 
 outside the installed-library directories (site-packages, dist-packages, the standard
 library) and outside this package (and outside any `--keep-tf2` directory). Library modules named by
 `--v1-for MODULE` or in `v1_libraries()` (TF1-era libraries that cannot import on TensorFlow
-2.21: gin-config's `gin.tf`, which subclasses `tf.estimator.SessionRunHook`, and
-tensorflow_hub before 0.16, whose `LatestModuleExporter` subclasses `tf.estimator.Exporter`),
+2.21: gin-config's `gin.tf`, which subclasses `tf.estimator.SessionRunHook`, TF-GAN's
+`tensorflow_gan`, whose hooks and `TPUGANEstimator` subclass `tf.estimator.SessionRunHook` and
+`tf.compat.v1.estimator.tpu.TPUEstimator`, and tensorflow_hub before 0.16, whose
+`LatestModuleExporter` subclasses `tf.estimator.Exporter`),
 and the modules below them, get the v1 namespace too. Everything else (TensorFlow itself, tf_keras,
 tensorflow_hub, numpy...) imports the real TensorFlow 2, whose module stays
 `sys.modules['tensorflow']`.
@@ -40,7 +42,7 @@ _REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
 NAMESPACE = "tpu_estimator_compat.v1"
 _LIBRARY_PARTS = ("site-packages", "dist-packages")
 # Libraries served the v1 namespace by default: they need TF1 names to import at all.
-V1_LIBRARIES = ("gin.tf",)
+V1_LIBRARIES = ("gin.tf", "tensorflow_gan")
 # ...and those that do only before a version: (module, distribution, first TF2-only version).
 _V1_LIBRARIES_BEFORE = (("tensorflow_hub", "tensorflow-hub", (0, 16)),)
 
