@@ -48,6 +48,9 @@ EXCLUDED = {
                               "(LSTMBlockCell, AttentionCellWrapper...)",
     "tensorflow.contrib.data": "contrib.data names TensorFlow dropped from tf.data",
     "tensorflow.contrib.metrics": "tf-slim's metrics lack these few contrib.metrics names",
+    "tensorflow.contrib.distribute": "contrib.distribute's TF1-only strategies and step "
+                                     "functions (CollectiveAllReduceStrategy, TPUStrategy, "
+                                     "Monitor...); TensorFlow 2's strategies replace them",
     "tensorflow.contrib.cluster_resolver": "resolvers of other clusters (Slurm, ...) that "
                                            "TensorFlow 2.21 dropped",
     "tensorflow.python": "TensorFlow's internals, served as TensorFlow 2.21 has them (with the "
