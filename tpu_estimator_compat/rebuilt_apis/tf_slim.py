@@ -1,7 +1,7 @@
 """tf-slim, the maintained home of `tf.contrib.slim`, made to work on TensorFlow 2.21.
 
-tf-slim 1.1 relies on two TensorFlow internals that TensorFlow 2.21 moved; importing this
-module repairs both (`tf_internals.keras_and_slim`), for tf-slim only when possible:
+tf-slim 1.1 relies on TensorFlow internals that TensorFlow 2.21 moved; importing this
+module repairs them (`tf_internals.keras_and_slim`), for tf-slim only when possible:
 
 1. `tensorflow.python.layers.normalization` (which slim's `batch_norm` builds its layer from)
    loads `tf_keras.legacy_tf_layers.normalization`, a path tf_keras no longer has: the module
@@ -10,6 +10,10 @@ module repairs both (`tf_internals.keras_and_slim`), for tf-slim only when possi
 2. `tensorflow.python.framework.ops.Tensor` (now `framework.tensor.Tensor`), read by slim's
    `utils.constant_value` (hence `batch_norm` on rank-2 inputs, `smart_cond`), `optimize_loss`,
    `learning` and `rev_block_lib`: tf-slim's modules get a view of `ops` that has it.
+3. `control_flow_ops.case`, `cond`, `Assert` and `while_loop`, `array_ops.stack` and
+   `unstack`, `ops.IndexedSlices` (now modules of their own), read by slim's
+   `tfexample_decoder` (`Image` handlers), `smart_cond`, streaming AUC and histogram metrics,
+   metric-learning losses and layers: the same, views of those modules that have them.
 """
 import importlib
 

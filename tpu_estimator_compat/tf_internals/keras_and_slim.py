@@ -1,12 +1,20 @@
 """tf_keras's and tf-slim's ties to TensorFlow internals: tf_keras's seed generators, and the
-two internals tf-slim 1.1 reads that TensorFlow 2.21 moved."""
+internals tf-slim 1.1 reads that TensorFlow 2.21 moved."""
 import importlib
 import importlib.util
 import sys
 import types
 
+from tensorflow.python.framework import indexed_slices
 from tensorflow.python.framework import ops
 from tensorflow.python.framework import tensor as tensor_lib
+from tensorflow.python.ops import array_ops
+from tensorflow.python.ops import array_ops_stack
+from tensorflow.python.ops import cond as cond_lib
+from tensorflow.python.ops import control_flow_assert
+from tensorflow.python.ops import control_flow_case
+from tensorflow.python.ops import control_flow_ops
+from tensorflow.python.ops import while_loop as while_loop_lib
 
 from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
 
@@ -25,32 +33,42 @@ SYMBOLS = uses(
     Symbol("tensorflow.python.framework.tensor", "Tensor",
            "tf.contrib.slim's constant_value, optimize_loss, learning read `ops.Tensor` "
            "(repaired by repair_tf_slim)"),
+    Symbol("tensorflow.python.framework.indexed_slices", "IndexedSlices",
+           "slim's optimize_loss and learning read `ops.IndexedSlices`"),
+    Symbol("tensorflow.python.ops.array_ops_stack", "stack",
+           "slim's streaming_concat (dynamic AUC) and layers read `array_ops.stack`"),
+    Symbol("tensorflow.python.ops.array_ops_stack", "unstack",
+           "slim's layers read `array_ops.unstack`"),
+    Symbol("tensorflow.python.ops.control_flow_case", "case",
+           "slim's tfexample_decoder.Image picks its decoder with `control_flow_ops.case`"),
+    Symbol("tensorflow.python.ops.cond", "cond",
+           "slim's decoders, smart_cond and streaming metrics read `control_flow_ops.cond`"),
+    Symbol("tensorflow.python.ops.control_flow_assert", "Assert",
+           "slim's histogram metrics read `control_flow_ops.Assert`"),
+    Symbol("tensorflow.python.ops.while_loop", "while_loop",
+           "slim's metric_learning losses read `control_flow_ops.while_loop`"),
 )
+# What tf-slim reads from TensorFlow modules that TensorFlow 2.21 moved elsewhere.
+_MOVED = {
+    ops: {"Tensor": tensor_lib.Tensor, "IndexedSlices": indexed_slices.IndexedSlices},
+    array_ops: {"stack": array_ops_stack.stack, "unstack": array_ops_stack.unstack},
+    control_flow_ops: {"case": control_flow_case.case, "cond": cond_lib.cond,
+                       "Assert": control_flow_assert.Assert,
+                       "while_loop": while_loop_lib.while_loop},
+}
 
 
-def legacy_rnn_cells():
-    """tf_keras's TF1 RNN cell module (RNNCell, LSTMStateTuple), imported when asked."""
-    return importlib.import_module("tf_keras.src.layers.rnn.legacy_cells")
+class _ModuleWith(types.ModuleType):
+    """A TensorFlow module, plus names TensorFlow 2.21 moved out of it."""
 
-
-def keras_seed_generators():
-    """tf_keras's thread-local seed generators, or None (tf_keras not installed, or changed)."""
-    try:
-        backend = importlib.import_module("tf_keras.src.backend")
-    except ImportError:
-        return None
-    return getattr(backend, "_SEED_GENERATOR", None)
-
-
-class _OpsWithTensor(types.ModuleType):
-    """TensorFlow's `framework.ops`, plus `Tensor`."""
-
-    def __init__(self):
-        super().__init__(ops.__name__, ops.__doc__)
-        self.Tensor = tensor_lib.Tensor  # pylint: disable=invalid-name
+    def __init__(self, module, moved):
+        super().__init__(module.__name__, module.__doc__)
+        self._module = module
+        for name, value in moved.items():
+            setattr(self, name, value)
 
     def __getattr__(self, name):
-        return getattr(ops, name)
+        return getattr(self._module, name)
 
 
 def repair_tf_slim_imports():
@@ -65,13 +83,17 @@ def repair_tf_slim_imports():
 
 
 def repair_tf_slim_modules():
-    """After `import tf_slim` (and its submodules): tf-slim's modules that read
-    `ops.Tensor` (now `framework.tensor.Tensor`) get a view of `ops` that has it."""
-    if hasattr(ops, "Tensor"):
-        return
-    view = _OpsWithTensor()
+    """After `import tf_slim` (and its submodules): tf-slim's modules that read names
+    TensorFlow 2.21 moved (`ops.Tensor`, `ops.IndexedSlices`, `array_ops.stack` / `unstack`,
+    `control_flow_ops.case` / `cond` / `Assert` / `while_loop`) get views of those modules
+    that have them. Idempotent."""
+    views = {}
+    for module, names in _MOVED.items():
+        moved = {name: value for name, value in names.items() if not hasattr(module, name)}
+        if moved:
+            views[module] = _ModuleWith(module, moved)
     for name, module in list(sys.modules.items()):
         if name == "tf_slim" or name.startswith("tf_slim."):
             for attribute, value in list(vars(module).items()):
-                if value is ops:
-                    setattr(module, attribute, view)
+                if isinstance(value, types.ModuleType) and value in views:
+                    setattr(module, attribute, views[value])
