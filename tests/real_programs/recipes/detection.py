@@ -103,12 +103,17 @@ def unet3d(work, use_tpu):
         "train_item_count": 16, "eval_item_count": 8, "train_epochs": 1,
         "train_batch_size": 8, "eval_batch_size": 8, "predict_batch_size": 8,
         "num_steps_per_eval": 2, "init_learning_rate": 0.001})
-    argv = ["--model_dir=" + model_dir, "--config_file=" + config, "--mode=train_and_eval",
+    # Off TPU, train only: the program's CPU evaluation passes `eval_metrics` to
+    # EstimatorSpec, which has no such argument (TypeError in TF 1.x too).
+    mode = "train_and_eval" if use_tpu else "train"
+    argv = ["--model_dir=" + model_dir, "--config_file=" + config, "--mode=" + mode,
             "--training_file_pattern=" + os.path.join(data, "train-*"),
             "--eval_file_pattern=" + os.path.join(data, "eval-*"),
             "--iterations_per_loop=1", "--num_cores=8"] + tpu_flag(use_tpu)
     if use_tpu:  # 4 replicas of 2 cores, volumes split along their first spatial axis
         argv += ["--input_partition_dims=%d" % d for d in (1, 2, 1, 1, 1)]
+    if not use_tpu:
+        return argv, [ckpt(model_dir, 2), os.path.join(model_dir, "params.yaml")]
     # one cycle of num_steps_per_eval steps, then train_steps more, each evaluated
     return argv, [ckpt(model_dir, 4), os.path.join(model_dir, "params.yaml"),
                   os.path.join(model_dir, "eval")]

@@ -48,6 +48,7 @@ PROGRAMS = [
             "MnasNet-small on ImageNet-format JPEG records: train_and_eval, EMA weights for "
             "eval (scaffold Saver) and export, tf2 summaries, SavedModel then TFLite "
             "(float and post-training quantized)", mnasnet, copy_from="models",
-            copy_to="models", pythonpath=("models/official/mnasnet", "models"),
+            copy_to="models",
+            pythonpath=("models/official/mnasnet", "models/official/efficientnet", "models"),
             check_paths=("models/official/mnasnet", "models/hyperparameters")),
 ]
