@@ -12,10 +12,11 @@ PIXELS = np.arange(18, dtype=np.uint8).reshape(2, 3, 3) * 10
 
 
 def _example(image_bytes, image_format):
-    feature = {"image/encoded": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image_bytes])),
-               "image/format": tf.train.Feature(bytes_list=tf.train.BytesList(
-                   value=[image_format]))}
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    def feature(value):
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+
+    features = {"image/encoded": feature(image_bytes), "image/format": feature(image_format)}
+    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
 
 
 def _decode(serialized):

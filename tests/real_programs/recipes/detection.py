@@ -127,7 +127,10 @@ PROGRAMS = [
             "export", retinanet,
             copy_from="models", copy_to="models",
             pythonpath=("models/official/retinanet", "models"),
-            check_paths=("models/official/retinanet", "models/common")),
+            check_paths=tuple("models/official/retinanet/" + f for f in (
+                "retinanet_main.py", "retinanet_model.py", "retinanet_architecture.py",
+                "dataloader.py", "anchors.py", "postprocess.py", "evaluation.py",
+                "coco_metric.py", "object_detection")) + ("models/common",)),
     Program("unet3d", "tensorflow/tpu", TPU_COMMIT, "tensorflow+tpu",
             "models/official/unet3d/unet_main.py", "3D U-Net segmentation (liver CT format), "
             "YAML params, train_and_eval cycles, spatial partitioning (input_partition_dims "
