@@ -44,9 +44,11 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
         compiled.traced.spec)
     if compiled.traced.metric_fn is not None:  # a metric_fn that fails: before any step
-        with host_calls.MetricFnRunner(compiled.traced.metric_fn,
-                                       _step_specs(compiled.traced.spec.eval_metrics[1]),
-                                       scalars=bool(scalars)):
+        replicas = 1 if rows_per_replica_copy else engine.runtime.num_replicas
+        with host_calls.MetricFnRunner(
+                compiled.traced.metric_fn,
+                _step_specs(compiled.traced.spec.eval_metrics[1], replicas),
+                scalars=bool(scalars), static_rows=True):
             pass
     engine.store.reset_local_variables()
     progress = lifecycle_log.EvaluationProgress(steps)
@@ -110,12 +112,15 @@ def _run_loops(compiled, iterator, steps, steps_per_loop, actions, global_step, 
     return runs[0].concatenate(*runs[1:])
 
 
-def _step_specs(tensors):
-    """TensorSpecs of a step's concatenated rows of the replica's `tensors`."""
+def _step_specs(tensors, replicas):
+    """TensorSpecs of a step's rows of the replica's `tensors`, concatenated over `replicas`
+    (first dimension None where the replica's is unknown)."""
     def spec(tensor):
         shape = tf.TensorShape(tensor.shape)
         if shape.rank:
-            shape = tf.TensorShape([None]).concatenate(shape[1:])
+            rows = tf.compat.dimension_value(shape[0])
+            shape = tf.TensorShape([None if rows is None else rows * replicas]).concatenate(
+                shape[1:])
         return tf.TensorSpec(shape, tensor.dtype)
     return tf.nest.map_structure(spec, tensors)
 
@@ -189,11 +194,19 @@ def _metric_fn_results(metric_fn, steps, batches, scalars=None):
                              lambda v: np.asarray(v)[:0])
         with host_calls.MetricFnRunner(metric_fn, empty, scalars=bool(scalars)) as runner:
             return runner.result()
-    with host_calls.MetricFnRunner(metric_fn, steps[0].metrics,
-                                   scalars=bool(scalars)) as runner:
+    with host_calls.MetricFnRunner(metric_fn, steps[0].metrics, scalars=bool(scalars),
+                                   static_rows=_same_rows(steps)) as runner:
         for step in steps:
             runner.update(step.metrics)
         return runner.result()
+
+
+def _same_rows(steps):
+    """Whether every step's metric tensors have the first step's first dimensions: then
+    `metric_fn` sees them static, as TF1 on TPU (full batches); else None."""
+    def rows(step):
+        return [np.shape(v)[:1] for v in tf.nest.flatten(step.metrics)]
+    return all(rows(step) == rows(steps[0]) for step in steps)
 
 
 def _run_host_call(fn, steps, global_step):

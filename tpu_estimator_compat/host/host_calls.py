@@ -33,9 +33,11 @@ class _HostInputs:
         whose dtype and non-batch dimensions the per-step tensors will have.
       scalars: Whether a scalar example is fed as a scalar (TF1's CPU path) instead of
         raising TPU's error.
+      static_rows: Whether the placeholders keep the examples' first dimension (every step
+        has that many rows, as TF1's static concatenated shapes) instead of None.
     """
 
-    def __init__(self, kind, example_tensors, scalars=False):
+    def __init__(self, kind, example_tensors, scalars=False, static_rows=False):
         if isinstance(example_tensors, dict):
             self._keys = sorted(example_tensors)
         elif isinstance(example_tensors, (list, tuple)):
@@ -45,6 +47,7 @@ class _HostInputs:
                             f"{type(example_tensors).__name__}: {example_tensors!r}")
         self._kind = kind
         self._scalars = scalars
+        self._static_rows = static_rows
         self._is_dict = isinstance(example_tensors, dict)
         self._specs = [self._spec(key, example_tensors[key]) for key in self._keys]
         self._np_dtypes = [spec.dtype.as_numpy_dtype for spec in self._specs]
@@ -65,7 +68,7 @@ class _HostInputs:
                 f"{_SCALAR_MESSAGE}{self._kind}[1][{key!r}] ({dtype.name}: {value!r}). "
                 f"Reshape it to shape [1] in model_fn, e.g. tf.reshape(x, [1]); the host "
                 f"then receives one row per replica.")
-        if shape.rank is not None:
+        if shape.rank is not None and not self._static_rows:
             shape = tf.TensorShape([None]).concatenate(shape[1:])
         return tf.TensorSpec(shape, dtype)
 
@@ -126,14 +129,17 @@ class MetricFnRunner:
         batch dimension of any size).
       scalars: Whether scalars are fed to `metric_fn` as scalars, one per step (the
         original with use_tpu=False); else they raise TPU's error.
+      static_rows: Whether `metric_fn`'s inputs keep the examples' first dimension (every
+        step has that many rows): on TPU, TF1's `metric_fn` saw the outfeed's static shapes
+        (`tf.size` folds to a constant of any `out_type`, reshapes infer their -1).
 
     Raises:
       RuntimeError: If an example tensor is a scalar (no batch dimension), unless `scalars`.
       TypeError: If `metric_fn` does not return a dict of `(value, update_op)` pairs.
     """
 
-    def __init__(self, metric_fn, example_tensors, scalars=False):
-        self._inputs = _HostInputs("eval_metrics", example_tensors, scalars)
+    def __init__(self, metric_fn, example_tensors, scalars=False, static_rows=False):
+        self._inputs = _HostInputs("eval_metrics", example_tensors, scalars, static_rows)
         self._graph = tf.Graph()
         with self._graph.as_default():
             metrics = self._inputs.call(metric_fn, self._inputs.build())
