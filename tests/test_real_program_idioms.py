@@ -145,6 +145,36 @@ def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
         estimator.train(constant, steps=1)
 
 
+@pytest.mark.slow  # predicts for several seconds
+def test_one_shot_iterator_features_returned_with_none_labels(tmp_path):
+    """tpuDCGAN's noise_input_fn: `return {'random_noise': it.get_next()}, None`. Expected:
+    the original TPUEstimator (TF 2.15, use_tpu=False) passed labels=None to model_fn and
+    predicted every batch, also when input_fn computed on the element."""
+    rows = np.arange(8, dtype=np.float32).reshape(4, 2)
+
+    def model_fn(features, labels, mode, params):
+        assert labels is None
+        w = v1.get_variable("w", [], initializer=v1.ones_initializer())
+        return tec.TPUEstimatorSpec(mode, predictions={"y": features["x"] * w})
+
+    def element(params):
+        return v1.data.make_one_shot_iterator(
+            tf.data.Dataset.from_tensor_slices(rows).batch(params["batch_size"])).get_next()
+
+    def returned(params):
+        return {"x": element(params)}, None
+
+    def computed(params):
+        return {"x": tf.reshape(element(params), [params["batch_size"], 2]) * 10.0}, None
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, predict_batch_size=2,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    predicted = [p["y"].tolist() for p in estimator.predict(returned)]
+    assert predicted == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]
+    predicted = [p["y"].tolist() for p in estimator.predict(computed)]
+    assert predicted == [[0.0, 10.0], [20.0, 30.0], [40.0, 50.0], [60.0, 70.0]]
+
+
 def _host_batches(input_fn):
     """The batches the engine reads from `input_fn` (train mode, one device)."""
     from tpu_estimator_compat.tf1_behaviour import iterators  # noqa: PLC0415
