@@ -210,3 +210,32 @@ def test_xla_replica_id_in_model_fn_on_eight_replicas(tmp_path, eight_devices):
     estimator.train(features_only_input_fn, max_steps=2)
     assert sorted(seen) == sorted(list(range(8)) * 2)
     assert xla.replica_id is tensorflows_replica_id  # restored after the trace
+
+
+@pytest.mark.slow  # trains and evaluates for several seconds
+def test_evaluation_keeps_the_static_batch_size_of_drop_remainder_batches(tmp_path):
+    """noisystudent's model_fn asserts `image.shape[0] == params['batch_size']`. Expected: the
+    original TPUEstimator (TF 2.15, use_tpu=False) gave model_fn [8, 2] features in train and
+    in evaluate, whose loss over the two full batches of 20 rows was 15.5."""
+    rows = np.arange(40, dtype=np.float32).reshape(20, 2)
+    shapes = []
+
+    def model_fn(features, labels, mode, params):
+        shapes.append((mode, features.shape.as_list()))
+        w = v1.get_variable("w", [], initializer=v1.ones_initializer())
+        loss = tf.reduce_mean(features * w)
+        train_op = v1.train.GradientDescentOptimizer(0.0).minimize(
+            loss, v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(rows).batch(params["batch_size"],
+                                                              drop_remainder=True)
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=8,
+                                 eval_batch_size=8, config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(input_fn, steps=1)
+    results = estimator.evaluate(input_fn)
+    assert {mode for mode, _ in shapes} == {"train", "eval"}
+    assert all(shape == [8, 2] for _, shape in shapes), shapes
+    assert results["loss"] == pytest.approx(15.5)
