@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from tiny_data import write_tfrecord
+from tiny_data import write_json, write_tfrecord
 from recipes.program import Program, ckpt, seeded_rng
 
 
@@ -56,13 +56,16 @@ def noisystudent_pseudo_label(work, use_tpu):
     model_dir, out = os.path.join(work, "teacher"), os.path.join(work, "predict")
     common = _noisystudent_flags(data, model_dir, use_tpu)
     # The teacher trains, then labels the `extra` shard with its EMA weights (predict's
-    # scaffold_fn) from an explicit checkpoint_path, writing soft labels as TFRecords.
+    # scaffold_fn) from an explicit checkpoint_path, writing soft labels as TFRecords. The
+    # shard's size is given in its info file: without it the program counts the records with
+    # TF1 session code outside the estimator (`make_initializable_iterator`, `tf.Session`),
+    # which runs eagerly here (only the estimator's calls are TF1 graph code).
+    write_json(os.path.join(out, "info", "info-00000-of-00001-00000.txt"), {"image_num": 16})
     predict = ["--mode=predict", "--predict_ckpt_path=" + os.path.join(model_dir, "model.ckpt-2"),
                "--file_prefix=extra", "--num_shards=1", "--shard_id=0",
                "--info_dir=" + os.path.join(out, "info"),
                "--output_dir=" + os.path.join(out, "label")]
     return [common + ["--mode=train"], common + predict], [
-        os.path.join(out, "info", "info-00000-of-00001-00000.txt"),
         os.path.join(out, "label", "train-info-00000-of-00001-00000")]
 
 
