@@ -79,10 +79,11 @@ def noisystudent_student(work, use_tpu):
          "prob": [float(p.max())]} for p in probabilities])  # filter_unlabel.py's layout
     teacher, student = os.path.join(work, "teacher"), os.path.join(work, "student")
     # A teacher trains; the student trains on labeled and pseudo-labeled batches zipped
-    # together, RandAugment-ed, with the frozen teacher (its own variable scope) loaded from
-    # the teacher's checkpoint by init_from_checkpoint (scaffold_fn on TPU).
-    distill = ["--unlabel_ratio=1", "--teacher_softmax_temp=1", "--augment_name=v1",
-               "--randaug_mag=5", "--teacher_model_name=efficientnet-b0",
+    # together, with the frozen teacher (its own variable scope) loaded from the teacher's
+    # checkpoint by init_from_checkpoint (scaffold_fn on TPU). Without RandAugment
+    # (`--augment_name=v1`): its policy parser calls `inspect.getargspec`, gone in Python 3.11.
+    distill = ["--unlabel_ratio=1", "--teacher_softmax_temp=1",
+               "--teacher_model_name=efficientnet-b0",
                "--teacher_model_path=" + os.path.join(teacher, "model.ckpt-2"),
                "--unlabel_data_dir=" + unlabeled, "--mode=train"]
     return [_noisystudent_flags(data, teacher, use_tpu) + ["--mode=train"],
@@ -104,6 +105,6 @@ PROGRAMS = [
     Program("noisystudent_student", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student student: labeled and pseudo-labeled datasets zipped per step, "
-            "RandAugment, a frozen teacher initialised from a checkpoint (init_from_checkpoint "
+            "a frozen teacher initialised from a checkpoint (init_from_checkpoint "
             "/ scaffold_fn)", noisystudent_student),
 ]
