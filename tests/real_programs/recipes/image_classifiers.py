@@ -101,7 +101,7 @@ PROGRAMS = [
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student teacher labelling unlabeled data: train, then predict from an explicit "
             "checkpoint_path with EMA weights (scaffold_fn in PREDICT), soft labels written as "
-            "TFRecords, partial last batch", noisystudent_pseudo_label),
+            "TFRecords", noisystudent_pseudo_label),
     Program("noisystudent_student", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student student: labeled and pseudo-labeled datasets zipped per step, "
