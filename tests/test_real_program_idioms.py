@@ -145,6 +145,36 @@ def test_input_fn_returning_a_one_shot_iterators_element(tmp_path):
         estimator.train(constant, steps=1)
 
 
+@pytest.mark.slow  # predicts for several seconds
+def test_one_shot_iterator_features_returned_with_none_labels(tmp_path):
+    """tpuDCGAN's noise_input_fn: `return {'random_noise': it.get_next()}, None`. Expected:
+    the original TPUEstimator (TF 2.15, use_tpu=False) passed labels=None to model_fn and
+    predicted every batch, also when input_fn computed on the element."""
+    rows = np.arange(8, dtype=np.float32).reshape(4, 2)
+
+    def model_fn(features, labels, mode, params):
+        assert labels is None
+        w = v1.get_variable("w", [], initializer=v1.ones_initializer())
+        return tec.TPUEstimatorSpec(mode, predictions={"y": features["x"] * w})
+
+    def element(params):
+        return v1.data.make_one_shot_iterator(
+            tf.data.Dataset.from_tensor_slices(rows).batch(params["batch_size"])).get_next()
+
+    def returned(params):
+        return {"x": element(params)}, None
+
+    def computed(params):
+        return {"x": tf.reshape(element(params), [params["batch_size"], 2]) * 10.0}, None
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, predict_batch_size=2,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    predicted = [p["y"].tolist() for p in estimator.predict(returned)]
+    assert predicted == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]
+    predicted = [p["y"].tolist() for p in estimator.predict(computed)]
+    assert predicted == [[0.0, 10.0], [20.0, 30.0], [40.0, 50.0], [60.0, 70.0]]
+
+
 def _host_batches(input_fn):
     """The batches the engine reads from `input_fn` (train mode, one device)."""
     from tpu_estimator_compat.tf1_behaviour import iterators  # noqa: PLC0415
@@ -180,3 +210,32 @@ def test_xla_replica_id_in_model_fn_on_eight_replicas(tmp_path, eight_devices):
     estimator.train(features_only_input_fn, max_steps=2)
     assert sorted(seen) == sorted(list(range(8)) * 2)
     assert xla.replica_id is tensorflows_replica_id  # restored after the trace
+
+
+@pytest.mark.slow  # trains and evaluates for several seconds
+def test_evaluation_keeps_the_static_batch_size_of_drop_remainder_batches(tmp_path):
+    """noisystudent's model_fn asserts `image.shape[0] == params['batch_size']`. Expected: the
+    original TPUEstimator (TF 2.15, use_tpu=False) gave model_fn [8, 2] features in train and
+    in evaluate, whose loss over the two full batches of 20 rows was 15.5."""
+    rows = np.arange(40, dtype=np.float32).reshape(20, 2)
+    shapes = []
+
+    def model_fn(features, labels, mode, params):
+        shapes.append((mode, features.shape.as_list()))
+        w = v1.get_variable("w", [], initializer=v1.ones_initializer())
+        loss = tf.reduce_mean(features * w)
+        train_op = v1.train.GradientDescentOptimizer(0.0).minimize(
+            loss, v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(rows).batch(params["batch_size"],
+                                                              drop_remainder=True)
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=8,
+                                 eval_batch_size=8, config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(input_fn, steps=1)
+    results = estimator.evaluate(input_fn)
+    assert {mode for mode, _ in shapes} == {"train", "eval"}
+    assert all(shape == [8, 2] for _, shape in shapes), shapes
+    assert results["loss"] == pytest.approx(15.5)

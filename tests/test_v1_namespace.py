@@ -131,7 +131,8 @@ def test_estimator_serves_the_exporters():
 
 def test_layers_keras_and_compat_overrides():
     legacy = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
-    assert v1.layers is legacy
+    assert v1.layers.dense is legacy.dense and v1.layers.Dense is legacy.Dense
+    assert issubclass(v1.layers.BatchNormalization, legacy.BatchNormalization)  # `_moments`
     assert {"dense", "Dense", "Conv2D", "conv2d", "batch_normalization", "dropout"} <= set(
         dir(v1.layers))
     assert v1.keras is importlib.import_module("tf_keras.api._v1.keras")

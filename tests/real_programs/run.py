@@ -135,15 +135,21 @@ def run_one(program, mode, snapshots, python, logs, timeout):
         env[SIMULATED_TPU_ENV] = "8"
     log_path = os.path.join(logs, "%s-%s.log" % (program.name, mode))
     start = time.time()
+    # A program run in several invocations (train, then evaluate...) gets a list of argvs.
+    runs = argv if argv and isinstance(argv[0], (list, tuple)) else [argv]
+    rc = 0
     with open(log_path, "w") as log:
-        log.write("$ cd %s && %s\n" % (work, " ".join(command + argv)))
-        log.flush()
-        try:
-            rc = subprocess.run(["nice", "-n", "10"] + command + argv, cwd=work, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, timeout=timeout,
-                                stdin=subprocess.DEVNULL).returncode
-        except subprocess.TimeoutExpired:
-            rc = None
+        for run_argv in runs:
+            log.write("$ cd %s && %s\n" % (work, " ".join(command + list(run_argv))))
+            log.flush()
+            try:
+                rc = subprocess.run(["nice", "-n", "10"] + command + list(run_argv), cwd=work,
+                                    env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    timeout=timeout, stdin=subprocess.DEVNULL).returncode
+            except subprocess.TimeoutExpired:
+                rc = None
+            if rc != 0:
+                break
     seconds = time.time() - start
     with open(log_path, errors="replace") as log:
         text = log.read()

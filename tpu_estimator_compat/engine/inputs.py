@@ -129,16 +129,21 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
             runtime, host_id, *_deployment(runtime, plan, host_id, index))
     params = facts.call_params(batch_size=plan.input_fn_batch_size, context=context,
                                use_tpu=runtime.tpu_semantics)
-    with tf1_shapes.tf1_shapes(), iterators.recording_iterators() as recorded:
+    def call(params):
         result = model_bridge.call_input_fn(input_fn, mode, params, facts.config, input_context)
+        if isinstance(result, tuple) and len(result) == 2 and result[1] is None:
+            return result[0]  # `return features, None`: features alone, labels None
+        return result
+
+    with tf1_shapes.tf1_shapes(), iterators.recording_iterators() as recorded:
+        result = call(params)
     try:
         iterated = recorded.dataset_of(result)  # `make_one_shot_iterator().get_next()`
     except iterators.ComputedFromIterator:  # ops on that element: run them on every batch
         iterated = iterators.computed_dataset(
-            lambda: model_bridge.call_input_fn(
-                input_fn, mode, facts.call_params(
-                    batch_size=plan.input_fn_batch_size, context=context,
-                    use_tpu=runtime.tpu_semantics), facts.config, input_context),
+            lambda: call(facts.call_params(
+                batch_size=plan.input_fn_batch_size, context=context,
+                use_tpu=runtime.tpu_semantics)),
             recorded, seed=facts.config.tf_random_seed)
     if iterated is not None:
         result = iterated

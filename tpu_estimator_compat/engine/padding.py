@@ -8,7 +8,9 @@ finite run suffices in one process, and lets the input pipeline go idle and shut
 With TPU semantics shapes must be static: batches are padded with zero rows to the batch size
 (mask False) and stop batches are all padding; the host drops padded rows. An input whose
 shapes are already fully static (batched with `drop_remainder=True`) has no partial batch:
-it is not padded, whichever dimension is the batch (resnet's `transpose_input` puts it last). Otherwise batches
+it is not padded, whichever dimension is the batch (resnet's `transpose_input` puts it last), and
+its stop batches are full batches of zeros, with or without TPU semantics (model_fns read the
+static batch size). Otherwise batches
 keep their size and stop batches are a single zero row (not zero rows: oneDNN's Conv2D
 mis-shapes empty batches), or zero rows for an input with no example at all. Metrics computed inside model_fn (EstimatorSpec.eval_metric_ops)
 are read at the last step with real rows, so the stop batches never count.
@@ -23,7 +25,9 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
     """The signalled dataset (padded to `batch_size` if `pad`), then `stop_batches` stop
     batches (None: endless)."""
     count = -1 if stop_batches is None else stop_batches
-    if pad and _fully_static(dataset.element_spec):
+    # Fully static batches (drop_remainder=True) keep their static shapes, which model_fns
+    # read (`images.shape[0]`), also without TPU semantics: stop batches are full batches.
+    if _fully_static(dataset.element_spec):
         def full(*element):
             return _pack(element), {MASK: tf.fill([batch_size], True),
                                     STOP: tf.fill([batch_size], False)}
@@ -44,8 +48,8 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
 
 def _fully_static(element_spec):
     specs = tf.nest.flatten(element_spec)
-    return all(isinstance(spec, tf.TensorSpec) and spec.shape.is_fully_defined()
-               for spec in specs)
+    return all(isinstance(spec, tf.TensorSpec) and spec.shape.rank
+               and spec.shape.is_fully_defined() for spec in specs)  # scalars: unbatched
 
 
 def _unpadded(element, stop):

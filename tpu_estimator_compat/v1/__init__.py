@@ -66,7 +66,7 @@ _finder.install()
 _lazy.install(
     globals(),
     names={
-        "layers": "tf_keras.api._v1.keras.__internal__.legacy.layers",
+        "layers": "tpu_estimator_compat.v1.layers",
         "keras": "tf_keras.api._v1.keras",
         "contrib": "tpu_estimator_compat.v1.contrib",
         "estimator": "tpu_estimator_compat.v1.estimator",

@@ -11,9 +11,10 @@ class Program:
     """One real program: where it lives, what it exercises, and how to run it tiny.
 
     `prepare(work, use_tpu)` writes the program's inputs under `work` (a fresh directory) and
-    returns `(argv, expected)`: the program's arguments, and the files whose existence shows
-    it finished its job (checkpoints, results). Programs are run from a copy of
-    `<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and
+    returns `(argv, expected)`: the program's arguments (or a list of them: one invocation
+    each, in order, as a program run with `--mode=train` then `--mode=eval`), and the files
+    whose existence shows it finished its job (checkpoints, results). Programs are run from a
+    copy of `<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and
     `pythonpath` are relative to `work/src`. `tf1_libraries` names the installed TF1-era
     libraries a program imports that import TF1 names themselves (see `run.py`: with
     rewritten imports such a program runs through the runner, which serves those libraries

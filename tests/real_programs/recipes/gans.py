@@ -1,0 +1,38 @@
+"""Generative adversarial networks: two optimizers in one train_op, noise made in input_fn."""
+import os
+
+import numpy as np
+
+from tiny_data import write_tfrecord
+from recipes.program import Program, ckpt, seeded_rng, tpu_flag
+
+
+def _raw_images(rng, count, size):
+    """Images as raw uint8 RGB bytes with an int64 label (convert_to_tfrecords.py's layout)."""
+    return [{"image": [rng.randint(256, size=size * size * 3).astype(np.uint8).tobytes()],
+             "label": [int(rng.randint(2))]} for _ in range(count)]
+
+
+def tpu_dcgan(work, use_tpu):
+    rng = seeded_rng()
+    train = write_tfrecord(os.path.join(work, "data", "train.tfrecords"),
+                           _raw_images(rng, 16, 64))
+    model_dir = os.path.join(work, "model")
+    # Its predict (on the CPU estimator) draws the 100 images of its sample grid.
+    argv = ["--dataset=dcgan64", "--train_data_file_64=" + train, "--model_dir=" + model_dir,
+            "--batch_size=16", "--noise_dim=8", "--train_steps=2", "--train_steps_per_eval=2",
+            "--iterations_per_loop=1", "--eval_loss=false"] + tpu_flag(use_tpu)
+    if use_tpu:
+        argv.append("--num_shards=8")
+    return argv, [ckpt(model_dir, 2),
+                  os.path.join(model_dir, "generated_images", "gen_00002.png")]
+
+
+PROGRAMS = [
+    Program("tpu_dcgan", "victordibia/tpuDCGAN", "87b938e0ef0c783b4fde3765648c77b7d65ef65b",
+            "victordibia+tpuDCGAN",
+            "dcgan_main.py", "DCGAN 64x64: generator and discriminator optimizers in one "
+            "train_op, input_fn computing on make_one_shot_iterator().get_next() (reshape, "
+            "random_normal noise, feature dict), predict on a second CPU TPUEstimator, PNG grid",
+            tpu_dcgan),
+]
