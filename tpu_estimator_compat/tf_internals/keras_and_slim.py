@@ -58,6 +58,21 @@ _MOVED = {
 }
 
 
+
+def legacy_rnn_cells():
+    """tf_keras's TF1 RNN cell module (RNNCell, LSTMStateTuple), imported when asked."""
+    return importlib.import_module("tf_keras.src.layers.rnn.legacy_cells")
+
+
+def keras_seed_generators():
+    """tf_keras's thread-local seed generators, or None (tf_keras not installed, or changed)."""
+    try:
+        backend = importlib.import_module("tf_keras.src.backend")
+    except ImportError:
+        return None
+    return getattr(backend, "_SEED_GENERATOR", None)
+
+
 class _ModuleWith(types.ModuleType):
     """A TensorFlow module, plus names TensorFlow 2.21 moved out of it."""
 
