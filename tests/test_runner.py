@@ -1,6 +1,7 @@
 """`python -m tpu_estimator_compat run`: unmodified TF1 programs, with the program's own imports
 of tensorflow / tensorflow_estimator served by `tpu_estimator_compat.v1` and libraries' imports
 by TensorFlow 2. Two subprocesses (a script, a `-m` package), each checking many facts."""
+import inspect
 import json
 import os
 import re
@@ -440,3 +441,29 @@ def test_console_script_is_declared():
     classifiers = metadata["classifiers"].split()
     assert "Apache" in classifiers and "Intended" in classifiers, classifiers
     assert config["options"]["python_requires"].startswith(">=3.")
+
+
+def test_inspect_getargspec_exists_while_a_legacy_program_runs(tmp_path, monkeypatch):
+    """Python 3.11 removed `inspect.getargspec`, which TF1-era code (TF-GAN 2.1, programs
+    reading their functions' arguments) calls; Python 3.10's answers."""
+    script = tmp_path / "argspec_program.py"
+    script.write_text(
+        "import inspect, json, sys\n"
+        "def f(a, b=2, *args, **kwargs): pass\n"
+        "def g(a, *, b): pass\n"
+        "spec = inspect.getargspec(f)\n"
+        "try:\n"
+        "    inspect.getargspec(g)\n"
+        "    error = None\n"
+        "except ValueError as e:\n"
+        "    error = str(e)\n"
+        "json.dump([list(spec), spec.keywords, error], open(sys.argv[1], 'w'))\n")
+    had_it = hasattr(inspect, "getargspec")
+    monkeypatch.setattr(sys, "argv", list(sys.argv))  # the runner sets the program's
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    runner.run([str(script), str(tmp_path / "out.json")])
+    spec, keywords, error = json.loads((tmp_path / "out.json").read_text())
+    assert spec == [["a", "b"], "args", "kwargs", [2]] and keywords == "kwargs"
+    assert error == ("Function has keyword-only parameters or annotations, use "
+                     "inspect.signature() API which can support them")
+    assert hasattr(inspect, "getargspec") == had_it  # the process's Python as it was

@@ -23,6 +23,9 @@ and the modules below them, get the v1 namespace too. Everything else (TensorFlo
 tensorflow_hub, numpy...) imports the real TensorFlow 2, whose module stays
 `sys.modules['tensorflow']`.
 
+Python names TF1-era code calls that Python 3.11 removed (`inspect.getargspec`) exist while
+the program runs (`legacy_python.py`).
+
 Limits: `importlib.import_module('tensorflow')` and `__import__` called by hand are not
 redirected (they give real TensorFlow 2); a library installed outside site-packages (on
 PYTHONPATH) counts as program code unless listed with `--keep-tf2`; objects a library hands
@@ -37,6 +40,8 @@ import runpy
 import site
 import sys
 import sysconfig
+
+from tpu_estimator_compat.cli import legacy_python
 
 _REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
 NAMESPACE = "tpu_estimator_compat.v1"
@@ -143,16 +148,17 @@ def run(argv, keep_tf2_dirs=(), v1_for=()):
                               v1_libraries() + tuple(v1_for))
     redirect.install()
     try:
-        if argv[0] == "-m":
-            sys.argv = [argv[1]] + list(argv[2:])  # runpy puts the module's path in argv[0]
-            sys.path[0] = os.getcwd()
-            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
-        else:
-            sys.argv = list(argv)
-            if os.path.isfile(argv[0]):
-                sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
-            else:  # a directory or zip file with __main__.py: runpy puts it first itself
-                del sys.path[0]
-            runpy.run_path(argv[0], run_name="__main__")
+        with legacy_python.removed_names_restored():
+            if argv[0] == "-m":
+                sys.argv = [argv[1]] + list(argv[2:])  # runpy puts the module's path in argv[0]
+                sys.path[0] = os.getcwd()
+                runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+            else:
+                sys.argv = list(argv)
+                if os.path.isfile(argv[0]):
+                    sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+                else:  # a directory or zip file with __main__.py: runpy puts it first itself
+                    del sys.path[0]
+                runpy.run_path(argv[0], run_name="__main__")
     finally:
         redirect.uninstall()
