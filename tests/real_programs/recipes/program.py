@@ -12,12 +12,13 @@ class Program:
 
     `prepare(work, use_tpu)` writes the program's inputs under `work` (a fresh directory) and
     returns `(argv, expected)`: the program's arguments, and the files whose existence shows
-    it finished its job (checkpoints, results). Programs are run from a copy of
+    it finished its job (checkpoints, results; glob patterns for timestamped exports). Programs are run from a copy of
     `<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and
     `pythonpath` are relative to `work/src`. `tf1_libraries` names the installed TF1-era
     libraries a program imports that import TF1 names themselves (see `run.py`: with
     rewritten imports such a program runs through the runner, which serves those libraries
-    the v1 namespace).
+    the v1 namespace). A program written as a package's module (relative imports) names it
+    in `module` and runs as `python -m MODULE` (`script` still names its file).
     """
     name: str
     repo: str
@@ -32,6 +33,7 @@ class Program:
     check_paths: Sequence[str] = (".",)  # what `check` reads, relative to work/src
     has_use_tpu: bool = True
     tf1_libraries: Sequence[str] = ()
+    module: str = ""
 
 
 def seeded_rng():
