@@ -1,8 +1,9 @@
 """One recipe per real program, grouped by area (one module each): where it lives, its tiny
 data, and its tiny flags (`program.Program`)."""
-from recipes import language, vision
+from recipes import language, text, train_eval_loops, vision
 
-PROGRAMS = language.PROGRAMS + vision.PROGRAMS
+PROGRAMS = (language.PROGRAMS + vision.PROGRAMS + text.PROGRAMS
+            + train_eval_loops.PROGRAMS)
 
 
 def by_name():

@@ -1,0 +1,104 @@
+"""Text models beyond BERT's family: XLNet fine-tuning."""
+import json
+import os
+
+from tiny_data import WORDS, sentence, write_json
+from recipes.program import Program, seeded_rng, tpu_flag
+
+
+def train_sentencepiece(path_prefix, texts, vocab_size=48):
+    """A tiny SentencePiece model trained on `texts`, with XLNet's special symbols at ids 1-8
+    (<unk> is 0): `<path_prefix>.model`."""
+    import sentencepiece as spm
+
+    corpus = path_prefix + ".corpus.txt"
+    with open(corpus, "w") as f:
+        f.write("\n".join(texts) + "\n")
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=path_prefix, vocab_size=vocab_size, model_type="unigram",
+        hard_vocab_limit=False, bos_id=-1, eos_id=-1, unk_id=0,
+        control_symbols="<s>,</s>,<cls>,<sep>,<pad>,<mask>,<eod>,<eop>",
+        minloglevel=2)
+    return path_prefix + ".model"
+
+
+def write_xlnet_config(work):
+    write_json(os.path.join(work, "xlnet_config.json"), {
+        "n_layer": 1, "d_model": 16, "n_head": 2, "d_head": 8, "d_inner": 32,
+        "ff_activation": "gelu", "untie_r": True, "n_token": 64})
+
+
+def xlnet_tpu_flags(use_tpu):
+    # One core per host on CPU: more makes XLNet build a MirroredStrategy over GPUs.
+    return ["--num_core_per_host=%d" % (8 if use_tpu else 1)] + tpu_flag(use_tpu)
+
+
+def xlnet_classifier(work, use_tpu):
+    rng = seeded_rng()
+    data, model_dir = os.path.join(work, "aclImdb"), os.path.join(work, "model")
+    texts = []
+    for split, count in (("train", 8), ("test", 6)):  # per label
+        for label in ("neg", "pos"):
+            os.makedirs(os.path.join(data, split, label))
+            for i in range(count):
+                text = sentence(rng, 6 + i % 4)
+                texts.append(text)
+                with open(os.path.join(data, split, label, "%d_1.txt" % i), "w") as f:
+                    f.write(text + "<br />" + sentence(rng, 3))
+    spiece = train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
+    write_xlnet_config(work)
+    out, predict = os.path.join(work, "out"), os.path.join(work, "predict")
+    argv = ["--task_name=imdb", "--do_train=true", "--do_eval=true", "--do_predict=true",
+            "--data_dir=" + data, "--output_dir=" + out, "--model_dir=" + model_dir,
+            "--predict_dir=" + predict, "--spiece_model_file=" + spiece,
+            "--model_config_path=" + os.path.join(work, "xlnet_config.json"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--predict_batch_size=8", "--train_steps=2", "--warmup_steps=1",
+            "--learning_rate=1e-4", "--iterations=1", "--save_steps=2",
+            ] + xlnet_tpu_flags(use_tpu)
+    return argv, [os.path.join(model_dir, "model.ckpt-2.index"),
+                  os.path.join(predict, "imdb.tsv"), os.path.join(predict, "imdb.logits.json")]
+
+
+def xlnet_race(work, use_tpu):
+    rng = seeded_rng()
+    data, model_dir = os.path.join(work, "RACE"), os.path.join(work, "model")
+    texts = []
+    for split, count in (("train", 4), ("dev", 2)):  # files per level, two questions each
+        for level in ("middle", "high"):
+            os.makedirs(os.path.join(data, split, level))
+            for i in range(count):
+                article = ". ".join(sentence(rng, 5) for _ in range(3))
+                questions = [sentence(rng, 3) + " _ .", sentence(rng, 4) + " ?"]
+                options = [[sentence(rng, 2) for _ in range(4)] for _ in questions]
+                texts += [article] + questions + sum(options, [])
+                with open(os.path.join(data, split, level, "%d.txt" % i), "w") as f:
+                    json.dump({"article": article, "questions": questions, "options": options,
+                               "answers": ["ABCD"[rng.randint(4)] for _ in questions]}, f)
+    spiece = train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
+    write_xlnet_config(work)
+    argv = ["--do_train=true", "--do_eval=true", "--eval_split=dev", "--data_dir=" + data,
+            "--output_dir=" + os.path.join(work, "out"), "--model_dir=" + model_dir,
+            "--spiece_model_file=" + spiece,
+            "--model_config_path=" + os.path.join(work, "xlnet_config.json"),
+            "--max_seq_length=24", "--max_qa_length=8", "--train_batch_size=8",
+            "--eval_batch_size=8", "--train_steps=2", "--warmup_steps=1",
+            "--learning_rate=1e-4", "--iterations=1", "--save_steps=2"] + xlnet_tpu_flags(use_tpu)
+    return argv, [os.path.join(model_dir, "model.ckpt-2.index"),
+                  os.path.join(model_dir, "eval", "events.out.tfevents.*")]
+
+
+XLNET_FILES = ("classifier_utils.py", "data_utils.py", "function_builder.py",
+               "model_utils.py", "modeling.py", "prepro_utils.py", "xlnet.py")
+
+PROGRAMS = [
+    Program("xlnet_classifier", "zihangdai/xlnet", "bbaa3a6fa0b3a2ee694e8cf66167434f9eca9660",
+            "zihangdai+xlnet", "run_classifier.py", "XLNet fine-tuning (IMDB folders, "
+            "SentencePiece): two-stream relative attention, plain Estimator on CPU and "
+            "TPUEstimator with use_tpu, host_call scalars, eval over listed checkpoints, predict",
+            xlnet_classifier, check_paths=("run_classifier.py",) + XLNET_FILES),
+    Program("xlnet_race", "zihangdai/xlnet", "bbaa3a6fa0b3a2ee694e8cf66167434f9eca9660",
+            "zihangdai+xlnet", "run_race.py", "XLNet multiple-choice reading comprehension "
+            "(RACE JSON): four encodings per example reshaped into one batch, eval_metrics",
+            xlnet_race, check_paths=("run_race.py",) + XLNET_FILES),
+]
