@@ -74,11 +74,13 @@ def failure_reason(log_text, limit=100):
 
 
 def prepare_copy(program, snapshots, work, mode):
-    source = os.path.join(snapshots, program.snapshot, program.copy_from)
-    if not os.path.isdir(source):
-        raise FileNotFoundError("snapshot directory %s not found" % source)
-    target = os.path.join(work, "src", program.copy_to)
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "*.ipynb"))
+    for snapshot, copy_from, copy_to in (((program.snapshot, program.copy_from,
+                                           program.copy_to),) + tuple(program.with_snapshots)):
+        source = os.path.join(snapshots, snapshot, copy_from)
+        if not os.path.isdir(source):
+            raise FileNotFoundError("snapshot directory %s not found" % source)
+        target = os.path.join(work, "src", copy_to)
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "*.ipynb"))
     if mode.startswith("rewrite"):
         rewrite.rewrite_tree(os.path.join(work, "src"))
 

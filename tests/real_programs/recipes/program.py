@@ -19,6 +19,8 @@ class Program:
     rewritten imports such a program runs through the runner, which serves those libraries
     the v1 namespace). A program written as a package's module (relative imports) names it
     in `module` and runs as `python -m MODULE` (`script` still names its file).
+    `with_snapshots` lists other repositories the program imports as packages, as
+    `(snapshot, copy_from, copy_to)` copied the same way (lasertagger's `bert`).
     """
     name: str
     repo: str
@@ -34,6 +36,7 @@ class Program:
     has_use_tpu: bool = True
     tf1_libraries: Sequence[str] = ()
     module: str = ""
+    with_snapshots: Sequence[tuple] = ()
 
 
 def seeded_rng():

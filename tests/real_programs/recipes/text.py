@@ -1,8 +1,9 @@
-"""Text models beyond BERT's family: XLNet fine-tuning."""
+"""Text models beyond BERT's fine-tuning: XLNet (classification, multiple choice), LaserTagger
+(BERT encoder + tagging, SavedModel export)."""
 import json
 import os
 
-from tiny_data import WORDS, sentence, write_json
+from tiny_data import WORDS, bert_config, sentence, write_json, write_tfrecord
 from recipes.program import Program, seeded_rng, tpu_flag
 
 
@@ -88,6 +89,42 @@ def xlnet_race(work, use_tpu):
                   os.path.join(model_dir, "eval", "events.out.tfevents.*")]
 
 
+def lasertagger(work, use_tpu):
+    rng = seeded_rng()
+    seq, vocab, tags = 16, 32, ["KEEP", "DELETE", "KEEP|and", "DELETE|and"]
+    with open(os.path.join(work, "label_map.txt"), "w") as f:
+        f.write("\n".join(tags) + "\n")
+    config = dict(bert_config(vocab), use_t2t_decoder=True, decoder_num_hidden_layers=1,
+                  decoder_hidden_size=16, decoder_num_attention_heads=2,
+                  decoder_filter_size=32, use_full_attention=False)
+    write_json(os.path.join(work, "lasertagger_config.json"), config)
+
+    def examples(count):
+        for _ in range(count):
+            length = rng.randint(6, seq + 1)
+            mask = [1] * length + [0] * (seq - length)
+            yield {"input_ids": [int(rng.randint(5, vocab)) if m else 0 for m in mask],
+                   "input_mask": mask, "segment_ids": [0] * seq,
+                   "labels": [int(rng.randint(len(tags))) if m else 0 for m in mask],
+                   "labels_mask": mask}
+
+    train = write_tfrecord(os.path.join(work, "data", "train.tf_record"), list(examples(32)))
+    dev = write_tfrecord(os.path.join(work, "data", "dev.tf_record"), list(examples(16)))
+    out, export = os.path.join(work, "models"), os.path.join(work, "export")
+    argv = ["--training_file=" + train, "--eval_file=" + dev,
+            "--label_map_file=" + os.path.join(work, "label_map.txt"),
+            "--model_config_file=" + os.path.join(work, "lasertagger_config.json"),
+            "--output_dir=" + out, "--export_path=" + export, "--do_train=true",
+            "--do_eval=true", "--do_export=true", "--max_seq_length=%d" % seq,
+            "--train_batch_size=8", "--eval_batch_size=8", "--num_train_examples=16",
+            "--num_eval_examples=16", "--num_train_epochs=1", "--learning_rate=1e-4",
+            "--save_checkpoints_steps=1000", "--iterations_per_loop=1",
+            "--eval_timeout=1"] + tpu_flag(use_tpu)
+    return argv, [os.path.join(out, "model.ckpt-2.index"),
+                  os.path.join(out, "eval", "events.out.tfevents.*"),
+                  os.path.join(export, "*", "saved_model.pb")]
+
+
 XLNET_FILES = ("classifier_utils.py", "data_utils.py", "function_builder.py",
                "model_utils.py", "modeling.py", "prepro_utils.py", "xlnet.py")
 
@@ -101,4 +138,12 @@ PROGRAMS = [
             "zihangdai+xlnet", "run_race.py", "XLNet multiple-choice reading comprehension "
             "(RACE JSON): four encodings per example reshaped into one batch, eval_metrics",
             xlnet_race, check_paths=("run_race.py",) + XLNET_FILES),
+    Program("lasertagger", "google-research/lasertagger",
+            "0bfa546e755814b28163dad039ab6d9f53f82bb8", "google-research+lasertagger",
+            "run_lasertagger.py", "LaserTagger: BERT encoder (google-research/bert at "
+            "eedf5716ce12 as package `bert`) + Transformer tag decoder, eval over "
+            "checkpoints_iterator, export_saved_model", lasertagger,
+            with_snapshots=(("google-research+bert", ".", "bert"),),
+            check_paths=("run_lasertagger.py", "run_lasertagger_utils.py",
+                         "transformer_decoder.py", "utils.py", "official_transformer")),
 ]
