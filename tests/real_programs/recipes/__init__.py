@@ -1,9 +1,8 @@
 """One recipe per real program, grouped by area (one module each): where it lives, its tiny
 data, and its tiny flags (`program.Program`)."""
-from recipes import language, text, train_eval_loops, vision
+from recipes import language, text, vision
 
-PROGRAMS = (language.PROGRAMS + vision.PROGRAMS + text.PROGRAMS
-            + train_eval_loops.PROGRAMS)
+PROGRAMS = language.PROGRAMS + vision.PROGRAMS + text.PROGRAMS
 
 
 def by_name():
