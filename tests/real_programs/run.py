@@ -80,7 +80,8 @@ def prepare_copy(program, snapshots, work, mode):
         if not os.path.isdir(source):
             raise FileNotFoundError("snapshot directory %s not found" % source)
         target = os.path.join(work, "src", copy_to)
-        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "*.ipynb"))
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "*.ipynb"),
+                        dirs_exist_ok=True)  # a git submodule's empty directory
     if mode.startswith("rewrite"):
         rewrite.rewrite_tree(os.path.join(work, "src"))
 

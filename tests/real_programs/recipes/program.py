@@ -20,7 +20,8 @@ class Program:
     the v1 namespace). A program written as a package's module (relative imports) names it
     in `module` and runs as `python -m MODULE` (`script` still names its file).
     `with_snapshots` lists other repositories the program imports as packages, as
-    `(snapshot, copy_from, copy_to)` copied the same way (lasertagger's `bert`).
+    `(snapshot, copy_from, copy_to)` copied the same way (lasertagger's `bert`; BERT-NER's
+    `bert` submodule, empty in its snapshot).
     """
     name: str
     repo: str

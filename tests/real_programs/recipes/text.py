@@ -1,9 +1,10 @@
 """Text models beyond BERT's fine-tuning: XLNet (classification, multiple choice), LaserTagger
-(BERT encoder + tagging, SavedModel export)."""
+(BERT encoder + tagging, SavedModel export), BERT-NER (token classification)."""
 import json
 import os
 
-from tiny_data import WORDS, bert_config, sentence, write_json, write_tfrecord
+from tiny_data import (WORDS, bert_config, sentence, write_json, write_tfrecord,
+                       write_vocab)
 from recipes.program import Program, seeded_rng, tpu_flag
 
 
@@ -125,6 +126,35 @@ def lasertagger(work, use_tpu):
                   os.path.join(export, "*", "saved_model.pb")]
 
 
+NER_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
+
+
+def bert_ner(work, use_tpu):
+    rng = seeded_rng()
+    data, out = os.path.join(work, "data"), os.path.join(work, "out")
+    os.makedirs(data)
+    os.makedirs(os.path.join(work, "middle"))
+    for split, count in (("train", 16), ("dev", 12), ("test", 10)):
+        with open(os.path.join(data, split + ".txt"), "w") as f:
+            for _ in range(count):  # CoNLL-2003: word POS chunk tag; a sentence ends with "."
+                for word in sentence(rng, rng.randint(3, 10)).split():
+                    f.write("%s NN I-NP %s\n" % (word, NER_TAGS[rng.randint(len(NER_TAGS))]))
+                f.write(". . O O\n\n")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
+    argv = ["--task_name=ner", "--do_train=true", "--do_eval=true", "--do_predict=true",
+            "--data_dir=" + data, "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--output_dir=" + out, "--middle_output=" + os.path.join(work, "middle"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--predict_batch_size=8", "--learning_rate=1e-4", "--num_train_epochs=1",
+            "--save_checkpoints_steps=1000", "--iterations_per_loop=1",
+            # its CRF head needs tf.contrib.crf, which the v1 namespace does not serve
+            "--crf=false"] + tpu_flag(use_tpu)
+    return argv, [os.path.join(out, "model.ckpt-2.index"),
+                  os.path.join(out, "eval_results.txt"), os.path.join(out, "label_test.txt")]
+
+
 XLNET_FILES = ("classifier_utils.py", "data_utils.py", "function_builder.py",
                "model_utils.py", "modeling.py", "prepro_utils.py", "xlnet.py")
 
@@ -146,4 +176,11 @@ PROGRAMS = [
             with_snapshots=(("google-research+bert", ".", "bert"),),
             check_paths=("run_lasertagger.py", "run_lasertagger_utils.py",
                          "transformer_decoder.py", "utils.py", "official_transformer")),
+    Program("bert_ner", "kyzhouhzau/BERT-NER", "0f77e478872453df51cd3c65d1a39b12d9617f9d",
+            "kyzhouhzau+BERT-NER", "BERT_NER.py", "BERT token classification (CoNLL-2003 "
+            "text), its own streaming confusion-matrix metric on TensorFlow internals, a "
+            "Python int among eval_metrics' tensors, predict (google-research/bert at "
+            "eedf5716ce12 in its `bert` submodule)", bert_ner,
+            with_snapshots=(("google-research+bert", ".", "bert"),),
+            check_paths=("BERT_NER.py", "metrics.py")),
 ]
