@@ -116,14 +116,16 @@ def lasertagger(work, use_tpu):
             "--label_map_file=" + os.path.join(work, "label_map.txt"),
             "--model_config_file=" + os.path.join(work, "lasertagger_config.json"),
             "--output_dir=" + out, "--export_path=" + export, "--do_train=true",
-            "--do_eval=true", "--do_export=true", "--max_seq_length=%d" % seq,
+            # its TPU model (one-hot embedding matmuls) needs static shapes: it exports
+            # on CPU (run_wikisplit_experiment.sh: a run without --use_tpu)
+            "--do_eval=true", "--do_export=%s" % (not use_tpu), "--max_seq_length=%d" % seq,
             "--train_batch_size=8", "--eval_batch_size=8", "--num_train_examples=16",
             "--num_eval_examples=16", "--num_train_epochs=1", "--learning_rate=1e-4",
             "--save_checkpoints_steps=1000", "--iterations_per_loop=1",
             "--eval_timeout=1"] + tpu_flag(use_tpu)
     return argv, [os.path.join(out, "model.ckpt-2.index"),
-                  os.path.join(out, "eval", "events.out.tfevents.*"),
-                  os.path.join(export, "*", "saved_model.pb")]
+                  os.path.join(out, "eval", "events.out.tfevents.*")] + (
+                      [] if use_tpu else [os.path.join(export, "*", "saved_model.pb")])
 
 
 NER_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
