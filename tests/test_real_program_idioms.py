@@ -239,3 +239,32 @@ def test_evaluation_keeps_the_static_batch_size_of_drop_remainder_batches(tmp_pa
     assert {mode for mode, _ in shapes} == {"train", "eval"}
     assert all(shape == [8, 2] for _, shape in shapes), shapes
     assert results["loss"] == pytest.approx(15.5)
+
+
+class _DoubledKernelConv2D(legacy_layers.Conv2D):
+    """A TF1-style subclass (ryangillard pgan's equalized learning rate layers): `call`
+    scales the kernel and convolves with `self._convolution_op`, which TF 1.x's `build` made."""
+
+    def call(self, inputs):
+        return tf.nn.bias_add(self._convolution_op(inputs, self.kernel * 2.0), self.bias)
+
+
+def test_conv2d_subclass_convolves_with_convolution_op(tmp_path):
+    """repro pgan_1.py. TensorFlow 2.15's layers no longer have `_convolution_op` (the
+    original fails there too): expected is TF 1.x's meaning, the layer's own convolution
+    (strides, padding) of the inputs with the given kernel."""
+    images = np.random.RandomState(1).rand(8, 5, 5, 2).astype(np.float32)
+    kernel = np.random.RandomState(2).rand(3, 3, 2, 4).astype(np.float32)
+
+    def model_fn(features, labels, mode, params):
+        layer = _DoubledKernelConv2D(4, 3, strides=2, padding="same",
+                                     kernel_initializer=v1.constant_initializer(kernel),
+                                     bias_initializer=v1.constant_initializer(0.5))
+        return tec.TPUEstimatorSpec(mode, predictions={"y": layer(features)})
+
+    estimator = tec.TPUEstimator(model_fn=model_fn, use_tpu=False, predict_batch_size=4,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    predicted = np.stack([p["y"] for p in estimator.predict(
+        lambda params: tf.data.Dataset.from_tensor_slices(images).batch(params["batch_size"]))])
+    expected = tf.nn.conv2d(images, 2.0 * kernel, strides=2, padding="SAME").numpy() + 0.5
+    np.testing.assert_allclose(predicted, expected, rtol=1e-5)

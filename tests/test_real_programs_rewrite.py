@@ -27,6 +27,15 @@ def test_tf1_and_contrib_imports_point_at_the_v1_namespace():
         "import tpu_estimator_compat.v1 as tensorflow\n")
 
 
+def test_an_import_with_a_trailing_comment_is_rewritten_and_keeps_it():
+    """lasertagger's official_transformer: `import tensorflow as tf  # pylint: ...`."""
+    source = ("import tensorflow as tf  # pylint: disable=g-bad-import-order\n"
+              "import tensorflow.contrib.slim  # slim\n")
+    assert rewrite.rewrite_source(source) == (
+        "import tpu_estimator_compat.v1 as tf  # pylint: disable=g-bad-import-order\n"
+        "import tpu_estimator_compat.v1 as tensorflow  # slim\n")
+
+
 def test_tensorflow_internals_v2_and_other_libraries_are_left_alone():
     source = ("import tensorflow.compat.v2 as tf2\n"
               "from tensorflow.core.protobuf import rewriter_config_pb2\n"

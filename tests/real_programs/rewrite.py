@@ -14,7 +14,7 @@ TARGET = "tpu_estimator_compat.v1"
 _KEEP = (".compat.v2", ".core", ".compiler")
 
 _FROM = re.compile(r"^(\s*from\s+)([\w.]+)(\s+import\b)", re.M)
-_IMPORT = re.compile(r"^(\s*import\s+)([\w.]+)(\s+as\s+\w+)?[ \t]*$", re.M)
+_IMPORT = re.compile(r"^(\s*import\s+)([\w.]+)(\s+as\s+\w+)?(?=[ \t]*(#.*)?$)", re.M)
 
 
 def map_module(name):

@@ -24,6 +24,7 @@ program recorded there, so runs of subsets into one --logs build one table. Not 
 module: it needs the snapshots and minutes of CPU.
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -73,11 +74,14 @@ def failure_reason(log_text, limit=100):
 
 
 def prepare_copy(program, snapshots, work, mode):
-    source = os.path.join(snapshots, program.snapshot, program.copy_from)
-    if not os.path.isdir(source):
-        raise FileNotFoundError("snapshot directory %s not found" % source)
-    target = os.path.join(work, "src", program.copy_to)
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "*.ipynb"))
+    for snapshot, copy_from, copy_to in (((program.snapshot, program.copy_from,
+                                           program.copy_to),) + tuple(program.with_snapshots)):
+        source = os.path.join(snapshots, snapshot, copy_from)
+        if not os.path.isdir(source):
+            raise FileNotFoundError("snapshot directory %s not found" % source)
+        target = os.path.join(work, "src", copy_to)
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "*.ipynb"),
+                        dirs_exist_ok=True)  # a git submodule's empty directory
     if mode.startswith("rewrite"):
         rewrite.rewrite_tree(os.path.join(work, "src"))
 
@@ -109,6 +113,7 @@ def run_one(program, mode, snapshots, python, logs, timeout):
         return "FAIL (recipe): %s: %s" % (type(e).__name__, e), 0.0
     src = os.path.join(work, "src")
     script = os.path.join(src, program.script)
+    entry = ["-m", program.module] if program.module else [script]
     if mode == "check":
         command = [python, "-m", "tpu_estimator_compat", "check"] + [
             os.path.join(src, p) for p in program.check_paths]
@@ -116,11 +121,11 @@ def run_one(program, mode, snapshots, python, logs, timeout):
         command = [python, "-m", "tpu_estimator_compat", "run", "--keep-tf2", src]
         for library in program.tf1_libraries:
             command += ["--v1-for", library]
-        command.append(script)
+        command += entry
     elif mode.startswith("rewrite"):
-        command = [python, script]
+        command = [python] + entry
     else:
-        command = [python, "-m", "tpu_estimator_compat", "run", script]
+        command = [python, "-m", "tpu_estimator_compat", "run"] + entry
     # Only the package itself goes on the path: the repository root's other top-level
     # packages (`models`...) would shadow programs' own namespace packages.
     package_dir = os.path.join(work, "package")
@@ -160,7 +165,7 @@ def run_one(program, mode, snapshots, python, logs, timeout):
     elif rc != 0:
         status = "FAIL: " + failure_reason(text)
     else:
-        missing = [p for p in expected if not os.path.exists(p)]
+        missing = [p for p in expected if not glob.glob(p)]  # patterns: timestamped exports
         status = "ok" if not missing else "FAIL: exit 0 but no " + os.path.relpath(
             missing[0], work)
     shutil.rmtree(work, ignore_errors=True)

@@ -3,11 +3,13 @@
 `install()` makes TensorFlow behave as TF1 for TF1 code only (user functions the engine
 calls, TF1 graphs), leaving TF2 code as it was: TF1 `Dimension`s (tf1_behaviour/shapes.py), hashable
 variables and tensors, `variable.op` with the TF1 name, v1 optimizer slots of eagerly created
-variables (tf1_behaviour/variables.py). `TPUEstimator` / `Estimator` construction and
+variables (tf1_behaviour/variables.py), TF1 convolution layers' `_convolution_op` once tf_keras
+is imported (tf1_behaviour/keras_layers.py). `TPUEstimator` / `Estimator` construction and
 `import tpu_estimator_compat.v1` call it; idempotent. Everything else that touches TensorFlow
 (tf1_behaviour/patches.py, tf1_behaviour/iterators.py, the hooks' and inputs' context managers) is active only
 while the estimator runs the user's code. The private symbols are in `tf_internals`.
 """
+from tpu_estimator_compat.tf1_behaviour import keras_layers
 from tpu_estimator_compat.tf1_behaviour import shapes
 from tpu_estimator_compat.tf1_behaviour import variables
 
@@ -17,3 +19,4 @@ def install():
     (`disable_v2_tensorshape()`, `disable_tensor_equality()`) alone."""
     shapes.install()
     variables.install()
+    keras_layers.install()

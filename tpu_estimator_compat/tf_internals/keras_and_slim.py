@@ -1,5 +1,5 @@
-"""tf_keras's and tf-slim's ties to TensorFlow internals: tf_keras's seed generators, and the
-internals tf-slim 1.1 reads that TensorFlow 2.21 moved."""
+"""tf_keras's and tf-slim's ties to TensorFlow internals: tf_keras's seed generators and
+convolution base class, and the internals tf-slim 1.1 reads that TensorFlow 2.21 moved."""
 import importlib
 import importlib.util
 import sys
@@ -30,6 +30,9 @@ SYMBOLS = uses(
            "tf.contrib.rnn's LayerNormBasicLSTMCell is a TF1 RNNCell (rebuilt_apis/contrib_rnn.py)"),
     Symbol("tf_keras.src.layers.rnn.legacy_cells", "LSTMStateTuple",
            "tf.contrib.rnn's LayerNormBasicLSTMCell returns TF1 LSTM states"),
+    Symbol("tf_keras.src.layers.convolutional.base_conv", "Conv",
+           "TF1-style subclasses of tf.layers.Conv2D... call `self._convolution_op` "
+           "(tf1_behaviour/patches.py)"),
     Symbol("tensorflow.python.framework.tensor", "Tensor",
            "tf.contrib.slim's constant_value, optimize_loss, learning read `ops.Tensor` "
            "(repaired by repair_tf_slim)"),
@@ -58,10 +61,17 @@ _MOVED = {
 }
 
 
-
 def legacy_rnn_cells():
     """tf_keras's TF1 RNN cell module (RNNCell, LSTMStateTuple), imported when asked."""
     return importlib.import_module("tf_keras.src.layers.rnn.legacy_cells")
+
+
+def loaded_keras_conv_base():
+    """tf_keras's base class of every convolution layer (legacy `tf.layers.Conv2D`... and
+    Keras 2's), or None when tf_keras was not imported (no such layer exists then)."""
+    if "tf_keras" not in sys.modules:
+        return None
+    return importlib.import_module("tf_keras.src.layers.convolutional.base_conv").Conv
 
 
 def keras_seed_generators():

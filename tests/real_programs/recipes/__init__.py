@@ -1,10 +1,10 @@
 """One recipe per real program, grouped by area (one module each): where it lives, its tiny
 data, and its tiny flags (`program.Program`)."""
-from recipes import (detection, gans, generative, image_classifiers, language, mobile,
+from recipes import (detection, gans, generative, image_classifiers, language, mobile, text,
                      vision)
 
-PROGRAMS = (language.PROGRAMS + vision.PROGRAMS + detection.PROGRAMS + generative.PROGRAMS
-            + mobile.PROGRAMS + gans.PROGRAMS + image_classifiers.PROGRAMS)
+PROGRAMS = (language.PROGRAMS + vision.PROGRAMS + text.PROGRAMS + detection.PROGRAMS
+            + generative.PROGRAMS + mobile.PROGRAMS + gans.PROGRAMS + image_classifiers.PROGRAMS)
 
 
 def by_name():

@@ -13,12 +13,17 @@ class Program:
     `prepare(work, use_tpu)` writes the program's inputs under `work` (a fresh directory) and
     returns `(argv, expected)`: the program's arguments (or a list of them: one invocation
     each, in order, as a program run with `--mode=train` then `--mode=eval`), and the files
-    whose existence shows it finished its job (checkpoints, results). Programs are run from a
-    copy of `<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and
+    whose existence shows it finished its job (checkpoints, results; glob patterns for
+    timestamped exports). Programs are run from a copy of
+    `<snapshots>/<snapshot>/<copy_from>` placed at `work/src/<copy_to>`; `script` and
     `pythonpath` are relative to `work/src`. `tf1_libraries` names the installed TF1-era
     libraries a program imports that import TF1 names themselves (see `run.py`: with
     rewritten imports such a program runs through the runner, which serves those libraries
-    the v1 namespace).
+    the v1 namespace). A program written as a package's module (relative imports) names it
+    in `module` and runs as `python -m MODULE` (`script` still names its file).
+    `with_snapshots` lists other repositories the program imports as packages, as
+    `(snapshot, copy_from, copy_to)` copied the same way (lasertagger's `bert`; BERT-NER's
+    `bert` submodule, empty in its snapshot).
     """
     name: str
     repo: str
@@ -33,6 +38,8 @@ class Program:
     check_paths: Sequence[str] = (".",)  # what `check` reads, relative to work/src
     has_use_tpu: bool = True
     tf1_libraries: Sequence[str] = ()
+    module: str = ""
+    with_snapshots: Sequence[tuple] = ()
 
 
 def seeded_rng():

@@ -1,0 +1,198 @@
+"""Text models beyond BERT's fine-tuning: XLNet (classification, multiple choice), LaserTagger
+(BERT encoder + tagging, SavedModel export), BERT-NER (token classification)."""
+import json
+import os
+
+from tiny_data import (WORDS, bert_config, sentence, write_json, write_tfrecord,
+                       write_vocab)
+from recipes.program import Program, seeded_rng, tpu_flag
+
+
+def train_sentencepiece(path_prefix, texts, vocab_size=48):
+    """A tiny SentencePiece model trained on `texts`, with XLNet's special symbols at ids 1-8
+    (<unk> is 0): `<path_prefix>.model`."""
+    import sentencepiece as spm
+
+    corpus = path_prefix + ".corpus.txt"
+    with open(corpus, "w") as f:
+        f.write("\n".join(texts) + "\n")
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=path_prefix, vocab_size=vocab_size, model_type="unigram",
+        hard_vocab_limit=False, bos_id=-1, eos_id=-1, unk_id=0,
+        control_symbols="<s>,</s>,<cls>,<sep>,<pad>,<mask>,<eod>,<eop>",
+        minloglevel=2)
+    return path_prefix + ".model"
+
+
+def write_xlnet_config(work):
+    write_json(os.path.join(work, "xlnet_config.json"), {
+        "n_layer": 1, "d_model": 16, "n_head": 2, "d_head": 8, "d_inner": 32,
+        "ff_activation": "gelu", "untie_r": True, "n_token": 64})
+
+
+def xlnet_tpu_flags(use_tpu):
+    # One core per host on CPU: more makes XLNet build a MirroredStrategy over GPUs.
+    return ["--num_core_per_host=%d" % (8 if use_tpu else 1)] + tpu_flag(use_tpu)
+
+
+def xlnet_classifier(work, use_tpu):
+    rng = seeded_rng()
+    data, model_dir = os.path.join(work, "aclImdb"), os.path.join(work, "model")
+    texts = []
+    for split, count in (("train", 8), ("test", 6)):  # per label
+        for label in ("neg", "pos"):
+            os.makedirs(os.path.join(data, split, label))
+            for i in range(count):
+                text = sentence(rng, 6 + i % 4)
+                texts.append(text)
+                with open(os.path.join(data, split, label, "%d_1.txt" % i), "w") as f:
+                    f.write(text + "<br />" + sentence(rng, 3))
+    spiece = train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
+    write_xlnet_config(work)
+    out, predict = os.path.join(work, "out"), os.path.join(work, "predict")
+    argv = ["--task_name=imdb", "--do_train=true", "--do_eval=true", "--do_predict=true",
+            "--data_dir=" + data, "--output_dir=" + out, "--model_dir=" + model_dir,
+            "--predict_dir=" + predict, "--spiece_model_file=" + spiece,
+            "--model_config_path=" + os.path.join(work, "xlnet_config.json"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--predict_batch_size=8", "--train_steps=2", "--warmup_steps=1",
+            "--learning_rate=1e-4", "--iterations=1", "--save_steps=2",
+            ] + xlnet_tpu_flags(use_tpu)
+    return argv, [os.path.join(model_dir, "model.ckpt-2.index"),
+                  os.path.join(predict, "imdb.tsv"), os.path.join(predict, "imdb.logits.json")]
+
+
+def xlnet_race(work, use_tpu):
+    rng = seeded_rng()
+    data, model_dir = os.path.join(work, "RACE"), os.path.join(work, "model")
+    texts = []
+    for split, count in (("train", 4), ("dev", 2)):  # files per level, two questions each
+        for level in ("middle", "high"):
+            os.makedirs(os.path.join(data, split, level))
+            for i in range(count):
+                article = ". ".join(sentence(rng, 5) for _ in range(3))
+                questions = [sentence(rng, 3) + " _ .", sentence(rng, 4) + " ?"]
+                options = [[sentence(rng, 2) for _ in range(4)] for _ in questions]
+                texts += [article] + questions + sum(options, [])
+                with open(os.path.join(data, split, level, "%d.txt" % i), "w") as f:
+                    json.dump({"article": article, "questions": questions, "options": options,
+                               "answers": ["ABCD"[rng.randint(4)] for _ in questions]}, f)
+    spiece = train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
+    write_xlnet_config(work)
+    argv = ["--do_train=true", "--do_eval=true", "--eval_split=dev", "--data_dir=" + data,
+            "--output_dir=" + os.path.join(work, "out"), "--model_dir=" + model_dir,
+            "--spiece_model_file=" + spiece,
+            "--model_config_path=" + os.path.join(work, "xlnet_config.json"),
+            "--max_seq_length=24", "--max_qa_length=8", "--train_batch_size=8",
+            "--eval_batch_size=8", "--train_steps=2", "--warmup_steps=1",
+            "--learning_rate=1e-4", "--iterations=1", "--save_steps=2"] + xlnet_tpu_flags(use_tpu)
+    return argv, [os.path.join(model_dir, "model.ckpt-2.index"),
+                  os.path.join(model_dir, "eval", "events.out.tfevents.*")]
+
+
+def lasertagger(work, use_tpu):
+    rng = seeded_rng()
+    seq, vocab, tags = 16, 32, ["KEEP", "DELETE", "KEEP|and", "DELETE|and"]
+    with open(os.path.join(work, "label_map.txt"), "w") as f:
+        f.write("\n".join(tags) + "\n")
+    config = dict(bert_config(vocab), use_t2t_decoder=True, decoder_num_hidden_layers=1,
+                  decoder_hidden_size=16, decoder_num_attention_heads=2,
+                  decoder_filter_size=32, use_full_attention=False)
+    write_json(os.path.join(work, "lasertagger_config.json"), config)
+
+    def examples(count):
+        for _ in range(count):
+            length = rng.randint(6, seq + 1)
+            mask = [1] * length + [0] * (seq - length)
+            yield {"input_ids": [int(rng.randint(5, vocab)) if m else 0 for m in mask],
+                   "input_mask": mask, "segment_ids": [0] * seq,
+                   "labels": [int(rng.randint(len(tags))) if m else 0 for m in mask],
+                   "labels_mask": mask}
+
+    train = write_tfrecord(os.path.join(work, "data", "train.tf_record"), list(examples(32)))
+    dev = write_tfrecord(os.path.join(work, "data", "dev.tf_record"), list(examples(16)))
+    out, export = os.path.join(work, "models"), os.path.join(work, "export")
+    argv = ["--training_file=" + train, "--eval_file=" + dev,
+            "--label_map_file=" + os.path.join(work, "label_map.txt"),
+            "--model_config_file=" + os.path.join(work, "lasertagger_config.json"),
+            "--output_dir=" + out, "--export_path=" + export, "--do_train=true",
+            # its TPU model (one-hot embedding matmuls) needs static shapes: it exports
+            # on CPU (run_wikisplit_experiment.sh: a run without --use_tpu)
+            "--do_eval=true", "--do_export=%s" % (not use_tpu), "--max_seq_length=%d" % seq,
+            "--train_batch_size=8", "--eval_batch_size=8", "--num_train_examples=16",
+            "--num_eval_examples=16", "--num_train_epochs=1", "--learning_rate=1e-4",
+            "--save_checkpoints_steps=1000", "--iterations_per_loop=1",
+            "--eval_timeout=1"] + tpu_flag(use_tpu)
+    return argv, [os.path.join(out, "model.ckpt-2.index"),
+                  os.path.join(out, "eval", "events.out.tfevents.*")] + (
+                      [] if use_tpu else [os.path.join(export, "*", "saved_model.pb")])
+
+
+NER_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
+
+
+def bert_ner(work, use_tpu):
+    rng = seeded_rng()
+    data, out = os.path.join(work, "data"), os.path.join(work, "out")
+    os.makedirs(data)
+    os.makedirs(os.path.join(work, "middle"))
+    os.makedirs(out)  # the program writes its TFRecords there before TPUEstimator makes it
+    for split, count in (("train", 16), ("dev", 12), ("test", 10)):
+        with open(os.path.join(data, split + ".txt"), "w") as f:
+            for _ in range(count):  # CoNLL-2003: word POS chunk tag; a sentence ends with "."
+                for word in sentence(rng, rng.randint(3, 10)).split():
+                    f.write("%s NN I-NP %s\n" % (word, NER_TAGS[rng.randint(len(NER_TAGS))]))
+                f.write(". . O O\n\n")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
+    # Its model_fn needs --init_checkpoint: a name-based checkpoint of the word embeddings.
+    import tensorflow as tf  # real TensorFlow, eagerly, to write the checkpoint
+
+    init = os.path.join(work, "init", "bert_model.ckpt")
+    tf.raw_ops.SaveV2(prefix=init, tensor_names=["bert/embeddings/word_embeddings"],
+                      shape_and_slices=[""], tensors=[rng.rand(vocab, 16).astype("float32")])
+    # No --do_eval: its metric (metrics.py) calls tensorflow.python.ops.variable_scope.variable,
+    # a TensorFlow internal that TensorFlow 2 removed (`check` names it).
+    # No --do_predict: its prediction is flattened to batch x sequence rows, which the
+    # simulated path cannot strip of a padded last batch's rows (see the report/README).
+    argv = ["--task_name=ner", "--do_train=true",
+            "--data_dir=" + data, "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--output_dir=" + out, "--middle_output=" + os.path.join(work, "middle"),
+            "--init_checkpoint=" + init,
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--predict_batch_size=8", "--learning_rate=1e-4", "--num_train_epochs=1",
+            "--save_checkpoints_steps=1000", "--iterations_per_loop=1",
+            # its CRF head needs tf.contrib.crf, which the v1 namespace does not serve
+            "--crf=false"] + tpu_flag(use_tpu)
+    return argv, [os.path.join(out, "model.ckpt-2.index")]
+
+
+XLNET_FILES = ("classifier_utils.py", "data_utils.py", "function_builder.py",
+               "model_utils.py", "modeling.py", "prepro_utils.py", "xlnet.py")
+
+PROGRAMS = [
+    Program("xlnet_classifier", "zihangdai/xlnet", "bbaa3a6fa0b3a2ee694e8cf66167434f9eca9660",
+            "zihangdai+xlnet", "run_classifier.py", "XLNet fine-tuning (IMDB folders, "
+            "SentencePiece): two-stream relative attention, plain Estimator on CPU and "
+            "TPUEstimator with use_tpu, host_call scalars, eval over listed checkpoints, predict",
+            xlnet_classifier, check_paths=("run_classifier.py",) + XLNET_FILES),
+    Program("xlnet_race", "zihangdai/xlnet", "bbaa3a6fa0b3a2ee694e8cf66167434f9eca9660",
+            "zihangdai+xlnet", "run_race.py", "XLNet multiple-choice reading comprehension "
+            "(RACE JSON): four encodings per example reshaped into one batch, eval_metrics",
+            xlnet_race, check_paths=("run_race.py",) + XLNET_FILES),
+    Program("lasertagger", "google-research/lasertagger",
+            "0bfa546e755814b28163dad039ab6d9f53f82bb8", "google-research+lasertagger",
+            "run_lasertagger.py", "LaserTagger: BERT encoder (google-research/bert at "
+            "eedf5716ce12 as package `bert`) + Transformer tag decoder, eval over "
+            "checkpoints_iterator, export_saved_model", lasertagger,
+            with_snapshots=(("google-research+bert", ".", "bert"),),
+            check_paths=("run_lasertagger.py", "run_lasertagger_utils.py",
+                         "transformer_decoder.py", "utils.py", "official_transformer")),
+    Program("bert_ner", "kyzhouhzau/BERT-NER", "0f77e478872453df51cd3c65d1a39b12d9617f9d",
+            "kyzhouhzau+BERT-NER", "BERT_NER.py", "BERT token classification (CoNLL-2003 "
+            "text): init_from_checkpoint (scaffold_fn on TPU), training (google-research/bert "
+            "at eedf5716ce12 in its `bert` submodule)", bert_ner,
+            with_snapshots=(("google-research+bert", ".", "bert"),),
+            check_paths=("BERT_NER.py", "metrics.py")),
+]
