@@ -49,11 +49,13 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
     # log: TensorFlow's handler prints each line once (also before any estimator exists)
     assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.log",
                                "tpu_estimator_compat.tf1_behaviour",
+                               "tpu_estimator_compat.tf1_behaviour.keras_layers",
                                "tpu_estimator_compat.tf1_behaviour.process_patches",
                                "tpu_estimator_compat.tf1_behaviour.shapes",
                                "tpu_estimator_compat.tf1_behaviour.variables",
                                "tpu_estimator_compat.tf_internals",
                                "tpu_estimator_compat.tf_internals._symbols",
+                               "tpu_estimator_compat.tf_internals.keras_and_slim",
                                "tpu_estimator_compat.tf_internals.tensors",
                                "tpu_estimator_compat.v1", "tpu_estimator_compat.v1._finder",
                                "tpu_estimator_compat.v1._lazy", "tpu_estimator_compat.v1._paths"]
