@@ -65,6 +65,15 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
     `until_input_ends` (evaluate(steps=None)): an input known to be endless raises, naming
     the fix, before any work; one of unknown length is logged as running to its end.
     """
+    strategy = runtime.strategy
+    if _host_cpu_only(strategy):
+        # One replica on the host's CPU: the host dataset is the replica's input, without
+        # MultiDeviceIterator's hop (and its per-call tracing of per-device functions).
+        context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0,
+                                             num_replicas_in_sync=1)
+        with tf.device(strategy.extended.worker_devices[0]):
+            return iter(_host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts,
+                                         until_input_ends)(context))
     dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
                                 until_input_ends)
     # MultiDeviceIterator's per-device datasets (a generator and a fixed prefetch: nothing
@@ -73,12 +82,25 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
         return iter(dataset)
 
 
+def _host_cpu_only(strategy):
+    """Whether `strategy` is one replica on this process's CPU (OneDeviceStrategy)."""
+    if not isinstance(strategy, tf.distribute.OneDeviceStrategy):
+        return False
+    (device,) = strategy.extended.worker_devices
+    return tf.DeviceSpec.from_string(device).device_type == "CPU"
+
+
 def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False):
     """The distributed dataset for one call of train/evaluate/predict.
 
     `estimator_facts` carries the user's params, the RunConfig and `use_tpu`.
     """
-    strategy = runtime.strategy
+    return runtime.strategy.distribute_datasets_from_function(
+        _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends))
+
+
+def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends):
+    """`host_dataset(input_context)`: one host's dataset of replica batches."""
     with_signals = mode != ModeKeys.TRAIN
     if runtime.num_hosts > 1:
         logging.info(
@@ -109,8 +131,7 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_inpu
             _require_static_shapes(element_spec[0] if with_signals else element_spec)
         return _without_autotune(dataset.prefetch(tf.data.AUTOTUNE))
 
-    return strategy.distribute_datasets_from_function(host_dataset)
-
+    return host_dataset
 
 
 def _without_autotune(dataset):
