@@ -23,7 +23,13 @@ call (ours) or the same number of steps in `iterations_per_loop` device loops (b
              in-process baseline's, so read its column with the load averages printed
 
 Every repetition line carries the 1-minute load average: on a shared machine the numbers
-move with other jobs' load, the interleaved ratios much less.
+move with other jobs' load, the interleaved ratios much less. Before each repetition the
+process settles (`_common.settle`, untimed): the hand-written loop's iterator outlives its
+repetition and refills its autotuned buffers in the background (measured: 0.3-1.2 CPU s,
+growing from one repetition to the next); unsettled, that work was timed in ours'
+repetition. The refilled buffers still give the hand-written loop a head start that a
+`train()` call, which starts its input afresh as the original's did, does not get: read its
+ratio with `--steps` large enough to make that small.
 
     /work/main/.venv/bin/python bench/tf1_program_throughput.py [--workload compute|input]
         [--steps 200] [--iterations_per_loop 50] [--repeats 3] [--replicas 1,8]
@@ -234,12 +240,14 @@ def bench_configuration(tf, args, data, strategy):
         runs = {name: [] for name in sides}
         for round_index in range(args.repeats):
             for name in sides if round_index % 2 == 0 else reversed(list(sides)):
+                background_cpu = _common.settle()
                 start = time.perf_counter()
                 sides[name]()
                 eps = args.steps * args.batch_size / (time.perf_counter() - start)
                 runs[name].append(eps)
                 print(f"  [{replicas} replica(s)] {name:8s} {eps:7.0f} ex/s  "
-                      f"(load {load():.1f})", flush=True)
+                      f"(load {load():.1f}; settled {background_cpu:.2f} CPU s before)",
+                      flush=True)
     result = {"replicas": replicas, "runs": runs,
               **{name: statistics.median(values) for name, values in runs.items()}}
     if args.original and replicas == 1:
