@@ -55,7 +55,8 @@ class TrainingClock:
 
 
 def test_evaluator_task_evaluates_each_new_checkpoint_until_the_final_one(
-        tmp_path, one_device, monkeypatch):
+        tmp_path, one_device, monkeypatch, caplog):
+    caplog.set_level("INFO")  # on failure: which checkpoints were restored, and when
     chief = make_estimator(tmp_path, one_device)  # no TF_CONFIG: built before it is set
     set_task(monkeypatch, "evaluator")
     evaluator = make_estimator(tmp_path, one_device)
@@ -71,11 +72,11 @@ def test_evaluator_task_evaluates_each_new_checkpoint_until_the_final_one(
     assert returned is None  # as the original's distributed roles
     # start delay; then a throttle wait after each pass but the last (the one of step 12)
     assert clock.sleeps == [30, 10, 10, 10]
-    assert hook.steps == [4, 8, 12]  # each new checkpoint once; the unchanged one skipped
     export_path = os.path.join(str(tmp_path), "export", "recording")
-    assert exporter.calls == [("model.ckpt-4", False, 4, export_path),
-                              ("model.ckpt-8", False, 8, export_path),
-                              ("model.ckpt-12", True, 12, export_path)]
+    # each new checkpoint once, the unchanged one skipped (the log says what was restored)
+    assert (hook.steps, exporter.calls) == ([4, 8, 12], [
+        ("model.ckpt-4", False, 4, export_path), ("model.ckpt-8", False, 8, export_path),
+        ("model.ckpt-12", True, 12, export_path)]), caplog.text
     scalars = event_reader.read_scalars(evaluator.eval_dir())
     assert [step for step, _ in scalars["mae"]] == [4, 8, 12]
 

@@ -14,6 +14,7 @@ import tensorflow as tf
 from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
 from tpu_estimator_compat.engine import inputs
+from tpu_estimator_compat.engine import metric_values
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import model_parallelism
 from tpu_estimator_compat.engine import padding
@@ -208,21 +209,6 @@ def _outputs_for_mode(spec, mode):
     return ReplicaOutputs(
         loss=spec.loss, host_call=host_call_tensors,
         metrics=eval_metrics[1] if eval_metrics else None,
-        metric_updates=(_metric_update_values(spec.eval_metric_ops)
+        metric_updates=({name: metric_values.value_after_update(name, value_op, update_op)
+                         for name, (value_op, update_op) in spec.eval_metric_ops.items()}
                         if getattr(spec, "eval_metric_ops", None) else None))
-
-
-def _metric_update_values(eval_metric_ops):
-    """The tensor each update op returns: by the tf.compat.v1.metrics convention, the
-    metric's value after this step's update (so the last step's is the final value)."""
-    values = {}
-    for name, (_, update_op) in eval_metric_ops.items():
-        update_op = spec_lib.metric_tensor(update_op)
-        if not isinstance(update_op, tf.Tensor):
-            raise TypeError(
-                f"eval_metric_ops[{name!r}]: the update op is a {type(update_op).__name__}; "
-                "tpu_estimator_compat needs update ops that return the updated value, as every "
-                "tf.compat.v1.metrics function does. Return eval_metrics=(metric_fn, tensors) "
-                "from a TPUEstimatorSpec instead.")
-        values[name] = update_op
-    return values

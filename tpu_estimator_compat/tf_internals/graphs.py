@@ -47,6 +47,9 @@ SYMBOLS = uses(
            "a TF1 read without a dependency on an update sees the step's start value"),
     Symbol(f"{_FRAMEWORK}.auto_control_deps_utils", "RESOURCE_READ_OPS",
            "a TF1 read without a dependency on an update sees the step's start value"),
+    Symbol(f"{_FRAMEWORK}.ops", "Operation._add_control_input",
+           "eval_metric_ops report their value op read after the step's update "
+           "(engine/metric_values.py)"),
 )
 
 eager_mode = context.eager_mode
@@ -123,6 +126,11 @@ def create_op(graph, op_type, inputs, dtypes, name, attrs, op_def, device):
 def is_stateful(op):
     """Whether `op`'s kernel has side effects (its op def says so)."""
     return op._is_stateful  # pylint: disable=protected-access
+
+
+def add_control_input(op, control_op):
+    """Makes `op` (already built) run after `control_op`."""
+    op._add_control_input(control_op)  # pylint: disable=protected-access
 
 
 def has_control_dependencies(graph):
