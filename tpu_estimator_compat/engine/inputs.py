@@ -22,8 +22,8 @@ device inside `MultiDeviceIterator`), destroyed one after another: calls and pro
 stalled for seconds to minutes. Without autotuning the iterators are destroyed in well under
 a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults
 (parallelism: min(16, CPU cores); `prefetch(AUTOTUNE)`: a buffer that grows when it runs
-dry). Autotuning the host dataset alone (issue 24, 2 cores) gave no more examples/sec, chose
-one parallel call in some runs (a third slower), and made 40-s calls on 8 replicas wait 5.3 s
+dry). Autotuning the host dataset alone (issue 24, 2 cores) gave no more examples/sec, ran
+some calls on about one core (a third slower), and made 40-s calls on 8 replicas wait 5.3 s
 (median) at their end; an input_fn that wants it sets `options.autotune.enabled = True`.
 One replica on the host's CPU reads the host dataset's own iterator (no MultiDeviceIterator).
 """
