@@ -85,6 +85,30 @@ def interleaved(candidates, repeats):
     return timings
 
 
+def settle(quiet_cpu_s=0.03, interval_s=0.5, limit_s=20.0):
+    """Waits (untimed) until this process's background work stops: until its CPU time grows
+    by less than `quiet_cpu_s` in `interval_s`, at most `limit_s`. Returns the CPU seconds
+    used meanwhile.
+
+    A side whose iterator outlives its repetition (a hand-written loop's) refills its
+    tf.data buffers in the background after it: without settling, that work is timed in the
+    next side's repetition and the refilled buffers are not timed at all.
+    """
+    def cpu_s():
+        times = os.times()
+        return times.user + times.system
+
+    start_cpu, started = cpu_s(), time.perf_counter()
+    last = start_cpu
+    while time.perf_counter() - started < limit_s:
+        time.sleep(interval_s)
+        now = cpu_s()
+        if now - last < quiet_cpu_s:
+            break
+        last = now
+    return last - start_cpu
+
+
 def format_table(headers, rows):
     """A plain-text table: first column left-aligned, the others right-aligned."""
     cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]

@@ -231,10 +231,11 @@ class BaselineSide:
             limit = (6.0 / (fan_in + fan_out)) ** 0.5
             return tf.Variable(tf.random.uniform(shape, -limit, limit, seed=next(seed)))
 
+        units = getattr(self._args, "dense_units", DENSE_UNITS)
         return [glorot([5, 5, 1, 32]), tf.Variable(tf.zeros([32])),
                 glorot([5, 5, 32, 64]), tf.Variable(tf.zeros([64])),
-                glorot([7 * 7 * 64, DENSE_UNITS]), tf.Variable(tf.zeros([DENSE_UNITS])),
-                glorot([DENSE_UNITS, NUM_CLASSES]), tf.Variable(tf.zeros([NUM_CLASSES]))]
+                glorot([7 * 7 * 64, units]), tf.Variable(tf.zeros([units])),
+                glorot([units, NUM_CLASSES]), tf.Variable(tf.zeros([NUM_CLASSES]))]
 
     def _loss(self, images, labels):
         tf = self._tf

@@ -20,7 +20,12 @@ optimisation period (doubling up to 60 s), and destroying the iterator joins tha
 A distributed iterator on N devices holds N + 1 autotuned iterators (the host's and one per
 device inside `MultiDeviceIterator`), destroyed one after another: calls and process exit
 stalled for seconds to minutes. Without autotuning the iterators are destroyed in well under
-a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults.
+a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults
+(parallelism: min(16, CPU cores); `prefetch(AUTOTUNE)`: a buffer that grows when it runs
+dry). Autotuning the host dataset alone (issue 24, 2 cores) gave no more examples/sec, ran
+some calls on about one core (a third slower), and made 40-s calls on 8 replicas wait 5.3 s
+(median) at their end; an input_fn that wants it sets `options.autotune.enabled = True`.
+One replica on the host's CPU reads the host dataset's own iterator (no MultiDeviceIterator).
 """
 import tensorflow as tf
 
@@ -65,6 +70,15 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
     `until_input_ends` (evaluate(steps=None)): an input known to be endless raises, naming
     the fix, before any work; one of unknown length is logged as running to its end.
     """
+    strategy = runtime.strategy
+    if _host_cpu_only(strategy):
+        # One replica on the host's CPU: the host dataset is the replica's input, without
+        # MultiDeviceIterator's hop (and its per-call tracing of per-device functions).
+        context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0,
+                                             num_replicas_in_sync=1)
+        with tf.device(strategy.extended.worker_devices[0]):
+            return iter(_host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts,
+                                         until_input_ends)(context))
     dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
                                 until_input_ends)
     # MultiDeviceIterator's per-device datasets (a generator and a fixed prefetch: nothing
@@ -73,12 +87,25 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
         return iter(dataset)
 
 
+def _host_cpu_only(strategy):
+    """Whether `strategy` is one replica on this process's CPU (OneDeviceStrategy)."""
+    if not isinstance(strategy, tf.distribute.OneDeviceStrategy):
+        return False
+    (device,) = strategy.extended.worker_devices
+    return tf.DeviceSpec.from_string(device).device_type == "CPU"
+
+
 def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False):
     """The distributed dataset for one call of train/evaluate/predict.
 
     `estimator_facts` carries the user's params, the RunConfig and `use_tpu`.
     """
-    strategy = runtime.strategy
+    return runtime.strategy.distribute_datasets_from_function(
+        _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends))
+
+
+def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends):
+    """`host_dataset(input_context)`: one host's dataset of replica batches."""
     with_signals = mode != ModeKeys.TRAIN
     if runtime.num_hosts > 1:
         logging.info(
@@ -109,8 +136,7 @@ def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_inpu
             _require_static_shapes(element_spec[0] if with_signals else element_spec)
         return _without_autotune(dataset.prefetch(tf.data.AUTOTUNE))
 
-    return strategy.distribute_datasets_from_function(host_dataset)
-
+    return host_dataset
 
 
 def _without_autotune(dataset):
