@@ -135,3 +135,22 @@ def test_export_serves_what_predict_predicts(trained_dir, one_device, tmp_path):
     """)
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
     np.testing.assert_allclose(np.load(tmp_path / "served.npy"), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("examples", [10, 12])  # a padded last batch, and none
+def test_predictions_with_k_rows_per_example_off_the_tpu(tmp_path, examples):
+    """BERT token taggers flatten [batch, tokens] predictions to one row per token. The
+    original (use_tpu=False, predict_batch_size=4, 10 examples of 2 values) yielded every row
+    of every batch in order: 0.0 ... 19.0."""
+    features = np.arange(2 * examples, dtype=np.float32).reshape(examples, 2)
+
+    def model_fn(features, labels, mode, params):
+        weight = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.ones_initializer())
+        return tec.TPUEstimatorSpec(mode, predictions={"flat": tf.reshape(features * weight,
+                                                                         [-1])})
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, predict_batch_size=4,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    rows = [float(p["flat"]) for p in estimator.predict(
+        lambda params: tf.data.Dataset.from_tensor_slices(features).batch(params["batch_size"]))]
+    assert rows == [float(v) for v in range(2 * examples)]

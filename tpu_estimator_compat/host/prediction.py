@@ -54,7 +54,29 @@ def _real_rows_per_step(run, rows_per_replica_copy):
             mask = mask[:rows_per_replica_copy]
             predictions = tf.nest.map_structure(lambda v: v[:rows_per_replica_copy], predictions)
         if mask.any():
-            yield tf.nest.map_structure(lambda v: v[mask], predictions)
+            yield tf.nest.map_structure(lambda v, m=mask: _real_rows(v, m), predictions)
+
+
+def _real_rows(value, mask):
+    """The rows of `value` that belong to real examples (`mask`: one entry per example).
+
+    A prediction with k rows per example (`tf.reshape(per_token, [-1])`: rows in example
+    order) keeps k rows per real example; a batch without padding keeps every row, as the
+    original's Estimator did, whatever their number.
+    """
+    rows = len(value)
+    if rows == len(mask):
+        return value[mask]
+    if mask.all():
+        return value
+    if rows % len(mask) == 0:
+        return value[np.repeat(mask, rows // len(mask))]
+    raise ValueError(
+        f"A prediction has {rows} rows in a batch of {len(mask)} examples, of which "
+        f"{int(mask.sum())} are real (the rest pad the last batch): its padding rows cannot "
+        "be told apart. Return predictions whose first dimension is the batch (or k rows per "
+        "example, in example order), or make the number of examples a multiple of the "
+        "batch size.")
 
 
 def _select(predictions, predict_keys, is_dict):
