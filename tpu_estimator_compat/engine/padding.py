@@ -26,8 +26,10 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
     batches (None: endless)."""
     count = -1 if stop_batches is None else stop_batches
     # Fully static batches (drop_remainder=True) keep their static shapes, which model_fns
-    # read (`images.shape[0]`), also without TPU semantics: stop batches are full batches.
-    if _fully_static(dataset.element_spec):
+    # read (`images.shape[0]`), also without TPU semantics (where the batch must then lead
+    # with `batch_size` rows: a static element of other rows is a batch of its own size).
+    if _fully_static(dataset.element_spec) and (
+            pad or _leading_dimensions(dataset.element_spec) == {batch_size}):
         def full(*element):
             return _pack(element), {MASK: tf.fill([batch_size], True),
                                     STOP: tf.fill([batch_size], False)}
@@ -44,6 +46,10 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
         lambda *element: _unpadded(
             tf.nest.map_structure(lambda t: tf.zeros_like(t[:1]), _pack(element)),
             stop=True)).repeat(count))
+
+
+def _leading_dimensions(element_spec):
+    return {spec.shape[0] for spec in tf.nest.flatten(element_spec)}
 
 
 def _fully_static(element_spec):
