@@ -49,7 +49,7 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
 
 
 def _leading_dimensions(element_spec):
-    return {spec.shape[0] for spec in tf.nest.flatten(element_spec)}
+    return {tf.compat.dimension_value(spec.shape[0]) for spec in tf.nest.flatten(element_spec)}
 
 
 def _fully_static(element_spec):
