@@ -6,9 +6,23 @@ import tensorflow as tf
 
 
 def event_files(logdir):
-    """Event files directly in `logdir` (not in subdirectories), oldest name first."""
-    return sorted(os.path.join(logdir, name) for name in os.listdir(logdir)
-                  if "tfevents" in name and os.path.isfile(os.path.join(logdir, name)))
+    """Event files directly in `logdir` (not in subdirectories), oldest first.
+
+    Ordered by the wall time of each file's first summary: names carry whole seconds and a
+    per-process writer counter (`...<secs>.<host>.<pid>.<n>.v2`) that sorts wrongly by name
+    once it gains a digit (`.10.` before `.9.`), and a file's version record has whole
+    seconds only.
+    """
+    paths = [os.path.join(logdir, name) for name in os.listdir(logdir)
+             if "tfevents" in name and os.path.isfile(os.path.join(logdir, name))]
+    return sorted(paths, key=lambda path: (_first_summary_wall_time(path), path))
+
+
+def _first_summary_wall_time(path):
+    for event in tf.compat.v1.train.summary_iterator(path):
+        if event.HasField("summary"):
+            return event.wall_time
+    return float("inf")  # nothing written yet: last
 
 
 def read_values(logdir):
