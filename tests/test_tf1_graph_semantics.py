@@ -196,6 +196,57 @@ def test_model_fn_is_called_once_per_replica_with_its_own_collections(
                                expected, rtol=1e-5, atol=1e-7)
 
 
+def test_collections_filtered_by_a_scope_hold_every_replicas_own_ops(
+        tmp_path, one_device, eight_devices):
+    """MirroredStrategy names replica N > 0's ops `replica_N/...`; TF1 code filtering
+    collections by a variable scope's name (TF-GAN's update ops, a scope's regularization
+    losses) must still find that replica's ops, so 8 replicas train as 1 replica."""
+
+    def model_fn(features, labels, mode, params):
+        with v1.variable_scope("net"):
+            legacy_layers.batch_normalization(features, training=True)  # only its update
+            hidden = legacy_layers.dense(
+                features, 3, kernel_initializer=v1.ones_initializer(),
+                kernel_regularizer=lambda w: 0.5 * tf.reduce_sum(w * w))
+            prediction = legacy_layers.dense(hidden, 1, kernel_initializer=v1.ones_initializer())
+        update_ops = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
+        assert update_ops and v1.get_collection(v1.GraphKeys.UPDATE_OPS, "net") == update_ops
+        loss = v1.losses.mean_squared_error(labels, prediction) + tf.add_n(
+            v1.losses.get_regularization_losses("net"))
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.01))
+        with tf.control_dependencies(update_ops):
+            train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    weights = []
+    for name, strategy in [("one", one_device), ("eight", eight_devices)]:
+        estimator = make_estimator(tmp_path / name, strategy, model_fn)
+        estimator.train(train_input_fn, steps=2)
+        weights.append([estimator.get_variable_value(v) for v in (
+            "net/dense/kernel", "net/batch_normalization/moving_mean")])
+    for single, replicated in zip(*weights):
+        np.testing.assert_allclose(replicated, single, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("devices", DEVICES)
+def test_optimizer_code_merged_across_replicas_runs_as_tf1_code(tmp_path, devices, request):
+    """A v1 optimizer's cross-replica part (`_distributed_apply`) tests `op not in
+    TRAIN_OP`; with a tensor in that collection (TF-GAN's train ops are loss tensors) TF1
+    compared by identity, where TF2 compares values and fails on the op."""
+
+    def model_fn(features, labels, mode, params):
+        prediction = legacy_layers.dense(features, 1, kernel_initializer=v1.ones_initializer())
+        loss = v1.losses.mean_squared_error(labels, prediction)
+        v1.add_to_collection(v1.GraphKeys.TRAIN_OP, tf.identity(loss))
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.01))
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = make_estimator(tmp_path, request.getfixturevalue(devices), model_fn)
+    estimator.train(train_input_fn, steps=2)
+    assert estimator.get_variable_value("global_step") == 2
+
+
 @pytest.mark.parametrize("devices", DEVICES)
 def test_metric_tensors_of_k_rows_per_example_drop_padding_by_example(
         tmp_path, devices, request):

@@ -29,6 +29,7 @@ once per replica per compiled program, as TF1 called it once per graph.
 """
 import contextlib
 import heapq
+import re
 import threading
 
 import tensorflow as tf
@@ -148,6 +149,18 @@ class _ReplicaCollectionsGraph(graphs.KeyedCollectionsFuncGraph):
     def __init__(self, name):
         super().__init__(name, key=current_replica)
 
+    def get_collection(self, name, scope=None):
+        """Filtering by `scope` ignores the `replica_N/` name scope MirroredStrategy gives
+        replica N > 0's ops: TF1 built the replica under its own names, and code filtering
+        by a variable scope's name (TF-GAN's update ops, regularization losses of a scope)
+        must find the same ops in every replica."""
+        items = super().get_collection(name)
+        if scope is None:
+            return items
+        pattern, prefix = re.compile(scope), f"replica_{current_replica()}/"
+        return [item for item in items if hasattr(item, "name") and (
+            pattern.match(item.name) or pattern.match(_without_prefix(item.name, prefix)))]
+
 
 _THREAD = threading.local()
 
@@ -162,6 +175,14 @@ def building_replica():
         yield
     finally:
         del _THREAD.replica_id
+
+
+def _without_prefix(name, replica_scope):
+    """`name` without the name scope `replica_scope` (at its start or after an outer scope)."""
+    start = name.find(replica_scope)
+    if start == 0 or (start > 0 and name[start - 1] == "/"):
+        return name[:start] + name[start + len(replica_scope):]
+    return name
 
 
 def current_replica():

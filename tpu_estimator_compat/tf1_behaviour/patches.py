@@ -10,6 +10,9 @@
   made the train op wait for the update ops. Under a strategy, minimize() creates its ops in
   a merge_call, on another thread that does not see the replica's control dependencies; the
   values merge_call returns are passed through an identity (or group) created under them.
+  A merge_fn called from TF1 code runs as TF1 code on that thread too (tensors hash and
+  compare by identity: the v1 optimizer's `apply_updates not in train_op` when TF-GAN put
+  a tensor in TRAIN_OP).
 - A TF2 summary writer made in model_fn (TF1 code mixing in `tf.compat.v2.summary`, as
   simclr does) lives as long as the compiled step that writes with it (it is created
   eagerly, and its resource would be destroyed with the Python object), and its `init()`
@@ -32,10 +35,12 @@
 """
 import contextlib
 import dataclasses
+import functools
 
 import tensorflow as tf
 
 from tpu_estimator_compat.api import optimizers
+from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.tf1_behaviour import variables as tf1_variables
 from tpu_estimator_compat.tf_internals import distribute
 from tpu_estimator_compat.tf_internals import graphs
@@ -139,11 +144,22 @@ def _writer_init_as_op(self):
 
 
 def _merge_call_keeping_dependencies(self, merge_fn, args=(), kwargs=None):
+    if tf1_shapes.entered():
+        merge_fn = _as_tf1_code(merge_fn)
     result = _original_merge_call(self, merge_fn, args, kwargs)
     graph = tf.compat.v1.get_default_graph()
     if tf.executing_eagerly() or not graphs.has_control_dependencies(graph):
         return result
     return tf.nest.map_structure(_under_current_dependencies, result)
+
+
+def _as_tf1_code(merge_fn):
+    """`merge_fn` running as TF1 code on whichever thread the strategy merges on."""
+    @functools.wraps(merge_fn)
+    def tf1_merge_fn(*args, **kwargs):
+        with tf1_shapes.tf1_shapes():
+            return merge_fn(*args, **kwargs)
+    return tf1_merge_fn
 
 
 def _under_current_dependencies(value):

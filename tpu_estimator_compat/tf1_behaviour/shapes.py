@@ -69,6 +69,11 @@ def install():
         tensors.set_shape_override(POLICY)
 
 
+def entered():
+    """Whether this thread is inside `tf1_shapes()` (building TF1 code)."""
+    return _STATE.depth > 0
+
+
 def installed():
     """Whether the policy is what TensorFlow currently consults."""
     return tensors.shape_override() is POLICY
