@@ -181,6 +181,9 @@ MODULES = {
         fallback=f"{_PKG}.v1.contrib.framework"),
     "contrib.framework.python.ops.arg_scope": f"{_SLIM}:slim_arg_scope",
     "contrib.framework.python.ops.variables": f"{_SLIM}:slim_variables",
+    "contrib.crf.python": Virtual(),
+    "contrib.crf.python.ops": Virtual(),
+    "contrib.crf.python.ops.crf": f"{_PKG}.rebuilt_apis.contrib_crf",
     "contrib.layers.python": Virtual(),
     "contrib.layers.python.layers": f"{_SLIM}:slim_layers",
 }
