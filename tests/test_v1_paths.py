@@ -13,6 +13,7 @@ import tf_slim
 
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1
+from helpers import make_estimator
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
 from tpu_estimator_compat.rebuilt_apis.hparam import HParams
@@ -81,6 +82,10 @@ def _exec(statement):
      "tensorflow.python.ops.array_ops:concat"),
     ("from tensorflow.contrib.framework import list_variables", "list_variables",
      "tensorflow:compat.v1.train.list_variables"),
+    ("from tensorflow.python.ops import variable_scope", "variable_scope.variable",
+     "tensorflow:compat.v1.Variable"),
+    ("from tensorflow.python.ops import variable_scope", "variable_scope.get_variable",
+     "tensorflow.python.ops.variable_scope:get_variable"),
 ])
 def test_tf1_import_statements_rewritten_mechanically(statement, name, expected):
     names = _exec(statement)
@@ -280,6 +285,41 @@ def test_slim_model_in_tpu_estimator_equals_the_tf1_graph(tmp_path):
     metrics = estimator.evaluate(slim_input_fn, steps=4)
     assert metrics["global_step"] == STEPS
     assert metrics["mae"] > 0 and np.isfinite(metrics["mean_prediction"])
+
+
+def _streaming_total(values, name):
+    """A TF1 program's own streaming metric (BERT-NER's metrics.py does this): a local
+    ON_READ / SUM variable made by TF 1.x's internal `variable_scope.variable`."""
+    from tpu_estimator_compat.v1.python.ops import variable_scope  # noqa: PLC0415
+    total = variable_scope.variable(
+        lambda: tf.zeros([], tf.float32), trainable=False,
+        collections=[v1.GraphKeys.LOCAL_VARIABLES, v1.GraphKeys.METRIC_VARIABLES],
+        validate_shape=True, synchronization=v1.VariableSynchronization.ON_READ,
+        aggregation=v1.VariableAggregation.SUM, name=name)
+    return tf.identity(total), v1.assign_add(total, tf.reduce_sum(values))
+
+
+def _label_total_model_fn(features, labels, mode, params):
+    weights = v1.get_variable("w", [5, 1], initializer=v1.zeros_initializer())
+    loss = v1.losses.mean_squared_error(labels, tf.matmul(features, weights))
+    if mode == tec.ModeKeys.EVAL:
+        return tec.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(
+            lambda labels: {"label_total": _streaming_total(labels, "label_total")}, [labels]))
+    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
+        loss, global_step=v1.train.get_global_step()))
+
+
+@pytest.mark.slow  # trains or evaluates for several seconds
+def test_metric_on_variable_scope_variable_evaluates_on_one_and_eight_replicas(
+        tmp_path, one_device, eight_devices):
+    for name, strategy in (("one", one_device), ("eight", eight_devices)):
+        estimator = make_estimator(tmp_path / name, strategy, _label_total_model_fn,
+                                   batch_size=BATCH)
+        estimator.train(slim_input_fn, steps=1)
+        metrics = estimator.evaluate(slim_input_fn, steps=3)
+        np.testing.assert_allclose(metrics["label_total"], Y[:3 * BATCH].sum(), rtol=1e-5,
+                                   err_msg=name)
 
 
 def test_contrib_layers_take_arg_scope_and_fall_back_to_tf_slim():

@@ -82,6 +82,9 @@ MODULES = {
          "while_loop": "tensorflow.python.ops.while_loop:while_loop",
          "trace": "tensorflow.python.ops.math_ops:trace"},
         fallback="tensorflow.python.ops.standard_ops"),
+    # TF 1.x's forwarding alias of VariableV1, which streaming metrics call.
+    "python.ops.variable_scope": Virtual({"variable": "tensorflow:compat.v1.Variable"},
+                                         fallback="tensorflow.python.ops.variable_scope"),
     "python.ops.parallel_for": Virtual(
         {name: f"tensorflow.python.ops.parallel_for.{module}:{name}" for module, name in (
             ("control_flow_ops", "pfor"), ("control_flow_ops", "for_loop"),
