@@ -69,6 +69,22 @@ def test_scores_log_norm_likelihood_and_decoding_equal_the_enumeration(max_seq_l
             np.testing.assert_allclose(viterbi_score, score, atol=1e-5)
 
 
+def test_shapes_known_only_at_run_time_in_a_tf1_graph():
+    expected = _reference(INPUTS, TAGS, LENGTHS, TRANSITIONS)
+    with tf.Graph().as_default():
+        inputs = v1.placeholder(tf.float32, [None, None, NUM_TAGS])
+        tags = v1.placeholder(tf.int32, [None, None])
+        lengths = v1.placeholder(tf.int32, [None])
+        likelihood, _ = crf.crf_log_likelihood(inputs, tags, lengths, TRANSITIONS)
+        decoded, best_score = crf.crf_decode(inputs, TRANSITIONS, lengths)
+        with v1.Session() as session:
+            results = session.run([likelihood, decoded, best_score],
+                                  {inputs: INPUTS, tags: TAGS, lengths: LENGTHS})
+    np.testing.assert_allclose(results[0], expected["score"] - expected["log_norm"], atol=1e-5)
+    np.testing.assert_array_equal(results[1], expected["best"])
+    np.testing.assert_allclose(results[2], expected["best_score"], atol=1e-5)
+
+
 def test_unary_binary_and_multitag_scores():
     expected = _reference(INPUTS, TAGS, LENGTHS, np.zeros_like(TRANSITIONS))
     np.testing.assert_allclose(crf.crf_unary_score(TAGS, LENGTHS, INPUTS), expected["score"],
@@ -190,13 +206,31 @@ def test_crf_tagger_trains_alike_on_one_and_eight_replicas_and_predicts_tags(
     for variable, value in weights["one"].items():
         np.testing.assert_allclose(weights["eight"][variable], value, atol=1e-5)
     assert not np.allclose(weights["one"]["output_weights"], 0.1), "training moved nothing"
+    _assert_predicts_the_best_tags(estimator)
+
+
+def _assert_predicts_the_best_tags(estimator):
     predictions = list(estimator.predict(
         lambda params: _tagger_input_fn(params).take(1), yield_single_examples=False))
     assert len(predictions) == 1
     tags = predictions[0]["tags"]
     assert tags.shape == (BATCH, SEQ_LEN) and tags.dtype == np.int32
-    transitions = weights["eight"]["crf/transitions"]
-    logits = TOKENS[:BATCH] @ weights["eight"]["output_weights"]
+    transitions = estimator.get_variable_value("crf/transitions")
+    logits = TOKENS[:BATCH] @ estimator.get_variable_value("output_weights")
     for row, unary, length in zip(tags, logits, TOKEN_LENGTHS):
         assert list(row[:length]) == crf.viterbi_decode(unary[:length], transitions)[0]
         assert not row[length:].any()
+
+
+@pytest.mark.slow  # compiles the step with XLA
+def test_crf_tagger_compiles_with_xla_on_the_simulated_tpu(tmp_path, monkeypatch):
+    from tpu_estimator_compat.engine import cluster_resolver, runtime  # noqa: PLC0415
+    monkeypatch.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, "8")
+    monkeypatch.delenv(runtime.SIMULATED_TPU_XLA_ENV, raising=False)  # XLA: the default
+    estimator = tec.TPUEstimator(
+        _tagger_model_fn, use_tpu=True, train_batch_size=BATCH, predict_batch_size=BATCH,
+        config=tec.RunConfig(model_dir=str(tmp_path), tf_random_seed=5,
+                             tpu_config=tec.TPUConfig(iterations_per_loop=2)))
+    estimator.train(_tagger_input_fn, steps=2)
+    assert not np.allclose(estimator.get_variable_value("output_weights"), 0.1)
+    _assert_predicts_the_best_tags(estimator)

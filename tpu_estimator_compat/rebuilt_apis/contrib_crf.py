@@ -46,33 +46,37 @@ def crf_sequence_score(inputs, tag_indices, sequence_lengths, transition_params)
             + crf_binary_score(tag_indices, sequence_lengths, transition_params))
 
 
-def _run_masked(cell, inputs, sequence_lengths, padding_output):
+def _run_masked(cell, inputs, sequence_lengths, output_padding=None):
     """Runs `cell` over time steps 1.. of `inputs` [B, T, N] from the state `inputs[:, 0]`,
-    the state of each sequence kept from its last step on (the output is then the tensor
-    `padding_output`). Returns (final states [B, N], outputs [T-1, B, N])."""
-    steps = tf.transpose(inputs, [1, 0, 2])[1:]
+    each sequence's state kept from its last step on. Returns the final states [B, N] and,
+    given `output_padding` (the output past a sequence's end), the outputs [T-1, B, N].
+
+    A while loop reading `inputs` by index (not a scan over it): XLA, as on a TPU, compiles
+    its gradient when the shapes are static."""
+    max_seq_len = tf.compat.dimension_value(inputs.shape[1]) or tf.shape(inputs)[1]
     lengths = tf.cast(sequence_lengths, tf.int32)[:, None]
 
-    def step(carried, elems):
-        state, _ = carried
-        unary, t = elems
-        output, new_state = cell(unary, state)
+    def step(t, state, *outputs):
+        output, new_state = cell(inputs[:, t], state)
         live = t < lengths
-        return (tf.where(live, new_state, state),
-                tf.where(live, output, padding_output))
+        if outputs:
+            outputs = (outputs[0].write(t - 1, tf.where(live, output, output_padding)),)
+        return (t + 1, tf.where(live, new_state, state), *outputs)
 
     first = inputs[:, 0]
-    states, outputs = tf.scan(
-        step, (steps, tf.range(1, tf.shape(inputs)[1])),
-        initializer=(first, tf.zeros_like(first, padding_output.dtype)))
-    return tf.concat([first[None], states], axis=0)[-1], outputs
+    outputs = () if output_padding is None else (tf.TensorArray(
+        output_padding.dtype, size=max_seq_len - 1, element_shape=first.shape),)
+    _, state, *outputs = tf.while_loop(lambda t, *_: t < max_seq_len, step,
+                                       (tf.constant(1), first, *outputs),
+                                       maximum_iterations=max_seq_len - 1)
+    return state, (outputs[0].stack() if outputs else None)
 
 
 def crf_log_norm(inputs, sequence_lengths, transition_params):
     """[batch] log partition functions: log-sum-exp of the scores of all tag sequences."""
     inputs = tf.convert_to_tensor(inputs, name="inputs")
     cell = CrfForwardRnnCell(transition_params)
-    alphas, _ = _run_masked(cell, inputs, sequence_lengths, tf.zeros([], inputs.dtype))
+    alphas, _ = _run_masked(cell, inputs, sequence_lengths)
     log_norm = tf.reduce_logsumexp(alphas, axis=1)
     return tf.where(tf.convert_to_tensor(sequence_lengths) <= 0, tf.zeros_like(log_norm),
                     log_norm)
@@ -138,8 +142,8 @@ def viterbi_decode(score, transition_params):
 
 
 class _CrfCell(_RNNCell):
-    """An RNN cell of a CRF's recursions: its state and output are [batch, num_tags] (TF 1.x
-    calls it directly, outside of Keras' layer call; `scope` is unused)."""
+    """An RNN cell of a CRF's recursions, state and output [batch, num_tags]. As in TF 1.x,
+    `__call__` is the step itself (not Keras' layer call) and its `scope` is unused."""
 
     def __init__(self, transition_params):
         super().__init__()
