@@ -179,13 +179,18 @@ def _tagger_input_fn(params):
 def _tagger_model_fn(features, labels, mode, params):
     weights = v1.get_variable("output_weights", [FEATURES_DIM, NUM_TAGS],
                               initializer=v1.constant_initializer(0.1))
-    logits = tf.einsum("btf,fn->btn", features["tokens"], weights)
+    # As BERT's embeddings: a variable read after an assert (on the simulated TPU that read
+    # is outside XLA, so the CRF's loops come in a later XLA cluster than the step's start).
+    check = v1.assert_less_equal(tf.shape(features["tokens"])[1], SEQ_LEN)
+    with tf.control_dependencies([check]):
+        logits = tf.einsum("btf,fn->btn", features["tokens"], weights)
     lengths = features["lengths"]
-    if mode == tec.ModeKeys.PREDICT:
-        transitions = v1.get_variable("crf/transitions", [NUM_TAGS, NUM_TAGS])
-        tags, _ = tf1.contrib.crf.crf_decode(logits, transitions, lengths)
-        return tec.TPUEstimatorSpec(mode, predictions={"tags": tags})
     with v1.variable_scope("crf"):
+        transitions = v1.get_variable("transitions", [NUM_TAGS, NUM_TAGS])
+    tags, _ = tf1.contrib.crf.crf_decode(logits, transitions, lengths)  # in every mode
+    if mode == tec.ModeKeys.PREDICT:
+        return tec.TPUEstimatorSpec(mode, predictions={"tags": tags})
+    with v1.variable_scope("crf", reuse=True):  # the variable crf_log_likelihood makes
         likelihood, _ = tf1.contrib.crf.crf_log_likelihood(logits, labels, lengths)
     loss = -tf.reduce_mean(likelihood)
     optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.5))

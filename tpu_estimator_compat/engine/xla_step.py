@@ -18,8 +18,10 @@ XLA clusters, each a `tf.function(jit_compile=True)` called on its device:
 The compiled ops of one device form one cluster per stage: an op's stage grows by one each
 time a path into it leaves XLA (a collective, a host op, another device) after passing
 through a compiled op, so a replica's forward pass and gradients are one XLA program, its
-update after the all-reduce another, and no cluster can wait on itself. Within a cluster
-and between clusters the copy keeps the order of the inline copy (reads before updates).
+update after the all-reduce another, and no cluster can wait on itself (an op making a
+TensorList from constants joins its user's stage: XLA cannot pass one between clusters).
+Within a cluster and between clusters the copy keeps the order of the inline copy (reads
+before updates).
 """
 import heapq
 import re
@@ -129,6 +131,7 @@ def _units(ops, compiled):
                                                              for p in predecessors)
         stage[op] = max([stage[p] + _leaves_cluster(p, op, compiled, after_compiled)
                          for p in predecessors], default=0)
+    _join_list_sources_to_users(ops, compiled, stage)
     unit_of, units = {}, {}
     for op in ops:
         key = (compiled[op], stage[op]) if compiled[op] is not None else op
@@ -152,6 +155,25 @@ def _units(ops, compiled):
             if not needs[user]:
                 heapq.heappush(ready, (position[units[user][0]], user))
     return ordered
+
+
+def _join_list_sources_to_users(ops, compiled, stage):
+    """Moves each compiled op making a TensorList from constants only (a while loop's
+    gradient accumulators, `EmptyTensorList`) into the earliest stage of its users on its
+    device: XLA cannot pass a TensorList between clusters, and such an op waits on nothing.
+    """
+    members = set(ops)
+    users = {}
+    for op in ops:
+        for predecessor in _predecessors(op):
+            users.setdefault(predecessor, []).append(op)
+    for op in ops:
+        if (compiled[op] is None or not any(t.dtype == tf.variant for t in op.outputs)
+                or any(p.type != "Const" for p in _predecessors(op) if p in members)):
+            continue
+        stages = [stage[user] for user in users.get(op, []) if compiled[user] == compiled[op]]
+        if stages:
+            stage[op] = min(stages)
 
 
 def _leaves_cluster(predecessor, op, compiled, after_compiled):
