@@ -151,8 +151,9 @@ def bert_ner(work, use_tpu):
     init = os.path.join(work, "init", "bert_model.ckpt")
     tf.raw_ops.SaveV2(prefix=init, tensor_names=["bert/embeddings/word_embeddings"],
                       shape_and_slices=[""], tensors=[rng.rand(vocab, 16).astype("float32")])
-    # No --do_eval: its metric (metrics.py) calls tensorflow.python.ops.variable_scope.variable,
-    # a TensorFlow internal that TensorFlow 2 removed (`check` names it).
+    # No --do_eval: its eval_metrics pass the Python int num_labels, which the original
+    # hands to metric_fn as is with use_tpu=False (its TPU outfeed fails on it) and this
+    # package refuses in both modes (a tensor is sent from the device each step).
     # No --do_predict: its prediction is flattened to batch x sequence rows, which the
     # simulated path cannot strip of a padded last batch's rows (see the report/README).
     argv = ["--task_name=ner", "--do_train=true",
@@ -163,8 +164,7 @@ def bert_ner(work, use_tpu):
             "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
             "--predict_batch_size=8", "--learning_rate=1e-4", "--num_train_epochs=1",
             "--save_checkpoints_steps=1000", "--iterations_per_loop=1",
-            # its CRF head needs tf.contrib.crf, which the v1 namespace does not serve
-            "--crf=false"] + tpu_flag(use_tpu)
+            "--crf=true"] + tpu_flag(use_tpu)
     return argv, [os.path.join(out, "model.ckpt-2.index")]
 
 
@@ -191,7 +191,8 @@ PROGRAMS = [
                          "transformer_decoder.py", "utils.py", "official_transformer")),
     Program("bert_ner", "kyzhouhzau/BERT-NER", "0f77e478872453df51cd3c65d1a39b12d9617f9d",
             "kyzhouhzau+BERT-NER", "BERT_NER.py", "BERT token classification (CoNLL-2003 "
-            "text): init_from_checkpoint (scaffold_fn on TPU), training (google-research/bert "
+            "text) with a tf.contrib.crf head (log likelihood loss, crf_decode): "
+            "init_from_checkpoint (scaffold_fn on TPU), training (google-research/bert "
             "at eedf5716ce12 in its `bert` submodule)", bert_ner,
             with_snapshots=(("google-research+bert", ".", "bert"),),
             check_paths=("BERT_NER.py", "metrics.py")),
