@@ -307,8 +307,9 @@ def timed_rounds(sides, args, replicas):
                 continue
             results[name].append(result)
             rss = f"; peak RSS {result['rss']:.0f} MB" if result.get("rss") else ""
+            cpu = f"{result['cpu_ms']:.3f} CPU ms/ex, " if result.get("cpu_ms") else ""
             print(f"  [{replicas} replica(s)] {name:8s} {result['eps']:7.0f} ex/s  "
-                  f"(load {result['load']:.1f}; settled {result['settled']:.2f} CPU s "
+                  f"({cpu}load {result['load']:.1f}; settled {result['settled']:.2f} CPU s "
                   f"before{rss})", flush=True)
     return results
 
@@ -325,10 +326,11 @@ def in_process_sides(tf, args, data, strategy, model_dir):
     def timed(run):
         def repetition():
             settled = _common.settle()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), _common.cpu_seconds()
             run()
-            return {"eps": examples_per_run(args) / (time.perf_counter() - start),
-                    "load": load(), "settled": settled}
+            elapsed, cpu = time.perf_counter() - start, _common.cpu_seconds() - start_cpu
+            return {"eps": examples_per_run(args) / elapsed, "load": load(),
+                    "settled": settled, "cpu_ms": 1000 * cpu / examples_per_run(args)}
         return repetition
     return {name: timed(run) for name, run in sides.items()}
 
