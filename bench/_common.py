@@ -85,6 +85,12 @@ def interleaved(candidates, repeats):
     return timings
 
 
+def cpu_seconds():
+    """CPU seconds (user + system) this process and its threads have used."""
+    times = os.times()
+    return times.user + times.system
+
+
 def settle(quiet_cpu_s=0.03, interval_s=0.5, limit_s=20.0):
     """Waits (untimed) until this process's background work stops: until its CPU time grows
     by less than `quiet_cpu_s` in `interval_s`, at most `limit_s`. Returns the CPU seconds
@@ -94,10 +100,7 @@ def settle(quiet_cpu_s=0.03, interval_s=0.5, limit_s=20.0):
     tf.data buffers in the background after it: without settling, that work is timed in the
     next side's repetition and the refilled buffers are not timed at all.
     """
-    def cpu_s():
-        times = os.times()
-        return times.user + times.system
-
+    cpu_s = cpu_seconds
     start_cpu, started = cpu_s(), time.perf_counter()
     last = start_cpu
     while time.perf_counter() - started < limit_s:

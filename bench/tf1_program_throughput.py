@@ -37,7 +37,10 @@ repetition and refills its autotuned buffers in the background (measured: 0.3-1.
 growing from one repetition to the next); unsettled, that work was timed in ours'
 repetition. The refilled buffers still give the hand-written loop a head start that a
 `train()` call, which starts its input afresh as the original's did, does not get: read its
-ratio with `--steps` large enough to make that small.
+ratio with `--steps` large enough to make that small. Each repetition also prints the CPU
+time it used per example (this process's user + system): when other jobs take cores, ex/s
+falls with them while CPU ms/ex shows what each side costs (the hand-written loop's refill
+after its repetition is not in its number).
 
     /work/main/.venv/bin/python bench/tf1_program_throughput.py
         [--workload compute|input|wide] [--steps 200] [--iterations_per_loop 50]
@@ -260,14 +263,16 @@ def run_side(args):
             side = (ours_side(tf, args, data, strategy, model_dir) if args.side == "ours"
                     else baseline_side(tf, args, data, strategy))
         side.warm_up()
-        runs, loads = [], []
+        runs, loads, cpu_ms = [], [], []
         for _ in range(args.repeats):
             _common.settle()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), _common.cpu_seconds()
             side.run()
             runs.append(examples_per_run(args) / (time.perf_counter() - start))
+            cpu_ms.append(1000 * (_common.cpu_seconds() - start_cpu) / examples_per_run(args))
             loads.append(load())
-    print(json.dumps({"runs": runs, "loads": loads, "peak_rss_mb": _common.peak_rss_mb()}))
+    print(json.dumps({"runs": runs, "loads": loads, "cpu_ms": cpu_ms,
+                      "peak_rss_mb": _common.peak_rss_mb()}))
 
 
 def side_process(args, side, replicas, repeats):
@@ -307,8 +312,9 @@ def timed_rounds(sides, args, replicas):
                 continue
             results[name].append(result)
             rss = f"; peak RSS {result['rss']:.0f} MB" if result.get("rss") else ""
+            cpu = f"{result['cpu_ms']:.3f} CPU ms/ex, " if result.get("cpu_ms") else ""
             print(f"  [{replicas} replica(s)] {name:8s} {result['eps']:7.0f} ex/s  "
-                  f"(load {result['load']:.1f}; settled {result['settled']:.2f} CPU s "
+                  f"({cpu}load {result['load']:.1f}; settled {result['settled']:.2f} CPU s "
                   f"before{rss})", flush=True)
     return results
 
@@ -325,10 +331,11 @@ def in_process_sides(tf, args, data, strategy, model_dir):
     def timed(run):
         def repetition():
             settled = _common.settle()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), _common.cpu_seconds()
             run()
-            return {"eps": examples_per_run(args) / (time.perf_counter() - start),
-                    "load": load(), "settled": settled}
+            elapsed, cpu = time.perf_counter() - start, _common.cpu_seconds() - start_cpu
+            return {"eps": examples_per_run(args) / elapsed, "load": load(),
+                    "settled": settled, "cpu_ms": 1000 * cpu / examples_per_run(args)}
         return repetition
     return {name: timed(run) for name, run in sides.items()}
 
@@ -364,8 +371,8 @@ def bench_configuration(tf, args, data, strategy):
             summary["original"] = statistics.median(original["runs"])
             summary["original_rss"] = original["peak_rss_mb"]
             print("  [1 replica(s)] original " + " ".join(
-                f"{eps:.0f} ex/s (load {avg:.1f})"
-                for eps, avg in zip(original["runs"], original["loads"])), flush=True)
+                f"{eps:.0f} ex/s ({cpu:.3f} CPU ms/ex, load {avg:.1f})" for eps, cpu, avg in
+                zip(original["runs"], original["cpu_ms"], original["loads"])), flush=True)
     return summary
 
 

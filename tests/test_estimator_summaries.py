@@ -3,6 +3,7 @@ summaries of a `host_call`, written the legacy `tf.contrib.summary` way or with 
 `tf.summary`, at the steps the original wrote them."""
 import logging
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -109,7 +110,7 @@ def test_a_run_shorter_than_save_summary_steps_still_writes_its_first_loss(
         tmp_path, eight_devices):
     train(tmp_path, eight_devices, steps=4, iterations_per_loop=2, save_summary_steps=100)
     train(tmp_path, eight_devices, steps=3, iterations_per_loop=3, save_summary_steps=100)
-    scalars = read_scalars(str(tmp_path))  # one event file per train() call
+    scalars = read_scalars(str(tmp_path))
     assert list(scalars) == ["loss"]
     assert sorted(scalars["loss"]) == [(2, 1.0), (7, 6.0)]
 
@@ -119,6 +120,35 @@ def test_save_summary_steps_zero_writes_no_scalars(tmp_path, eight_devices):
     train(tmp_path, eight_devices, steps=4, iterations_per_loop=2, save_summary_steps=0)
     assert read_scalars(str(tmp_path)) == {}
     assert not [f for f in os.listdir(tmp_path) if "tfevents" in f]
+
+
+@pytest.mark.slow  # trains and evaluates for several seconds
+def test_one_event_file_per_directory_across_calls_and_a_new_one_after_removal(
+        tmp_path, one_device):
+    """As the original (TF1's writer caches: one file each in model_dir and eval/ after three
+    train + evaluate calls in one process); a removed directory gets a new file."""
+    def event_files(directory):
+        return [f for f in os.listdir(directory) if "tfevents" in f]
+
+    config = tec.RunConfig(model_dir=str(tmp_path), train_distribute=one_device,
+                           save_summary_steps=1,
+                           tpu_config=tec.TPUConfig(iterations_per_loop=2))
+    estimator = tec.TPUEstimator(make_model_fn(), config=config, use_tpu=False,
+                                 train_batch_size=GLOBAL_BATCH, eval_batch_size=GLOBAL_BATCH)
+    for _ in range(3):
+        estimator.train(input_fn, steps=2)
+        estimator.evaluate(input_fn, steps=1)
+    assert len(event_files(tmp_path)) == len(event_files(estimator.eval_dir())) == 1
+    assert steps_of(read_scalars(estimator.eval_dir()), "loss") == [2, 4, 6]
+    assert steps_of(read_scalars(str(tmp_path)), "loss") == [2, 4, 6]
+
+    shutil.rmtree(tmp_path)  # a user clearing model_dir between runs
+    estimator.train(input_fn, steps=2)
+    estimator.evaluate(input_fn, steps=1)
+    # (the weights in memory continue: README, "Known differences")
+    assert steps_of(read_scalars(str(tmp_path)), "loss") == [8]
+    assert steps_of(read_scalars(estimator.eval_dir()), "loss") == [8]
+    assert len(event_files(tmp_path)) == len(event_files(estimator.eval_dir())) == 1
 
 
 # ------------------------------------------------------------------------------------------

@@ -244,8 +244,9 @@ def _report(results, global_step, eval_dir, checkpoint_path):
         logging.info("Saving 'checkpoint_path' summary for global step %d: %s", global_step,
                      checkpoint_path)
     try:
-        with summaries.ScalarSummaryWriter(eval_dir) as writer:
-            writer.write_eval_results(global_step, results, checkpoint_path)
+        writer = summaries.shared_writer(eval_dir)
+        writer.write_eval_results(global_step, results, checkpoint_path)
+        writer.flush()
     except (tf.errors.OpError, OSError) as error:
         raise EvalResultsWriteError(eval_dir, results, error) from error
 

@@ -5,8 +5,14 @@ All of this runs eagerly on the host, between device loops. Events are written t
 Estimator wrote them (`simple_value` scalars, the evaluation's `checkpoint_path` as a string
 tensor), so tools that read TF1 event files keep working.
 """
+import collections
+import os
+
 import numpy as np
 import tensorflow as tf
+
+_SHARED_WRITERS = collections.OrderedDict()  # directory -> ScalarSummaryWriter, LRU order
+_SHARED_WRITERS_KEPT = 16
 
 
 class ScalarSummaryWriter:
@@ -27,7 +33,15 @@ class ScalarSummaryWriter:
 
     def __init__(self, logdir):
         self.logdir = logdir
+        existing = set(_event_files(logdir))
         self._writer = tf.summary.create_file_writer(logdir)
+        self._writer.flush()
+        created = set(_event_files(logdir)) - existing
+        self._path = created.pop() if len(created) == 1 else None
+
+    def file_exists(self):
+        """Whether this writer's event file is still there (False if it is not known)."""
+        return self._path is not None and tf.io.gfile.exists(self._path)
 
     def write(self, step, values):
         """Writes one event holding `values` at `step`."""
@@ -58,6 +72,37 @@ class ScalarSummaryWriter:
 
     def __exit__(self, *exc_info):
         self.close()
+
+
+def shared_writer(logdir):
+    """This process's writer for `logdir`: one event file per directory and process for all
+    train/evaluate calls, as TF1's `FileWriterCache` kept (a writer per call scattered a long
+    `train_and_evaluate` over hundreds of files). The 16 most recently used are kept open;
+    a writer whose file was removed meanwhile (model_dir cleared) is replaced."""
+    key = logdir if "://" in logdir else os.path.abspath(logdir)
+    writer = _SHARED_WRITERS.pop(key, None)
+    if writer is not None and not writer.file_exists():
+        _close_quietly(writer)  # its file was removed (with the directory, say)
+        writer = None
+    if writer is None:
+        writer = ScalarSummaryWriter(logdir)
+    _SHARED_WRITERS[key] = writer
+    while len(_SHARED_WRITERS) > _SHARED_WRITERS_KEPT:
+        _close_quietly(_SHARED_WRITERS.popitem(last=False)[1])
+    return writer
+
+
+def _event_files(logdir):
+    if not tf.io.gfile.isdir(logdir):
+        return []
+    return tf.io.gfile.glob(os.path.join(logdir, "*tfevents*"))
+
+
+def _close_quietly(writer):
+    try:
+        writer.close()
+    except tf.errors.OpError:  # its directory is gone: nothing left to write to
+        pass
 
 
 def _add_value(summary, tag, value):

@@ -179,7 +179,7 @@ class _Progress(loop_actions.LoopAction):
     """The progress log (loss, steps/sec) and its summaries, written by the chief."""
 
     def __init__(self, plan, enabled):
-        self._summary_writer = (summaries.ScalarSummaryWriter(plan.model_dir)
+        self._summary_writer = (summaries.shared_writer(plan.model_dir)
                                 if plan.config.save_summary_steps and enabled else None)
         self._log = progress_log.ProgressLog(plan.config, plan.examples_per_step,
                                              self._summary_writer)

@@ -54,6 +54,9 @@ _ESTIMATOR = _from("estimator", "Estimator") | _from("state.warm_start", "WarmSt
 _EVALUATION = {"checkpoints_iterator": "tensorflow:compat.v1.train.checkpoints_iterator",
                "wait_for_new_checkpoint":
                    "tensorflow.python.training.checkpoint_utils:wait_for_new_checkpoint"}
+_TRAIN_OP_BUILDERS = {name: f"{_SLIM}:tf_slim.training.{name}" for name in (
+    "create_train_op", "add_gradients_summaries", "clip_gradient_norms", "clip_gradient_norms_fn",
+    "multiply_gradients")}
 _ASYNC_CHECKPOINT = _from("rebuilt_apis.async_checkpoint", "AsyncCheckpointSaverHook")
 _EXPORT = f"{_PKG}.v1.estimator.export"
 _ARG_SCOPE_ALL = ("arg_scope", "add_arg_scope", "current_arg_scope", "has_arg_scope",
@@ -165,6 +168,7 @@ MODULES = {
     "contrib.training.python": Virtual(),
     "contrib.training.python.training": Virtual(),
     "contrib.training.python.training.evaluation": Virtual(_EVALUATION),
+    "contrib.training.python.training.training": Virtual(_TRAIN_OP_BUILDERS),
     "contrib.training.python.training.hparam": Virtual(
         _from("rebuilt_apis.hparam", "HParams")),
     # tf.contrib.learn.datasets.base (its downloader only)
@@ -192,6 +196,7 @@ MODULES = {
 }
 
 EVALUATION_NAMES = _EVALUATION
+TRAIN_OP_BUILDERS = _TRAIN_OP_BUILDERS
 
 
 def children(path):
