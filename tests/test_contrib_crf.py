@@ -186,12 +186,14 @@ def _tagger_model_fn(features, labels, mode, params):
         logits = tf.einsum("btf,fn->btn", features["tokens"], weights)
     lengths = features["lengths"]
     with v1.variable_scope("crf"):
-        transitions = v1.get_variable("transitions", [NUM_TAGS, NUM_TAGS])
+        if mode == tec.ModeKeys.PREDICT:
+            transitions = v1.get_variable("transitions", [NUM_TAGS, NUM_TAGS])
+        else:  # crf_log_likelihood makes crf/transitions
+            likelihood, transitions = tf1.contrib.crf.crf_log_likelihood(
+                logits, labels, lengths)
     tags, _ = tf1.contrib.crf.crf_decode(logits, transitions, lengths)  # in every mode
     if mode == tec.ModeKeys.PREDICT:
         return tec.TPUEstimatorSpec(mode, predictions={"tags": tags})
-    with v1.variable_scope("crf", reuse=True):  # the variable crf_log_likelihood makes
-        likelihood, _ = tf1.contrib.crf.crf_log_likelihood(logits, labels, lengths)
     loss = -tf.reduce_mean(likelihood)
     optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.5))
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
