@@ -36,14 +36,20 @@ def test_an_import_with_a_trailing_comment_is_rewritten_and_keeps_it():
         "import tpu_estimator_compat.v1 as tensorflow  # slim\n")
 
 
-def test_tensorflow_internals_v2_and_other_libraries_are_left_alone():
+def test_tensorflow_v2_protos_xla_and_other_libraries_are_left_alone():
     source = ("import tensorflow.compat.v2 as tf2\n"
               "from tensorflow.core.protobuf import rewriter_config_pb2\n"
-              "from tensorflow.python.ops import math_ops\n"
               "import tensorflow_datasets as tfds\n"
               "import tensorflow_hub as hub\n"
               "x = 'import tensorflow as tf'\n")
     assert rewrite.rewrite_source(source) == source
+
+
+def test_tensorflow_python_paths_are_served_too():
+    """As the README's rule and the runner: BERT-NER's metrics call TF 1.15's
+    `variable_scope.variable`, which only the served module has."""
+    assert rewrite.rewrite_source("from tensorflow.python.ops import variable_scope\n") == (
+        "from tpu_estimator_compat.v1.python.ops import variable_scope\n")
 
 
 def test_run_reports_the_exception_line_or_a_native_crash():

@@ -1,9 +1,9 @@
 """Mechanical import rewriting: `tensorflow` -> `tpu_estimator_compat.v1` in a program's copy.
 
-Only import statements change. TensorFlow's own implementation modules keep real TensorFlow,
-as under the zero-edit runner: `tensorflow.compat.v2`, `tensorflow.core` (protos),
-`tensorflow.compiler` (XLA) and `tensorflow.python.*` (ops, framework...) except
-`tensorflow.python.estimator`.
+Only import statements change, as the README's migration rule says: every TF 1.x module
+path, `tensorflow.python.*` included (as the zero-edit runner serves them), except
+`tensorflow.compat.v2`, `tensorflow.core` (protos) and `tensorflow.compiler` (XLA), which
+keep real TensorFlow.
 `tensorflow_estimator...` maps onto the v1 namespace's `python.estimator...` paths (TF 1.x
 served `tensorflow.python.estimator` from it).
 """
@@ -26,8 +26,7 @@ def map_module(name):
     if name != "tensorflow" and not name.startswith("tensorflow."):
         return name
     rest = name[len("tensorflow"):]
-    if rest.startswith(_KEEP) or (rest.startswith(".python") and not rest.startswith(
-            (".python.estimator", ".python.estimator.")) and rest != ".python"):
+    if rest.startswith(_KEEP):
         return name
     if rest == ".compat.v1" or rest.startswith(".compat.v1."):
         rest = rest[len(".compat.v1"):]

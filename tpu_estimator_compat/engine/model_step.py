@@ -8,6 +8,7 @@ their fetches becoming step outputs.
 """
 import contextlib
 import dataclasses
+import functools
 
 import tensorflow as tf
 
@@ -100,6 +101,8 @@ def make_replica_fn(model_fn, mode, runtime, plan, facts, traced, embeddings=Non
             spec = model_bridge.call_model_fn(model_fn, features, labels, mode, params,
                                               facts.config)
             _check_spec_type(spec, mode, runtime)
+            if not runtime.tpu_semantics:
+                spec = _constants_bound(spec)
             _check_host_fn_tensors(spec, labels)
             if embeddings is not None:  # the tables' names and update, in model_fn's graph
                 embeddings.resolve_names()
@@ -180,6 +183,41 @@ def _check_host_fn_tensors(spec, labels):
                 f"{name}[1] is sent from the device to the host each step. Pass constants to "
                 "the function another way, e.g. functools.partial(metric_fn, threshold=0.5) "
                 "or a default argument.")
+
+
+def _constants_bound(spec):
+    """Off TPU the original called the eval_metrics and host_call functions with their
+    arguments as given, so a Python value among them (BERT-NER passes `num_labels`) reached
+    the function. Such values are bound into the function here; only tensors go to the host.
+    """
+    bound = {name: _bind_constants(*getattr(spec, name))
+             for name in ("eval_metrics", "host_call") if getattr(spec, name, None)}
+    return spec._replace(**bound) if bound else spec
+
+
+def _bind_constants(fn, args):
+    """`(fn', tensors)`: `args` without its non-tensor values, which `fn'` passes to `fn`
+    in their places (None stays: missing labels get their own error)."""
+    def is_constant(value):
+        return value is not None and not tf.is_tensor(value)
+
+    if isinstance(args, dict):
+        constants = {key: value for key, value in args.items() if is_constant(value)}
+        if not constants:
+            return fn, args
+        return (functools.partial(fn, **constants),
+                {key: value for key, value in args.items() if key not in constants})
+    if not any(is_constant(value) for value in args):
+        return fn, args
+    given = list(args)
+    tensor_positions = [i for i, value in enumerate(given) if not is_constant(value)]
+
+    def with_constants(*tensors):
+        values = list(given)
+        for position, tensor in zip(tensor_positions, tensors):
+            values[position] = tensor
+        return fn(*values)
+    return with_constants, [given[i] for i in tensor_positions]
 
 
 def _record(traced, spec, inputs, params):

@@ -151,9 +151,11 @@ def bert_ner(work, use_tpu):
     init = os.path.join(work, "init", "bert_model.ckpt")
     tf.raw_ops.SaveV2(prefix=init, tensor_names=["bert/embeddings/word_embeddings"],
                       shape_and_slices=[""], tensors=[rng.rand(vocab, 16).astype("float32")])
-    # No --do_eval: its eval_metrics pass the Python int num_labels, which the original
-    # hands to metric_fn as is with use_tpu=False (its TPU outfeed fails on it) and this
-    # package refuses in both modes (a tensor is sent from the device each step).
+    # No --do_eval: its metric_fn counts argmax predictions over num_labels classes in a
+    # confusion matrix of num_labels - 1 classes, whose bounds assertion fails as soon as
+    # the tiny untrained model predicts the last label (TF1's confusion_matrix asserts the
+    # same). Its Python int `num_labels` among the eval_metrics reaches metric_fn with
+    # use_tpu=False, as in the original (tests/test_host_fn_constants.py).
     # No --do_predict: its prediction is flattened to batch x sequence rows, which the
     # simulated path cannot strip of a padded last batch's rows (see the report/README).
     argv = ["--task_name=ner", "--do_train=true",
