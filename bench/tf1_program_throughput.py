@@ -37,7 +37,9 @@ repetition and refills its autotuned buffers in the background (measured: 0.3-1.
 growing from one repetition to the next); unsettled, that work was timed in ours'
 repetition. The refilled buffers still give the hand-written loop a head start that a
 `train()` call, which starts its input afresh as the original's did, does not get: read its
-ratio with `--steps` large enough to make that small. Each repetition also prints the CPU
+ratio with `--steps` large enough to make that small. With `--original` the hand-written
+loop also runs on the original's TensorFlow (after the original): ours / original is ours /
+hand-written times that TensorFlow-version ratio, which no code of ours can change. Each repetition also prints the CPU
 time it used per example (this process's user + system): when other jobs take cores, ex/s
 falls with them while CPU ms/ex shows what each side costs (the hand-written loop's refill
 after its repetition is not in its number).
@@ -275,9 +277,10 @@ def run_side(args):
                       "peak_rss_mb": _common.peak_rss_mb()}))
 
 
-def side_process(args, side, replicas, repeats):
-    """Runs one side in a fresh process; returns its result dict or None."""
-    python = args.original if side == "original" else sys.executable
+def side_process(args, side, replicas, repeats, python=None):
+    """Runs one side in a fresh process (with `python`, default the original's for the
+    original, this one's otherwise); returns its result dict or None."""
+    python = python or (args.original if side == "original" else sys.executable)
     command = [python, os.path.abspath(__file__), "--side", side,
                "--workload", args.workload, "--steps", str(args.steps),
                "--batch_size", str(args.batch_size), "--dense_units", str(args.dense_units),
@@ -285,7 +288,7 @@ def side_process(args, side, replicas, repeats):
                "--repeats", str(repeats), "--replicas", str(replicas),
                "--alternate", str(args.alternate), "--eval_steps", str(args.eval_steps)]
     env = dict(os.environ)
-    if side == "original":
+    if python == args.original:
         env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     result = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
@@ -295,9 +298,13 @@ def side_process(args, side, replicas, repeats):
     return json.loads(lines[-1])
 
 
-def original_column(args):
-    """The original's repetitions, in one subprocess after the in-process ones."""
-    return side_process(args, "original", 1, args.repeats)
+def original_columns(args):
+    """The original's repetitions and the hand-written loop's on the original's TensorFlow,
+    each in one subprocess after the in-process ones: ours / original is ours / hand-written
+    (this package) times hand-written on TF 2.21 / on the original's TF (TensorFlow's own)."""
+    return (side_process(args, "original", 1, args.repeats),
+            None if args.alternate else side_process(args, "baseline", 1, args.repeats,
+                                                     python=args.original))
 
 
 # -- driver ---------------------------------------------------------------------------------------
@@ -366,13 +373,14 @@ def bench_configuration(tf, args, data, strategy):
             summary[name] = statistics.median(r["eps"] for r in runs)
             summary[name + "_rss"] = max((r.get("rss") or 0) for r in runs) or None
     if args.original and replicas == 1 and not args.processes:
-        original = original_column(args)
-        if original:
-            summary["original"] = statistics.median(original["runs"])
-            summary["original_rss"] = original["peak_rss_mb"]
-            print("  [1 replica(s)] original " + " ".join(
-                f"{eps:.0f} ex/s ({cpu:.3f} CPU ms/ex, load {avg:.1f})" for eps, cpu, avg in
-                zip(original["runs"], original["cpu_ms"], original["loads"])), flush=True)
+        for name, result in zip(("original", "baseline_on_original_tf"),
+                                original_columns(args)):
+            if result:
+                summary[name] = statistics.median(result["runs"])
+                summary[name + "_rss"] = result["peak_rss_mb"]
+                print(f"  [1 replica(s)] {name} " + " ".join(
+                    f"{eps:.0f} ex/s ({cpu:.3f} CPU ms/ex, load {avg:.1f})" for eps, cpu, avg
+                    in zip(result["runs"], result["cpu_ms"], result["loads"])), flush=True)
     return summary
 
 
@@ -408,6 +416,10 @@ def report(results, args):
                 target = _common.TARGET_RATIO if name == "baseline" else 1.0
                 print(f"{r['replicas']} replica(s): ratio ours/{label} = {ratio:.3f} "
                       f"(target >= {target}): {_common.verdict(ratio, target)}")
+        if r.get("baseline") and r.get("baseline_on_original_tf"):
+            print(f"{r['replicas']} replica(s): the hand-written loop on this TensorFlow / on "
+                  f"the original's = {r['baseline'] / r['baseline_on_original_tf']:.3f} "
+                  "(TensorFlow's own difference, no target)")
 
 
 def main(argv=None):
