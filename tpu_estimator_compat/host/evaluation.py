@@ -43,13 +43,14 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
             spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
     scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
         compiled.traced.spec)
-    if compiled.traced.metric_fn is not None:  # a metric_fn that fails: before any step
+    if compiled.traced.metric_fn is not None and not compiled.traced.metric_fn_built:
+        # a metric_fn that fails: before any step (once per compiled program)
         replicas = 1 if rows_per_replica_copy else engine.runtime.num_replicas
         with host_calls.MetricFnRunner(
                 compiled.traced.metric_fn,
                 _step_specs(compiled.traced.spec.eval_metrics[1], replicas),
                 scalars=bool(scalars), static_rows=True):
-            pass
+            compiled.traced.metric_fn_built = True
     engine.store.reset_local_variables()
     progress = lifecycle_log.EvaluationProgress(steps)
     progress.start()
