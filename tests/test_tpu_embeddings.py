@@ -236,6 +236,28 @@ def test_simulated_tpu_trains_tables_with_the_spec_optimizer(parameters, rule, m
     assert seen[0] == (tf.float32, [2, 2])  # model_fn gets the activations, per replica
 
 
+@pytest.mark.slow  # trains for several seconds
+def test_simulated_tpu_takes_variable_length_sparse_ids(simulated_tpu, tmp_path):
+    """Ids as a `SparseTensor` whose rows vary in length (a `VarLenFeature` parsed and
+    batched: dense shape [batch, None]) went to the original's embedding engine, not its
+    infeed, so no static shape was required: the same numbers as the dense ids."""
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(({"cat": TPU_IDS, "x": TPU_X}, TPU_Y))
+        dataset = dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+        return dataset.map(lambda features, y: (dict(features, cat=tf.ragged.boolean_mask(
+            features["cat"], tf.not_equal(features["cat"], 0)).to_sparse()), y))
+
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)), _columns())
+    estimator = _estimator(model_fn, tmp_path, tf1.tpu.experimental.
+                           StochasticGradientDescentParameters(0.5), use_tpu=True, batch_size=16)
+    estimator.train(input_fn, max_steps=3)
+    table, kernel, _, _ = _tpu_reference(_sgd)
+    values = _values(estimator)
+    np.testing.assert_allclose(values[TABLE_NAME], table, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values["out/kernel"], kernel, rtol=1e-5)
+
+
 # -- checkpoints both ways, export ------------------------------------------------------------
 
 @pytest.mark.slow  # trains or evaluates for several seconds

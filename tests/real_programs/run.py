@@ -100,7 +100,8 @@ def check_status(output, rc):
 def run_one(program, mode, snapshots, python, logs, timeout):
     """Runs `program` in `mode`; returns (status, seconds)."""
     use_tpu = mode.endswith("tpu")
-    if use_tpu and not program.has_use_tpu:
+    if (use_tpu and not program.has_use_tpu) or (
+            not use_tpu and program.tpu_only and mode != "check"):
         return "n/a", 0.0
     if not mode.startswith("rewrite") and not runner_available():
         return "not run (no runner yet)", 0.0

@@ -35,6 +35,7 @@ from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import padding
 from tpu_estimator_compat.tf1_behaviour import iterators
 from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
+from tpu_estimator_compat.api import embedding_spec
 from tpu_estimator_compat.api import tpu_context
 from tpu_estimator_compat.engine.batching import Distribution
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
@@ -133,7 +134,8 @@ def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input
         dataset = _to_replica_batches(datasets, plan, runtime.replicas_per_host)
         if runtime.tpu_semantics:
             element_spec = dataset.element_spec
-            _require_static_shapes(element_spec[0] if with_signals else element_spec)
+            _require_static_shapes(element_spec[0] if with_signals else element_spec,
+                                   _embedding_feature_keys(estimator_facts))
         return _without_autotune(dataset.prefetch(tf.data.AUTOTUNE))
 
     return host_dataset
@@ -241,6 +243,9 @@ def _split_per_replica(dataset, replicas):
         _check_splittable(spec.shape, replicas)
 
     def pieces(tensor):
+        if isinstance(tensor, tf.SparseTensor):  # a TPU embedding feature's ids
+            return tf.sparse.reshape(tensor, tf.concat(
+                [[replicas, -1], tensor.dense_shape[1:]], 0))
         rows = tf.shape(tensor, out_type=tf.int32)[0]
         with tf.control_dependencies([tf.debugging.assert_equal(
                 rows % replicas, 0, message=_cannot_split(tensor.shape, replicas))]):
@@ -266,8 +271,20 @@ def _cannot_split(shape, replicas):
             f"every part of the batch a first dimension divisible by {replicas}.")
 
 
-def _require_static_shapes(element_spec):
+def _embedding_feature_keys(estimator_facts):
+    """The features TPU embedding columns read: the original sent their ids to the embedding
+    engine, not through the infeed, so their shapes may vary (a `VarLenFeature`'s)."""
+    spec = getattr(estimator_facts, "embedding_config_spec", None)
+    if spec is None:
+        return frozenset()
+    return frozenset(column.get_feature_key_name()
+                     for column in embedding_spec.tpu_embedding_columns(spec))
+
+
+def _require_static_shapes(element_spec, exempt_feature_keys=frozenset()):
     features, labels = split_element(element_spec)
+    if isinstance(features, dict) and exempt_feature_keys:
+        features = {k: v for k, v in features.items() if k not in exempt_feature_keys}
     for kind, structure in (("features", features), ("labels", labels)):
         for spec in tf.nest.flatten(structure) if structure is not None else ():
             if not spec.shape.is_fully_defined():

@@ -37,6 +37,7 @@ class Program:
     pythonpath: Sequence[str] = (".",)
     check_paths: Sequence[str] = (".",)  # what `check` reads, relative to work/src
     has_use_tpu: bool = True
+    tpu_only: bool = False  # use_tpu=True is a constant of the program: no CPU modes
     tf1_libraries: Sequence[str] = ()
     module: str = ""
     with_snapshots: Sequence[tuple] = ()
