@@ -5,9 +5,6 @@ TPU; `tf.tpu.outside_compilation` keeps such ops on the host; numbers stay the o
 The original's numbers come from tests/data/xla_reference_model.py (TF 2.15, use_tpu=False,
 one CPU, the same global batch of 16); here the batch is split over 8 simulated cores.
 """
-import os
-import tempfile
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -123,24 +120,6 @@ def _on_the_host(logits, features, mode):  # pylint: disable=unused-argument
 
 def test_outside_compilation_runs_on_the_host_under_xla(simulated_tpu, tmp_path):
     estimator = _estimator(tmp_path, _on_the_host)
-    estimator.train(model.input_fn, max_steps=model.STEPS)
-    _assert_original_numbers(estimator)
-
-
-def _tf2_summary_before_the_logits(logits, features, mode):
-    """simclr's way: a TF2 summary written in model_fn, under `record_if`, that the model's
-    output depends on (a `tf.cond` whose branch writes: the host's op, not XLA's)."""
-    del features
-    writer = tf.summary.create_file_writer(os.path.join(tempfile.mkdtemp(), mode))
-    step = tf.compat.v1.train.get_global_step()
-    with writer.as_default(), tf.summary.record_if(tf.equal(step % 2, 0)):
-        written = tf.summary.scalar("mean_logit", tf.reduce_mean(logits), step=step)
-    with tf.control_dependencies([written]):
-        return tf.identity(logits)
-
-
-def test_a_tf2_summary_in_model_fn_runs_on_the_host_under_xla(simulated_tpu, tmp_path):
-    estimator = _estimator(tmp_path, _tf2_summary_before_the_logits)
     estimator.train(model.input_fn, max_steps=model.STEPS)
     _assert_original_numbers(estimator)
 

@@ -9,9 +9,8 @@ XLA on the CPU does not compile. So the pruned step is copied (`StepGraph.instan
 XLA clusters, each a `tf.function(jit_compile=True)` called on its device:
 
     compiled    ops on a replica's device (the model, its gradients, the optimizer's updates)
-    not         collective ops (the all-reduce), TF2 summary writes (a TPU program had them
-                placed on the host) and ops calling functions that run either (a `tf.cond`
-                around an all-reduce, `record_if`'s), ops without a replica device (the host's view
+    not         collective ops (the all-reduce) and ops calling functions that run them (a
+                `tf.cond` around an all-reduce), ops without a replica device (the host's view
                 of the step), ops that produce resource handles or use a variable of another
                 device, and the ops built by `outside_compilation` (they run on the host, as
                 on a TPU: the simulated cores are the host's CPU)
@@ -34,10 +33,7 @@ from tpu_estimator_compat.engine.runtime import SIMULATED_TPU_XLA_ENV
 from tpu_estimator_compat.tf_internals import graphs
 from tpu_estimator_compat.tf_internals import xla as tf_xla
 
-# The all-reduce between replicas, and TF2 summary writes (WriteSummary, WriteScalarSummary...)
-# with their writer's flush and close: op type prefixes of ops XLA leaves to TensorFlow.
-_NOT_COMPILED_PREFIXES = ("Collective", "Nccl", "Write", "FlushSummaryWriter",
-                          "CloseSummaryWriter")
+_NOT_COMPILED_PREFIXES = ("Collective", "Nccl")  # the all-reduce between replicas
 
 # A cluster of these only is not compiled: nothing to check, and XLA fails on a lone NoOp
 # whose call only orders other ops ("Function NoOp is not defined").
@@ -59,8 +55,8 @@ def copier(devices):
         resource_devices = {internal.ref(): tf_xla.canonical_device(external.device)
                             for external, internal in graph.captures
                             if external.dtype == tf.resource and external.device}
-        host_only_functions = {}
-        compiled = {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
+        collective_functions = {}
+        compiled = {op: None if _calls_collectives(op.node_def, graph, collective_functions)
                     else _compiled_device(op, devices, resource_devices) for op in ops}
         op_copies = {}
         for unit in _units(ops, compiled):
@@ -82,8 +78,6 @@ def _compiled_device(op, devices, resource_devices):
         return None
     if any(t.dtype == tf.resource for t in op.outputs):
         return None  # handles pass between devices and clusters as they are
-    if op.type == "Const" and op.outputs[0].dtype == tf.string:
-        return None  # a summary's tag: XLA returns no strings (a string op still fails)
     for tensor in op.inputs:
         if tensor.dtype == tf.resource and resource_devices.get(
                 tensor.ref(), _op_device(tensor.op)) not in (device, None):
@@ -91,10 +85,9 @@ def _compiled_device(op, devices, resource_devices):
     return device
 
 
-def _calls_host_only_ops(node_def, graph, known):
+def _calls_collectives(node_def, graph, known):
     """Whether the functions `node_def` calls (a `tf.cond`'s branches, a loop's body...) run
-    ops XLA leaves to TensorFlow (`_NOT_COMPILED_PREFIXES`), at any depth; `known` memoizes
-    by function name."""
+    collective ops, at any depth; `known` memoizes by function name."""
     for value in node_def.attr.values():
         names = [value.func.name] if value.HasField("func") else (
             [f.name for f in value.list.func] if value.HasField("list") else [])
@@ -104,7 +97,7 @@ def _calls_host_only_ops(node_def, graph, known):
                 function = tf_xla.graph_function(graph, name)
                 body = [] if function is None else function.definition.node_def
                 known[name] = any(node.op.startswith(_NOT_COMPILED_PREFIXES) or
-                                  _calls_host_only_ops(node, graph, known) for node in body)
+                                  _calls_collectives(node, graph, known) for node in body)
             if known[name]:
                 return True
     return False
