@@ -5,6 +5,8 @@ TPU; `tf.tpu.outside_compilation` keeps such ops on the host; numbers stay the o
 The original's numbers come from tests/data/xla_reference_model.py (TF 2.15, use_tpu=False,
 one CPU, the same global batch of 16); here the batch is split over 8 simulated cores.
 """
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -12,6 +14,7 @@ import tensorflow as tf
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.engine import cluster_resolver
 from tpu_estimator_compat.engine import runtime
+from tests import event_reader
 from tests.data import xla_reference_model as model
 
 # The original's values after STEPS steps (tests/data/xla_reference_model.py).
@@ -121,6 +124,38 @@ def _on_the_host(logits, features, mode):  # pylint: disable=unused-argument
 def test_outside_compilation_runs_on_the_host_under_xla(simulated_tpu, tmp_path):
     estimator = _estimator(tmp_path, _on_the_host)
     estimator.train(model.input_fn, max_steps=model.STEPS)
+    _assert_original_numbers(estimator)
+
+
+def _tf2_summary_before_the_logits(logdir, with_string_assert=False):
+    """simclr's way: a TF2 summary written in model_fn, under `record_if`, that the model's
+    output depends on (a `tf.cond` whose branch writes: the host's op, not XLA's); with a
+    string-message Assert on the logits (compiled: XLA takes its strings as constants)."""
+    def hook(logits, features, mode):
+        del features
+        writer = tf.summary.create_file_writer(os.path.join(logdir, mode))
+        step = tf.compat.v1.train.get_global_step()
+        with writer.as_default(), tf.summary.record_if(tf.equal(step % 2, 0)):
+            written = tf.summary.scalar("mean_logit", tf.reduce_mean(logits), step=step)
+        with tf.control_dependencies([written]):
+            checks = [writer.flush()]
+        if with_string_assert:
+            checks.append(tf.debugging.Assert(tf.reduce_all(tf.math.is_finite(logits)),
+                                              ["logits are not finite:", logits]))
+        with tf.control_dependencies(checks):
+            return tf.identity(logits)
+    return hook
+
+
+@pytest.mark.parametrize("with_string_assert", [False, True])
+def test_a_tf2_summary_in_model_fn_runs_on_the_host_under_xla(with_string_assert,
+                                                              simulated_tpu, tmp_path):
+    logdir = str(tmp_path / "summaries")
+    estimator = _estimator(tmp_path / "model",
+                           _tf2_summary_before_the_logits(logdir, with_string_assert))
+    estimator.train(model.input_fn, max_steps=model.STEPS)
+    written = event_reader.read_scalars(os.path.join(logdir, "train"))["mean_logit"]
+    assert sorted({step for step, _ in written}) == [0, 2, 4]  # record_if: even steps
     _assert_original_numbers(estimator)
 
 

@@ -9,11 +9,15 @@ XLA on the CPU does not compile. So the pruned step is copied (`StepGraph.instan
 XLA clusters, each a `tf.function(jit_compile=True)` called on its device:
 
     compiled    ops on a replica's device (the model, its gradients, the optimizer's updates)
-    not         collective ops (the all-reduce) and ops calling functions that run them (a
-                `tf.cond` around an all-reduce), ops without a replica device (the host's view
-                of the step), ops that produce resource handles or use a variable of another
-                device, and the ops built by `outside_compilation` (they run on the host, as
-                on a TPU: the simulated cores are the host's CPU)
+    not         collective ops (the all-reduce), TF2 summary writes (a TPU program had them
+                placed on the host) and ops calling functions that run either (a `tf.cond`
+                around an all-reduce, `record_if`'s), ops without a replica device (the
+                host's view of the step), ops that produce resource handles or use a variable
+                of another device, and the ops built by `outside_compilation` (they run on the
+                host, as on a TPU: the simulated cores are the host's CPU)
+    copied      constants: outside the clusters and again inside each cluster using them, so
+                none passes into or out of XLA (a summary's string tag feeds a host op, an
+                Assert's string message a compiled one)
 
 The compiled ops of one device form one cluster per stage: an op's stage grows by one each
 time a path into it leaves XLA (a collective, a host op, another device) after passing
@@ -33,7 +37,10 @@ from tpu_estimator_compat.engine.runtime import SIMULATED_TPU_XLA_ENV
 from tpu_estimator_compat.tf_internals import graphs
 from tpu_estimator_compat.tf_internals import xla as tf_xla
 
-_NOT_COMPILED_PREFIXES = ("Collective", "Nccl")  # the all-reduce between replicas
+# The all-reduce between replicas, and TF2 summary writes (WriteSummary, WriteScalarSummary...)
+# with their writer's flush and close: op type prefixes of ops XLA leaves to TensorFlow.
+_NOT_COMPILED_PREFIXES = ("Collective", "Nccl", "Write", "FlushSummaryWriter",
+                          "CloseSummaryWriter")
 
 # A cluster of these only is not compiled: nothing to check, and XLA fails on a lone NoOp
 # whose call only orders other ops ("Function NoOp is not defined").
@@ -55,8 +62,8 @@ def copier(devices):
         resource_devices = {internal.ref(): tf_xla.canonical_device(external.device)
                             for external, internal in graph.captures
                             if external.dtype == tf.resource and external.device}
-        collective_functions = {}
-        compiled = {op: None if _calls_collectives(op.node_def, graph, collective_functions)
+        host_only_functions = {}
+        compiled = {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
                     else _compiled_device(op, devices, resource_devices) for op in ops}
         op_copies = {}
         for unit in _units(ops, compiled):
@@ -71,7 +78,7 @@ def copier(devices):
 
 def _compiled_device(op, devices, resource_devices):
     """The canonical device whose XLA cluster `op` belongs to, or None (not compiled)."""
-    if not op.device or op.type.startswith(_NOT_COMPILED_PREFIXES):
+    if not op.device or op.type.startswith(_NOT_COMPILED_PREFIXES) or _is_free_constant(op):
         return None
     device = tf_xla.canonical_device(op.device)
     if device not in devices or _is_outside_compilation(op):
@@ -85,9 +92,10 @@ def _compiled_device(op, devices, resource_devices):
     return device
 
 
-def _calls_collectives(node_def, graph, known):
+def _calls_host_only_ops(node_def, graph, known):
     """Whether the functions `node_def` calls (a `tf.cond`'s branches, a loop's body...) run
-    collective ops, at any depth; `known` memoizes by function name."""
+    ops XLA leaves to TensorFlow (`_NOT_COMPILED_PREFIXES`), at any depth; `known` memoizes
+    by function name."""
     for value in node_def.attr.values():
         names = [value.func.name] if value.HasField("func") else (
             [f.name for f in value.list.func] if value.HasField("list") else [])
@@ -97,10 +105,16 @@ def _calls_collectives(node_def, graph, known):
                 function = tf_xla.graph_function(graph, name)
                 body = [] if function is None else function.definition.node_def
                 known[name] = any(node.op.startswith(_NOT_COMPILED_PREFIXES) or
-                                  _calls_collectives(node, graph, known) for node in body)
+                                  _calls_host_only_ops(node, graph, known) for node in body)
             if known[name]:
                 return True
     return False
+
+
+def _is_free_constant(op):
+    """A constant waiting on nothing: copied outside the clusters and inside each cluster
+    using it (XLA takes and returns no strings)."""
+    return op.type == "Const" and not op.control_inputs
 
 
 def _op_device(op):
@@ -190,8 +204,10 @@ def _copy_cluster(graph, cluster, device, destination, copies, op_copies, consum
     `device`; the call stands for each of them in `op_copies`. `consumers` maps tensor refs
     to the ops that use them (None: the step's outputs)."""
     members = set(cluster)
+    constants = list({t.op: None for op in cluster for t in op.inputs
+                      if _is_free_constant(t.op)})
     inputs = list({t.ref(): t for op in cluster for t in op.inputs
-                   if t.op not in members}.values())
+                   if t.op not in members and not _is_free_constant(t.op)}.values())
     control_inputs = {op_copies[c] for op in cluster for c in op.control_inputs
                       if c not in members and c in op_copies}
     outputs = [t for op in cluster for t in op.outputs
@@ -202,7 +218,7 @@ def _copy_cluster(graph, cluster, device, destination, copies, op_copies, consum
         graphs.copy_functions(graph, cluster_graph)
         local = {t.ref(): arg for t, arg in zip(inputs, args)}
         local_ops = {}
-        for op in cluster:
+        for op in constants + cluster:
             local_ops[op] = step_graph.copy_op(op, cluster_graph, local, local_ops)
         # One output at least: the call op then stands for the cluster's control edges.
         return [local[t.ref()] for t in outputs] or [tf.constant(0)]
