@@ -98,10 +98,11 @@ def test_names_resolve_at_access_time(monkeypatch):
     assert v1.get_variable is tf.compat.v1.get_variable
 
 
-@pytest.mark.parametrize("name", ["train", "metrics", "losses", "summary", "logging", "gfile",
+@pytest.mark.parametrize("name", ["train", "metrics", "losses", "logging", "gfile",
                                   "python_io", "data", "app", "saved_model"])
 def test_tf1_modules_are_tensorflows(name):
     assert getattr(v1, name) is getattr(tf.compat.v1, name)
+    # (`summary` is TensorFlow's but for FileWriter: tests/test_summary_file_writer.py)
 
 
 def test_nn_is_tensorflows_with_tf1_rnn_cells():

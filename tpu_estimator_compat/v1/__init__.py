@@ -12,12 +12,13 @@ Every name of `tf.compat.v1` is served as it is at the moment it is read, so tem
 | `tpu` | `tf.compat.v1.tpu`; `CrossShardOptimizer`, `cross_replica_sum` work off-TPU |
 | `nn` | `tf.compat.v1.nn`; `rnn_cell` is tf_keras' legacy cells (TF1 variable names) |
 | `config` | `tf.compat.v1.config`; `experimental_connect_to_cluster` also works in graph mode |
+| `summary` | `tf.compat.v1.summary`; `FileWriter` and `FileWriterCache` also work eagerly |
 | `distribute` | `tf.compat.v1.distribute`; `cluster_resolver.TPUClusterResolver` needs no TPU |
 | `compat` | `tf.compat` with `v1` = this namespace (for `tf.compat.v1.estimator...`) |
 | `python` | `tensorflow.python`, with TF1's estimator and TPU modules (`_paths`) |
 
 `flags` and `app` (absl-backed), `logging`, `gfile`, `python_io`, `data` (datasets keep
-`make_one_shot_iterator()`), `train`, `metrics`, `losses` and `summary` are TensorFlow's own
+`make_one_shot_iterator()`), `train`, `metrics` and `losses` are TensorFlow's own
 `tf.compat.v1` modules.
 
 Process-global changes made by importing this namespace:
@@ -73,6 +74,7 @@ _lazy.install(
         "tpu": "tpu_estimator_compat.v1.tpu",
         "config": "tpu_estimator_compat.v1.config",  # `_paths`
         "nn": "tpu_estimator_compat.v1.nn",  # `_paths`
+        "summary": "tpu_estimator_compat.v1.summary",  # `_paths`
         "distribute": "tpu_estimator_compat.v1.distribute",
         "compat": "tpu_estimator_compat.v1.compat",
         "python": "tpu_estimator_compat.v1.python",

@@ -144,6 +144,9 @@ MODULES = {
     # tf.config: TensorFlow's, connecting to a cluster from graph mode too.
     "config": Virtual(_from("engine.tpu_system", "experimental_connect_to_cluster"),
                       fallback="tensorflow:compat.v1.config"),
+    # tf.summary: TensorFlow's, with a FileWriter (and its cache) that eager code can open.
+    "summary": Virtual(_from("rebuilt_apis.summary_file_writer", "FileWriter", "FileWriterCache"),
+                       fallback="tensorflow:compat.v1.summary"),
     # tensorflow.contrib.tpu.python.{tpu,ops}
     "contrib.tpu.python": Virtual(),
     "contrib.tpu.python.tpu": Virtual(fallback="tensorflow.python.tpu"),
