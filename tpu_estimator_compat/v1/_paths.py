@@ -134,6 +134,11 @@ MODULES = {
         _from("engine.tpu_system", "initialize_tpu_system", "shutdown_tpu_system")
         | _EMBEDDING_PARAMETERS,
         fallback="tensorflow:compat.v1.tpu.experimental"),
+    # tf.keras: tf_keras' v1 API (Keras 2), `Input(tensor=)` as TF1's graph-mode Keras.
+    "keras": Virtual(_from("tf1_behaviour.keras_input", "Input"),
+                     fallback="tf_keras.api._v1.keras"),
+    "keras.layers": Virtual(_from("tf1_behaviour.keras_input", "Input"),
+                            fallback="tf_keras.api._v1.keras.layers"),
     # tf.nn: TensorFlow's, with the TF1 RNN cells, which TensorFlow 2.21 serves only with Keras 2.
     "nn": Virtual({"rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell"},
                   fallback="tensorflow:compat.v1.nn"),
