@@ -45,6 +45,7 @@ from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
+from tpu_estimator_compat.engine import lookup_tables
 from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
@@ -140,6 +141,7 @@ class ModelEngine:
                 self.store.creating_variables():
             step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
         logging.info("Done calling model_fn.")
+        lookup_tables.initialize(step, self.runtime.tpu_semantics)
         step_outputs = step.outputs
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
