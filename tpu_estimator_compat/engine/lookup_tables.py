@@ -41,3 +41,25 @@ def initialize(step, tpu_semantics):
             f"A lookup table's initializer in model_fn is computed from the model's input "
             f"({error}): TF1 ran table initializers once, before any step, without input. "
             "Initialize the table from constants or a vocabulary file.") from None
+
+
+# Ops making a table resource (the graph keeps them when model_fn fails after making one).
+_TABLE_OPS = frozenset(("HashTable", "HashTableV2", "MutableHashTable", "MutableHashTableV2",
+                        "MutableHashTableOfTensors", "MutableHashTableOfTensorsV2",
+                        "MutableDenseHashTable", "MutableDenseHashTableV2"))
+
+
+def explain_tpu_export_failure(error):
+    """Raises a ValueError naming the fix if `error`, raised building the TPU MetaGraph in
+    the default graph, came from a lookup table model_fn built (the original failed there
+    too: "... must be from the same graph as ...", the table lifted out of the TPU
+    function); else returns."""
+    tables = [op for op in tf.compat.v1.get_default_graph().get_operations()
+              if op.type in _TABLE_OPS]
+    if tables:
+        raise ValueError(
+            f"model_fn built a lookup table ({tables[0].name}), which the TPU MetaGraph of "
+            "the export cannot hold (a TPU core does not run table lookups; the original "
+            "TPUEstimator failed here too). Export with TPUEstimator(..., "
+            "export_to_tpu=False): the {serve} CPU MetaGraph serves the tables, initialised "
+            f"when the SavedModel loads. ({error})") from error
