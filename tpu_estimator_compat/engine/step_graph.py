@@ -28,6 +28,7 @@ the loop body (a nested call was measured 1.4x slower), and the user's model_fn 
 once per replica per compiled program, as TF1 called it once per graph.
 """
 import contextlib
+import functools
 import heapq
 import re
 import threading
@@ -103,7 +104,10 @@ def run_now(operations):
             raise ValueError(f"{operation.name} reads the model's input.")
     if operations:
         ops = _ops_in_copy_order(operations)
-        tf.function(lambda: _copy(operations[0].graph, ops, {}, None), autograph=False)()
+        # A partial, not a lambda: TensorFlow warns of "retracing" when tf.functions of one
+        # code object trace again and again (one per traced program here).
+        tf.function(functools.partial(_copy, operations[0].graph, ops, {}, None),
+                    autograph=False)()
 
 
 def _reads_step_input(ops):
