@@ -33,7 +33,9 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
   tf_keras's TF1 layer behaviour (graph named as `wrap_function`'s); control dependencies
   around `minimize()` kept across the optimizer's merge_call (legacy_patches); variables
   that hash and have a TF1 `.op` in user code (tf1_variables); `Saver(var_list)` in a
-  Scaffold deciding what is restored (legacy_patches.RecordedSaver).
+  Scaffold deciding what is restored (legacy_patches.RecordedSaver); the lookup tables
+  model_fn built, initialised once before the first step as the Scaffold's init op did
+  (lookup_tables).
 """
 import dataclasses
 import functools
