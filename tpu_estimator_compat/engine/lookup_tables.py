@@ -49,14 +49,18 @@ _TABLE_OPS = frozenset(("HashTable", "HashTableV2", "MutableHashTable", "Mutable
                         "MutableDenseHashTable", "MutableDenseHashTableV2"))
 
 
-def explain_tpu_export_failure(error):
-    """Raises a ValueError naming the fix if `error`, raised building the TPU MetaGraph in
-    the default graph, came from a lookup table model_fn built (the original failed there
-    too: "... must be from the same graph as ...", the table lifted out of the TPU
-    function); else returns."""
-    tables = [op for op in tf.compat.v1.get_default_graph().get_operations()
-              if op.type in _TABLE_OPS]
-    if tables:
+def tpu_export_explained(build):
+    """`build()` (building the export's TPU MetaGraph in the default graph); a ValueError it
+    raises after model_fn made a lookup table there is raised again naming the fix (the
+    original failed there too: "... must be from the same graph as ...", the table lifted
+    out of the TPU function)."""
+    try:
+        return build()
+    except ValueError as error:
+        tables = [op for op in tf.compat.v1.get_default_graph().get_operations()
+                  if op.type in _TABLE_OPS]
+        if not tables:
+            raise
         raise ValueError(
             f"model_fn built a lookup table ({tables[0].name}), which the TPU MetaGraph of "
             "the export cannot hold (a TPU core does not run table lookups; the original "

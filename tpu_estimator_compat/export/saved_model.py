@@ -403,11 +403,7 @@ def _call_rewritten_for_tpu_inference(call_model_fn):
         with tf.variable_creator_scope(create_in_export_graph):
             return tf.compat.v1.tpu.rewrite(tpu_computation)
 
-    try:
-        function = tpu_fn.get_concrete_function()
-    except ValueError as error:
-        lookup_tables.explain_tpu_export_failure(error)
-        raise
+    function = lookup_tables.tpu_export_explained(tpu_fn.get_concrete_function)
     function.add_to_graph()
     outputs = tf.raw_ops.TPUPartitionedCall(
         args=function.captured_inputs, device_ordinal=tf.raw_ops.TPUOrdinalSelector(),
