@@ -127,6 +127,37 @@ def test_tables_in_model_fn_train_evaluate_predict_to_the_originals_numbers(
     _assert_originals_predictions(predictions, WORDS[:BATCH])
 
 
+# The original on a vocabulary-list embedding column in model_fn (4 steps of SGD, 0.2).
+ORIGINAL_COLUMN_WEIGHTS = {
+    "input_layer/word_embedding/embedding_weights": [
+        0.07480944693088531, 0.1752048134803772, 0.24187535047531128, 0.3420933187007904,
+        0.39502376317977905, 0.4950467050075531, 0.6006414294242859, 0.7007057666778564,
+        0.7420408725738525, 0.8417769074440002],
+    "w": [0.4240943491458893, 0.43604254722595215]}
+
+
+def _column_model_fn(features, labels, mode, params):
+    column = tf.feature_column.embedding_column(
+        tf.feature_column.categorical_column_with_vocabulary_list(
+            "word", VOCABULARY, num_oov_buckets=1),
+        2, initializer=v1.constant_initializer(np.arange(10, dtype=np.float32).reshape(5, 2) / 10))
+    inputs = v1.feature_column.input_layer(features, [column])
+    weights = v1.get_variable("w", [2, 1], initializer=v1.constant_initializer(0.5))
+    loss = v1.losses.mean_squared_error(labels, tf.matmul(inputs, weights))
+    train_op = v1.train.GradientDescentOptimizer(0.2).minimize(
+        loss, global_step=v1.train.get_global_step())
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_vocabulary_column_in_model_fn_trains_to_the_originals_weights(tmp_path, one_device):
+    estimator = make_estimator(tmp_path, one_device, _column_model_fn, batch_size=BATCH,
+                               use_tpu=False)
+    estimator.train(_input_fn, max_steps=4)
+    for name, value in ORIGINAL_COLUMN_WEIGHTS.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name).ravel(), value,
+                                   atol=1e-6)
+
+
 @pytest.mark.slow  # trains, then exports
 def test_exported_saved_model_serves_its_tables_initialised(tmp_path, one_device):
     vocab_file = _vocab_file(tmp_path)
@@ -153,6 +184,7 @@ def test_tpu_metagraph_export_of_tables_names_export_to_tpu_false(tmp_path, one_
                                          r"which the TPU MetaGraph of the export cannot hold.*"
                                          r"export_to_tpu=False"):
         estimator.export_saved_model(str(tmp_path / "export"), _serving_input_receiver_fn)
+    assert not list((tmp_path / "export").glob("*"))  # nothing written
 
 
 def test_tables_in_model_fn_are_refused_on_a_tpu_before_any_step(tmp_path, monkeypatch):

@@ -22,8 +22,10 @@ from tpu_estimator_compat.engine import step_graph
 def initialize(step, tpu_semantics):
     """Runs the table initializers the replicas' model_fn calls filed in `step`'s graph (a
     `step_graph.StepGraph`); raises a ValueError for them under TPU semantics."""
-    initializers = step.graph.collection_of_every_key(
-        tf.compat.v1.GraphKeys.TABLE_INITIALIZERS)
+    # None: an initializer TensorFlow already ran eagerly (a table made in a control flow
+    # context, e.g. by feature columns, is initialised under `init_scope`).
+    initializers = [op for op in step.graph.collection_of_every_key(
+        tf.compat.v1.GraphKeys.TABLE_INITIALIZERS) if op is not None]
     if not initializers:
         return
     if tpu_semantics:
