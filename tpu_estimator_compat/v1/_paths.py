@@ -196,6 +196,12 @@ MODULES = {
     "contrib.crf.python": Virtual(),
     "contrib.crf.python.ops": Virtual(),
     "contrib.crf.python.ops.crf": f"{_PKG}.rebuilt_apis.contrib_crf",
+    # TF 1.x's implementation module of tf.contrib.lookup: the same names, and the base class
+    # of its HashTable.
+    "contrib.lookup.lookup_ops": Virtual(
+        {"InitializableLookupTableBaseV1":
+             "tensorflow.python.ops.lookup_ops:InitializableLookupTableBaseV1"},
+        fallback=f"{_PKG}.v1.contrib.lookup"),
     "contrib.layers.python": Virtual(),
     "contrib.layers.python.layers": f"{_SLIM}:slim_layers",
 }
