@@ -132,20 +132,20 @@ TPU_Y = np.random.RandomState(2).randn(16, 1).astype(np.float32)
 REPLICAS, DENSE_LR = 8, 0.1
 
 
-def _tpu_reference(rule, steps=3, ids=None, combiner="mean"):
+def _tpu_reference(rule, steps=3, ids=None, combiner="mean", batches=None, table=TABLE):
     """TPU semantics in numpy: per replica (2 rows) a mean squared error; the dense weights
     get CrossShardOptimizer's mean gradient, each table row the gradient summed over every
     replica, updated by `rule(table, grad, rows, slots)`. `ids`: each example's ids, by
     default TPU_IDS without its zeros (the original's dense-to-sparse conversion), combined
-    by `combiner` ('mean' or 'sum')."""
-    table, kernel, bias, slots = TABLE.copy(), np.full((3, 1), 0.5), np.zeros(1), {}
+    by `combiner` ('mean' or 'sum'); `batches`: each step's (ids, x, y) instead."""
+    table, kernel, bias, slots = table.copy(), np.full((3, 1), 0.5), np.zeros(1), {}
     per_replica = len(TPU_IDS) // REPLICAS
     ids = [row[row != 0] for row in TPU_IDS] if ids is None else ids
-    scale = [1 / len(i) if combiner == "mean" and len(i) else 1.0 for i in ids]
-    for _ in range(steps):
+    for ids, x, y in batches or [(ids, TPU_X, TPU_Y)] * steps:
+        scale = [1 / len(i) if combiner == "mean" and len(i) else 1.0 for i in ids]
         activations = np.stack([table[i].sum(0) * s for i, s in zip(ids, scale)])
-        net = np.concatenate([activations, TPU_X], 1)
-        d_logits = 2 * (net @ kernel + bias - TPU_Y) / per_replica
+        net = np.concatenate([activations, x], 1)
+        d_logits = 2 * (net @ kernel + bias - y) / per_replica
         d_activations = d_logits @ kernel[:2].T
         grad = np.zeros_like(table)
         for row, row_ids in enumerate(ids):
@@ -340,6 +340,48 @@ def test_simulated_tpu_names_tables_of_keras_dense_features_as_replica_0(simulat
     np.testing.assert_allclose(values["dense_features/cat_embedding/embedding_weights"], table,
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(values["out/kernel"], kernel, rtol=1e-5)
+
+
+@pytest.mark.slow  # trains for several seconds
+def test_simulated_tpu_sums_table_gradients_whose_rows_vary_from_step_to_step(simulated_tpu,
+                                                                             tmp_path):
+    """Each step's ids (a `SparseTensor` of 1 to 3 ids per example) give each replica a
+    different number of gradient rows, changing from step to step inside one device loop:
+    TensorFlow's collective all-gather of them failed there ("Shape mismatch in the
+    collective instance"; tensorflow/tpu's embedding sample)."""
+    rng = np.random.RandomState(3)
+    steps, vocabulary = 8, 50
+    initial_table = rng.randn(vocabulary, 2).astype(np.float32)
+    ids = [rng.randint(0, vocabulary, size=rng.randint(1, 4)) for _ in range(16 * steps)]
+    x = rng.randn(16 * steps, 1).astype(np.float32)
+    y = rng.randn(16 * steps, 1).astype(np.float32)
+
+    def input_fn(params):
+        ragged = tf.ragged.constant([list(i) for i in ids], dtype=tf.int64)
+        dataset = tf.data.Dataset.from_tensor_slices(({"cat": ragged, "x": x}, y))
+        return dataset.batch(params["batch_size"], drop_remainder=True).map(
+            lambda features, y: (dict(features, cat=features["cat"].to_sparse()), y))
+
+    columns = [tf1.tpu.experimental.embedding_column(
+        tf.feature_column.categorical_column_with_identity("cat", vocabulary), 2,
+        initializer=v1.constant_initializer(initial_table))]
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)), columns)
+    spec = tf1.estimator.tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=columns,
+        optimization_parameters=tf1.tpu.experimental.StochasticGradientDescentParameters(0.5))
+    estimator = tec.TPUEstimator(
+        model_fn, use_tpu=True, train_batch_size=16, embedding_config_spec=spec,
+        config=tec.RunConfig(model_dir=str(tmp_path),
+                             tpu_config=tec.TPUConfig(iterations_per_loop=steps)))
+    estimator.train(input_fn, max_steps=steps)
+    batches = [(ids[16 * s:16 * (s + 1)], x[16 * s:16 * (s + 1)], y[16 * s:16 * (s + 1)])
+               for s in range(steps)]
+    table, kernel, bias, _ = _tpu_reference(_sgd, batches=batches, table=initial_table)
+    values = _values(estimator)
+    np.testing.assert_allclose(values[TABLE_NAME], table, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values["out/kernel"], kernel, rtol=1e-5)
+    np.testing.assert_allclose(values["out/bias"], bias, rtol=1e-5, atol=1e-7)
 
 
 # -- checkpoints both ways, export ------------------------------------------------------------
