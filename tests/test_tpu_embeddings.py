@@ -384,6 +384,45 @@ def test_simulated_tpu_sums_table_gradients_whose_rows_vary_from_step_to_step(si
     np.testing.assert_allclose(values["out/bias"], bias, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow  # trains and evaluates for several seconds
+def test_simulated_tpu_evaluates_variable_length_ids_to_the_end_of_the_input(simulated_tpu,
+                                                                             tmp_path):
+    """Evaluation pads the last partial batch and adds stop batches: a `SparseTensor` of ids
+    gets rows without ids (zero activations, masked out), every real example counted once."""
+    rng = np.random.RandomState(4)
+    ids = [rng.randint(0, 5, size=rng.randint(1, 4)) for _ in range(20)]
+    x, y = rng.randn(20, 1).astype(np.float32), rng.randn(20, 1).astype(np.float32)
+
+    def input_fn(params):
+        ragged = tf.ragged.constant([list(i) for i in ids], dtype=tf.int64)
+        dataset = tf.data.Dataset.from_tensor_slices(({"cat": ragged, "x": x}, y))
+        return dataset.batch(params["batch_size"]).map(  # a last batch of 4
+            lambda features, y: (dict(features, cat=features["cat"].to_sparse()), y))
+
+    def model_fn(features, labels, mode, params):
+        net = v1.feature_column.input_layer(
+            features, _columns() + [tf.feature_column.numeric_column("x")])
+        kernel = v1.get_variable("kernel", [3, 1], initializer=v1.constant_initializer(0.5))
+        logits = tf.matmul(net, kernel)
+        loss = v1.losses.mean_squared_error(labels, logits)
+        return tec.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(
+            lambda labels, logits, x: {"mse": v1.metrics.mean_squared_error(labels, logits),
+                                       "mean_x": v1.metrics.mean(x)},
+            [labels, logits, features["x"]]))
+
+    spec = tf1.estimator.tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=_columns(),
+        optimization_parameters=tf1.tpu.experimental.StochasticGradientDescentParameters(0.5))
+    estimator = tec.TPUEstimator(model_fn, config=tec.RunConfig(model_dir=str(tmp_path)),
+                                 use_tpu=True, train_batch_size=16, eval_batch_size=16,
+                                 embedding_config_spec=spec)
+    metrics = estimator.evaluate(input_fn)
+    activations = np.stack([TABLE[i].mean(0) for i in ids])
+    logits = np.concatenate([activations, x], 1) @ np.full((3, 1), 0.5)
+    np.testing.assert_allclose(metrics["mse"], ((logits - y) ** 2).mean(), rtol=1e-5)
+    np.testing.assert_allclose(metrics["mean_x"], x.mean(), rtol=1e-5)  # 20 rows, no padding
+
+
 # -- checkpoints both ways, export ------------------------------------------------------------
 
 @pytest.mark.slow  # trains or evaluates for several seconds
