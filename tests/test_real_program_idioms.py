@@ -268,3 +268,58 @@ def test_conv2d_subclass_convolves_with_convolution_op(tmp_path):
         lambda params: tf.data.Dataset.from_tensor_slices(images).batch(params["batch_size"]))])
     expected = tf.nn.conv2d(images, 2.0 * kernel, strides=2, padding="SAME").numpy() + 0.5
     np.testing.assert_allclose(predicted, expected, rtol=1e-5)
+
+
+# The original (TF 2.15 + tensorflow-estimator 2.15, use_tpu=False) after 3 steps of batch 8.
+ORIGINAL_KERAS_INPUT_TENSOR = {
+    "hidden/bias": [0.06796687096357346, 0.061428170651197433, 0.06479029357433319],
+    "hidden/kernel": [[0.08650804311037064, -0.21051737666130066, 0.3252509832382202],
+                      [0.38223695755004883, 0.4843396842479706, -0.5794436931610107]],
+    "out/bias": [-0.1265038549900055],
+    "out/kernel": [[0.4773178994655609], [0.4817834198474884], [0.48478978872299194]],
+}
+
+
+@pytest.mark.slow  # trains for several seconds
+@pytest.mark.parametrize("replicas", [1, 8])
+def test_keras_input_wrapping_a_graph_tensor_in_model_fn(replicas, tmp_path, request):
+    """tensorflow/tpu's embedding sample: `tf.keras.layers.Input(tensor=net)` then Keras
+    Dense layers in model_fn. TF 1.x returned the tensor itself; tf_keras' KerasTensor sent
+    the v1 Dense layer into a RecursionError. 8 replicas: the same weights on the global
+    batch."""
+    import tpu_estimator_compat.v1 as tf1  # noqa: PLC0415
+
+    features = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
+    labels = features[:, :1] * 0.5 - features[:, 1:] * 0.25
+
+    def model_fn(features, labels, mode, params):
+        net = tf1.keras.layers.Input(tensor=features["x"])
+        net = tf1.keras.layers.Dense(
+            3, activation="relu", name="hidden",
+            kernel_initializer=v1.constant_initializer([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]),
+            bias_initializer=v1.constant_initializer(0.1))(net)
+        logits = tf1.keras.layers.Dense(
+            1, name="out", kernel_initializer=v1.constant_initializer(0.5))(net)
+        loss = v1.losses.mean_squared_error(labels, logits)
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
+            loss, v1.train.get_global_step()))
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(({"x": features}, labels)).repeat().batch(
+            params["batch_size"], drop_remainder=True)
+
+    config = tec.RunConfig(model_dir=str(tmp_path))
+    if replicas == 8:
+        config = tec.RunConfig(model_dir=str(tmp_path),
+                               train_distribute=request.getfixturevalue("eight_devices"))
+    estimator = tec.TPUEstimator(model_fn, config=config, use_tpu=replicas == 8,
+                                 train_batch_size=8)
+    estimator.train(input_fn, max_steps=3)
+    for name, expected in ORIGINAL_KERAS_INPUT_TENSOR.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), expected, rtol=1e-5,
+                                   err_msg=name)
+    with tf.Graph().as_default():  # TF1 graph code outside the estimator: the same
+        tensor = v1.placeholder(tf.float32, [None, 2])
+        assert tf1.keras.Input(tensor=tensor) is tensor
+    assert not isinstance(tf1.keras.Input(shape=[2]), tf.Tensor)  # a KerasTensor, as before

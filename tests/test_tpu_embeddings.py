@@ -132,23 +132,25 @@ TPU_Y = np.random.RandomState(2).randn(16, 1).astype(np.float32)
 REPLICAS, DENSE_LR = 8, 0.1
 
 
-def _tpu_reference(rule, steps=3):
+def _tpu_reference(rule, steps=3, ids=None, combiner="mean", batches=None, table=TABLE):
     """TPU semantics in numpy: per replica (2 rows) a mean squared error; the dense weights
     get CrossShardOptimizer's mean gradient, each table row the gradient summed over every
-    replica, updated by `rule(table, grad, rows, slots)`. Dense ids of 0 are no ids (the
-    original's dense-to-sparse conversion), a mean combiner."""
-    table, kernel, bias, slots = TABLE.copy(), np.full((3, 1), 0.5), np.zeros(1), {}
+    replica, updated by `rule(table, grad, rows, slots)`. `ids`: each example's ids, by
+    default TPU_IDS without its zeros (the original's dense-to-sparse conversion), combined
+    by `combiner` ('mean' or 'sum'); `batches`: each step's (ids, x, y) instead."""
+    table, kernel, bias, slots = table.copy(), np.full((3, 1), 0.5), np.zeros(1), {}
     per_replica = len(TPU_IDS) // REPLICAS
-    for _ in range(steps):
-        ids = [row[row != 0] for row in TPU_IDS]
-        activations = np.stack([table[i].mean(0) if len(i) else np.zeros(2) for i in ids])
-        net = np.concatenate([activations, TPU_X], 1)
-        d_logits = 2 * (net @ kernel + bias - TPU_Y) / per_replica
+    ids = [row[row != 0] for row in TPU_IDS] if ids is None else ids
+    for ids, x, y in batches or [(ids, TPU_X, TPU_Y)] * steps:
+        scale = [1 / len(i) if combiner == "mean" and len(i) else 1.0 for i in ids]
+        activations = np.stack([table[i].sum(0) * s for i, s in zip(ids, scale)])
+        net = np.concatenate([activations, x], 1)
+        d_logits = 2 * (net @ kernel + bias - y) / per_replica
         d_activations = d_logits @ kernel[:2].T
         grad = np.zeros_like(table)
         for row, row_ids in enumerate(ids):
             for i in row_ids:
-                grad[i] += d_activations[row] / len(row_ids)
+                grad[i] += d_activations[row] * scale[row]
         rows = np.unique(np.concatenate(ids))
         kernel = kernel - DENSE_LR * net.T @ d_logits / REPLICAS
         bias = bias - DENSE_LR * d_logits.sum(0) / REPLICAS
@@ -256,6 +258,169 @@ def test_simulated_tpu_takes_variable_length_sparse_ids(simulated_tpu, tmp_path)
     values = _values(estimator)
     np.testing.assert_allclose(values[TABLE_NAME], table, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(values["out/kernel"], kernel, rtol=1e-5)
+
+
+@pytest.mark.slow  # trains for several seconds
+@pytest.mark.parametrize("ids_kind", ["sparse", "one_per_example"])
+def test_simulated_tpu_combiner_none_as_the_originals_embedding_engine(ids_kind, simulated_tpu,
+                                                                       tmp_path):
+    """combiner=None: the original's engine summed a SparseTensor's ids and took dense ids
+    one sample each (id 0 looked up like any other id)."""
+    if ids_kind == "sparse":
+        ids = [row[row != 0] for row in TPU_IDS]
+        to_feature = lambda cat: tf.ragged.boolean_mask(  # noqa: E731
+            cat, tf.not_equal(cat, 0)).to_sparse()
+        cat_values = TPU_IDS
+    else:
+        ids = [row[:1] for row in TPU_IDS]
+        to_feature = lambda cat: cat  # noqa: E731
+        cat_values = TPU_IDS[:, 0]
+
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(({"cat": cat_values, "x": TPU_X}, TPU_Y))
+        dataset = dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+        return dataset.map(lambda features, y: (dict(features, cat=to_feature(features["cat"])),
+                                                y))
+
+    columns = [tf1.tpu.experimental.embedding_column(
+        tf.feature_column.categorical_column_with_identity("cat", 5), 2, combiner=None,
+        initializer=v1.constant_initializer(TABLE))]
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)), columns)
+    estimator = _estimator(model_fn, tmp_path, tf1.tpu.experimental.
+                           StochasticGradientDescentParameters(0.5), use_tpu=True,
+                           batch_size=16, columns=columns)
+    estimator.train(input_fn, max_steps=3)
+    table, kernel, _, _ = _tpu_reference(_sgd, ids=ids, combiner="sum")
+    values = _values(estimator)
+    np.testing.assert_allclose(values[TABLE_NAME], table, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values["out/kernel"], kernel, rtol=1e-5)
+    if ids_kind == "one_per_example":
+        assert not np.allclose(table[0], TABLE[0])  # id 0 was looked up and trained
+
+
+def test_combiner_none_dense_ids_that_are_not_one_per_example_name_the_fix():
+    with pytest.raises(ValueError, match=r"shape \(4, 2\) .* combiner=None, which looks up "
+                                         r"one id per example: give it ids of shape \[batch\]"):
+        embeddings.enqueued_ids("cat", tf.constant(CPU_IDS), None, None)
+    with pytest.raises(ValueError, match="Found weights w for weighted_categorical_column, "
+                                         "which is not compatible with sparse feature cat "
+                                         "enqueued as dense tensor"):
+        embeddings.enqueued_ids("cat", tf.constant(CPU_IDS[:, 0]), None, "w")
+    one_column = embeddings.enqueued_ids("cat", tf.constant(CPU_IDS[:, :1]), None, None)
+    assert one_column.shape.as_list() == [4]
+
+
+@pytest.mark.slow  # trains for several seconds
+def test_simulated_tpu_names_tables_of_keras_dense_features_as_replica_0(simulated_tpu,
+                                                                        tmp_path):
+    """`tf.keras.layers.DenseFeatures(columns)` unnamed in model_fn (tensorflow/tpu's
+    embedding sample): Keras numbers the layers of each replica's call on in the one graph
+    (`dense_features_1`...), where TF1 traced one replica: the table keeps replica 0's name."""
+    import tpu_estimator_compat.v1 as tf1_namespace  # noqa: PLC0415
+
+    def model_fn(features, labels, mode, params):
+        net = tf1_namespace.keras.layers.DenseFeatures(
+            _columns() + [tf.feature_column.numeric_column("x")])(features)
+        with v1.variable_scope("out"):
+            kernel = v1.get_variable("kernel", [3, 1], initializer=v1.constant_initializer(0.5))
+            bias = v1.get_variable("bias", [1], initializer=v1.zeros_initializer())
+        loss = v1.losses.mean_squared_error(labels, tf.matmul(net, kernel) + bias)
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
+            loss, v1.train.get_global_step()))
+
+    estimator = _estimator(model_fn, tmp_path, tf1.tpu.experimental.
+                           StochasticGradientDescentParameters(0.5), use_tpu=True, batch_size=16)
+    estimator.train(_input_fn(TPU_IDS, TPU_X, TPU_Y), max_steps=3)
+    table, kernel, _, _ = _tpu_reference(_sgd)
+    values = _values(estimator)
+    assert sorted(values) == ["dense_features/cat_embedding/embedding_weights",
+                              "global_step", "out/bias", "out/kernel"]
+    np.testing.assert_allclose(values["dense_features/cat_embedding/embedding_weights"], table,
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values["out/kernel"], kernel, rtol=1e-5)
+
+
+@pytest.mark.slow  # trains for several seconds
+def test_simulated_tpu_sums_table_gradients_whose_rows_vary_from_step_to_step(simulated_tpu,
+                                                                             tmp_path):
+    """Each step's ids (a `SparseTensor` of 1 to 3 ids per example) give each replica a
+    different number of gradient rows, changing from step to step inside one device loop:
+    TensorFlow's collective all-gather of them failed there ("Shape mismatch in the
+    collective instance"; tensorflow/tpu's embedding sample)."""
+    rng = np.random.RandomState(3)
+    steps, vocabulary = 8, 50
+    initial_table = rng.randn(vocabulary, 2).astype(np.float32)
+    ids = [rng.randint(0, vocabulary, size=rng.randint(1, 4)) for _ in range(16 * steps)]
+    x = rng.randn(16 * steps, 1).astype(np.float32)
+    y = rng.randn(16 * steps, 1).astype(np.float32)
+
+    def input_fn(params):
+        ragged = tf.ragged.constant([list(i) for i in ids], dtype=tf.int64)
+        dataset = tf.data.Dataset.from_tensor_slices(({"cat": ragged, "x": x}, y))
+        return dataset.batch(params["batch_size"], drop_remainder=True).map(
+            lambda features, y: (dict(features, cat=features["cat"].to_sparse()), y))
+
+    columns = [tf1.tpu.experimental.embedding_column(
+        tf.feature_column.categorical_column_with_identity("cat", vocabulary), 2,
+        initializer=v1.constant_initializer(initial_table))]
+    model_fn = _make_model_fn(
+        lambda: tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR)), columns)
+    spec = tf1.estimator.tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=columns,
+        optimization_parameters=tf1.tpu.experimental.StochasticGradientDescentParameters(0.5))
+    estimator = tec.TPUEstimator(
+        model_fn, use_tpu=True, train_batch_size=16, embedding_config_spec=spec,
+        config=tec.RunConfig(model_dir=str(tmp_path),
+                             tpu_config=tec.TPUConfig(iterations_per_loop=steps)))
+    estimator.train(input_fn, max_steps=steps)
+    batches = [(ids[16 * s:16 * (s + 1)], x[16 * s:16 * (s + 1)], y[16 * s:16 * (s + 1)])
+               for s in range(steps)]
+    table, kernel, bias, _ = _tpu_reference(_sgd, batches=batches, table=initial_table)
+    values = _values(estimator)
+    np.testing.assert_allclose(values[TABLE_NAME], table, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values["out/kernel"], kernel, rtol=1e-5)
+    np.testing.assert_allclose(values["out/bias"], bias, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.slow  # trains and evaluates for several seconds
+def test_simulated_tpu_evaluates_variable_length_ids_to_the_end_of_the_input(simulated_tpu,
+                                                                             tmp_path):
+    """Evaluation pads the last partial batch and adds stop batches: a `SparseTensor` of ids
+    gets rows without ids (zero activations, masked out), every real example counted once."""
+    rng = np.random.RandomState(4)
+    ids = [rng.randint(0, 5, size=rng.randint(1, 4)) for _ in range(20)]
+    x, y = rng.randn(20, 1).astype(np.float32), rng.randn(20, 1).astype(np.float32)
+
+    def input_fn(params):
+        ragged = tf.ragged.constant([list(i) for i in ids], dtype=tf.int64)
+        dataset = tf.data.Dataset.from_tensor_slices(({"cat": ragged, "x": x}, y))
+        return dataset.batch(params["batch_size"]).map(  # a last batch of 4
+            lambda features, y: (dict(features, cat=features["cat"].to_sparse()), y))
+
+    def model_fn(features, labels, mode, params):
+        net = v1.feature_column.input_layer(
+            features, _columns() + [tf.feature_column.numeric_column("x")])
+        kernel = v1.get_variable("kernel", [3, 1], initializer=v1.constant_initializer(0.5))
+        logits = tf.matmul(net, kernel)
+        loss = v1.losses.mean_squared_error(labels, logits)
+        return tec.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(
+            lambda labels, logits, x: {"mse": v1.metrics.mean_squared_error(labels, logits),
+                                       "mean_x": v1.metrics.mean(x)},
+            [labels, logits, features["x"]]))
+
+    spec = tf1.estimator.tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=_columns(),
+        optimization_parameters=tf1.tpu.experimental.StochasticGradientDescentParameters(0.5))
+    estimator = tec.TPUEstimator(model_fn, config=tec.RunConfig(model_dir=str(tmp_path)),
+                                 use_tpu=True, train_batch_size=16, eval_batch_size=16,
+                                 embedding_config_spec=spec)
+    metrics = estimator.evaluate(input_fn)
+    activations = np.stack([TABLE[i].mean(0) for i in ids])
+    logits = np.concatenate([activations, x], 1) @ np.full((3, 1), 0.5)
+    np.testing.assert_allclose(metrics["mse"], ((logits - y) ** 2).mean(), rtol=1e-5)
+    np.testing.assert_allclose(metrics["mean_x"], x.mean(), rtol=1e-5)  # 20 rows, no padding
 
 
 # -- checkpoints both ways, export ------------------------------------------------------------
@@ -415,7 +580,7 @@ def test_public_names(path):
 
 def test_tpu_embedding_configuration_for_a_tpu():
     a, b, c = (tf.feature_column.categorical_column_with_identity(key, 7) for key in "abc")
-    columns = tf1.tpu.experimental.shared_embedding_columns([a, b], 3, combiner="sum") + [
+    columns = tf1.tpu.experimental.shared_embedding_columns([a, b], 3, combiner=None) + [
         tf1.tpu.experimental.embedding_column(c, 2, learning_rate_fn=lambda step: 0.25)]
     parameters = tf1.tpu.experimental.AdamParameters(
         0.5, beta1=0.8, epsilon=1e-6, lazy_adam=False, clip_gradient_max=2.0)
@@ -428,7 +593,7 @@ def test_tpu_embedding_configuration_for_a_tpu():
     assert configs["a"].table is configs["b"].table  # one shared table
     shared, single = configs["a"].table, configs["c"].table
     assert (shared.vocabulary_size, shared.dim, shared.combiner, shared.optimizer) == (
-        7, 3, "sum", None)
+        7, 3, "sum", None)  # combiner=None: the original's engine summed
     assert (single.vocabulary_size, single.dim, single.combiner, single.name) == (
         7, 2, "mean", "c")
     assert single.optimizer.learning_rate() == 0.25  # the column's learning_rate_fn
@@ -628,8 +793,6 @@ def test_evaluate_on_the_simulated_tpu_and_the_meta_graph(simulated_tpu, tmp_pat
 def test_unsupported_columns_under_tpu_semantics_name_the_fix():
     cat = tf.feature_column.categorical_column_with_identity("cat", 5)
     for column, message in [
-            (tf1.tpu.experimental.embedding_column(cat, 2, combiner=None),
-             "combiner=None .* Use combiner='mean', 'sum' or 'sqrtn'"),
             (tf1.tpu.experimental.embedding_column(
                 tf.feature_column.sequence_categorical_column_with_identity("s", 5), 2,
                 max_sequence_length=3), "sequence embedding columns are not supported")]:

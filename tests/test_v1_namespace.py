@@ -138,7 +138,9 @@ def test_layers_keras_and_compat_overrides():
     assert issubclass(v1.layers.BatchNormalization, legacy.BatchNormalization)  # `_moments`
     assert {"dense", "Dense", "Conv2D", "conv2d", "batch_normalization", "dropout"} <= set(
         dir(v1.layers))
-    assert v1.keras is importlib.import_module("tf_keras.api._v1.keras")
+    keras = importlib.import_module("tf_keras.api._v1.keras")  # served, Input aside
+    assert v1.keras.Model is keras.Model and v1.keras.layers.Dense is keras.layers.Dense
+    assert v1.keras.backend is keras.backend and v1.keras.Input is v1.keras.layers.Input
     assert v1.compat.v1 is v1
     assert v1.compat.v2 is tf.compat.v2
     assert v1.compat.as_bytes("a") == b"a"

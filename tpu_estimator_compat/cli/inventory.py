@@ -48,6 +48,9 @@ EXCLUDED = {
                               "(LSTMBlockCell, AttentionCellWrapper...)",
     "tensorflow.contrib.crf.python.ops.crf": "the modules TF 1.x's implementation imported "
                                              "(array_ops, rnn, vs...), not API",
+    "tensorflow.contrib.lookup.lookup_ops": "the modules and decorator TF 1.x's "
+                                            "implementation imported (ops, dtypes, deprecated...), "
+                                            "not API",
     "tensorflow.contrib.data": "contrib.data names TensorFlow dropped from tf.data",
     "tensorflow.contrib.metrics": "tf-slim's metrics lack these few contrib.metrics names",
     "tensorflow.contrib.distribute": "contrib.distribute's TF1-only strategies and step "

@@ -38,7 +38,7 @@ def apply_gradients(parameters, tables, grads, global_step):
                       else parameters.learning_rate for table, _ in present]
 
     def apply_summed(strategy, grads_and_vars):
-        summed = strategy.extended.batch_reduce_to(tf.distribute.ReduceOp.SUM, grads_and_vars)
+        summed = _sum_over_replicas(strategy, grads_and_vars)
         updates = []
         for (table, _), grad, lr in zip(present, summed, learning_rates):
             with tf.init_scope():
@@ -50,6 +50,19 @@ def apply_gradients(parameters, tables, grads, global_step):
 
     return tf.distribute.get_replica_context().merge_call(
         apply_summed, args=([(grad, table.variable) for table, grad in present],))
+
+
+def _sum_over_replicas(strategy, grads_and_vars):
+    """The gradients summed over the replicas, on each table's devices.
+
+    In one process the replicas' rows are concatenated on one device and copied to the
+    others: TensorFlow's collective all-gather of IndexedSlices fails inside the device loop
+    once their number of rows changes from step to step ("Shape mismatch in the collective
+    instance"), as the ids of each batch make it."""
+    if isinstance(strategy, tf.distribute.MirroredStrategy):
+        return tf.distribute.ReductionToOneDevice().batch_reduce(
+            tf.distribute.ReduceOp.SUM, grads_and_vars)
+    return strategy.extended.batch_reduce_to(tf.distribute.ReduceOp.SUM, grads_and_vars)
 
 
 def _slot(table, suffix, initial_value):

@@ -18,7 +18,9 @@ TPU, or any strategy); `tpu_embedding.py` builds the same tables for TensorFlow 
 
 As the TPU's input path, ids are the raw feature values (the column's categorical
 transformation is not applied): integers, a `SparseTensor` or a dense tensor whose zeros
-are dropped (the original turned dense ids into sparse ones with `tf.where`).
+are dropped (the original turned dense ids into sparse ones with `tf.where`). A column with
+`combiner=None` takes its dense ids one per example (id 0 included) and sums a
+`SparseTensor`'s, as the original's embedding engine did.
 """
 import contextlib
 
@@ -26,6 +28,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat.api import embedding_spec as spec_lib
 from tpu_estimator_compat.engine import embedding_optimizers
+from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.tf_internals import tpu as tf_tpu
 from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 
@@ -75,11 +78,6 @@ class TpuEmbeddings:
                     f"{column.get_max_sequence_length()}: sequence embedding columns are not "
                     "supported by tpu_estimator_compat under TPU semantics (use_tpu=True). Use "
                     "a non-sequence column, or train with use_tpu=False.")
-            if column.get_combiner() is None:
-                raise ValueError(
-                    f"Embedding column {column.name!r} has combiner=None (one activation per "
-                    "id): not supported by tpu_estimator_compat under TPU semantics "
-                    "(use_tpu=True). Use combiner='mean', 'sum' or 'sqrtn'.")
             table = self.tables.setdefault(column.get_embedding_var_name(), Table(column))
             feature = column.get_feature_key_name()
             if feature in self.features:
@@ -116,7 +114,7 @@ class TpuEmbeddings:
             if key not in features:
                 raise KeyError(f"The embedding column of feature {key!r} found no "
                                f"features[{key!r}]: input_fn returned {sorted(features)}.")
-            ids = sparse_ids(key, features.pop(key))
+            ids = enqueued_ids(key, features.pop(key), table.combiner, weight_key)
             weights = _weights(weight_key, features)
             looked_up[key] = self._look_up(table, ids, weights)
         looked_up = self._finish_lookups(looked_up)
@@ -126,9 +124,11 @@ class TpuEmbeddings:
     def _look_up(self, table, ids, weights):
         # Off a TPU, on the host outside XLA: a TPU's embedding engine, not its XLA program,
         # does the (sparse) lookups.
+        if not isinstance(ids, tf.SparseTensor):  # one id per example
+            return legacy_patches.on_the_host(tf.gather, table.variable, ids)
         return legacy_patches.on_the_host(
             tf.nn.safe_embedding_lookup_sparse, table.variable, ids, weights,
-            combiner=table.combiner)
+            combiner=engine_combiner(table.combiner))
 
     def _finish_lookups(self, looked_up):
         return looked_up
@@ -137,7 +137,9 @@ class TpuEmbeddings:
         """Names each table `<scope>/embedding_weights` from where model_fn used its column
         (the variable scope TensorFlow's TPU columns record), and registers it in the store.
 
-        Raises the original's RuntimeError when model_fn used no embedding column."""
+        Raises the original's RuntimeError when model_fn used no embedding column. Replica 0's
+        model_fn call names them: TF1 traced one replica, and here Keras layers of later
+        replicas' calls, built in the same graph, are numbered on (`dense_features_3`...)."""
         graph = _v1.get_default_graph()
         scope_key = tf_tpu.TPU_FC_TO_SCOPE
         recorded = graph.get_collection_ref(scope_key)
@@ -152,6 +154,8 @@ class TpuEmbeddings:
                     f"model_fn did not use the embedding column of table {table.key!r}: use "
                     "every column of EmbeddingConfigSpec.feature_columns in model_fn's input "
                     "layer, or leave it out of the spec.")
+            if step_graph.current_replica():
+                continue  # replica 0 named the tables (Keras numbers later replicas' layers on)
             scope, variable_name = scopes[table.key]
             name = f"{scope}/{variable_name}" if scope else variable_name
             if table.name not in (None, name):
@@ -191,15 +195,37 @@ class TpuEmbeddings:
         return [_scaled(grad, multiplier) for grad in grads]
 
 
+def engine_combiner(combiner):
+    """How the TPU's embedding engine combined a row's ids: a column's combiner=None summed
+    them (the original's embedding configuration)."""
+    return combiner or "sum"
+
+
+def enqueued_ids(key, ids, combiner, weight_key):
+    """The ids of feature `key` as the original enqueued them: with `combiner=None`, dense
+    ids one sample each (a `[batch]` tensor, id 0 an id like any other); otherwise a
+    SparseTensor, combined by `engine_combiner(combiner)`."""
+    if combiner is not None or isinstance(ids, tf.SparseTensor):
+        return sparse_ids(key, ids)
+    if weight_key is not None:
+        raise ValueError(
+            f"Found weights {weight_key} for weighted_categorical_column, which is not "
+            f"compatible with sparse feature {key} enqueued as dense tensor.")
+    ids = _integer_ids(key, tf.convert_to_tensor(ids))
+    if ids.shape.rank == 2 and ids.shape[1] == 1:
+        ids = tf.reshape(ids, [-1])
+    if ids.shape.rank != 1:
+        raise ValueError(
+            f"Feature {key!r} has dense ids of shape {ids.shape} for an embedding column with "
+            "combiner=None, which looks up one id per example: give it ids of shape [batch] "
+            "(or [batch, 1]), or a SparseTensor (its ids are summed), or set the column's "
+            "combiner to 'mean', 'sum' or 'sqrtn'.")
+    return ids
+
+
 def sparse_ids(key, ids):
     """The ids of feature `key` as a SparseTensor, as the original enqueued them."""
-    if not ids.dtype.is_integer:
-        raise ValueError(
-            "SparseTensor with string as values are not supported. If you are using "
-            "categorical_column_with_vocabulary_file or categorical_column_with_vocabulary_list, "
-            "please call your_column.categorical_column._transform_feature({your_column.key: "
-            f"features[your_column.key]}}) in your input_fn() to convert string to int. "
-            f"feature_key = {key}.")
+    ids = _integer_ids(key, ids)
     if isinstance(ids, tf.SparseTensor):
         return ids
     ids = tf.convert_to_tensor(ids)
@@ -208,6 +234,17 @@ def sparse_ids(key, ids):
     indices = tf.where(tf.not_equal(ids, 0))
     return tf.SparseTensor(indices, tf.gather_nd(ids, indices),
                            tf.shape(ids, out_type=tf.int64))
+
+
+def _integer_ids(key, ids):
+    if not ids.dtype.is_integer:
+        raise ValueError(
+            "SparseTensor with string as values are not supported. If you are using "
+            "categorical_column_with_vocabulary_file or categorical_column_with_vocabulary_list, "
+            "please call your_column.categorical_column._transform_feature({your_column.key: "
+            f"features[your_column.key]}}) in your input_fn() to convert string to int. "
+            f"feature_key = {key}.")
+    return ids
 
 
 def _weights(weight_key, features):

@@ -33,7 +33,9 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
   tf_keras's TF1 layer behaviour (graph named as `wrap_function`'s); control dependencies
   around `minimize()` kept across the optimizer's merge_call (legacy_patches); variables
   that hash and have a TF1 `.op` in user code (tf1_variables); `Saver(var_list)` in a
-  Scaffold deciding what is restored (legacy_patches.RecordedSaver).
+  Scaffold deciding what is restored (legacy_patches.RecordedSaver); the lookup tables
+  model_fn built, initialised once before the first step as the Scaffold's init op did
+  (lookup_tables).
 """
 import dataclasses
 import functools
@@ -45,6 +47,7 @@ from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
+from tpu_estimator_compat.engine import lookup_tables
 from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
@@ -140,6 +143,7 @@ class ModelEngine:
                 self.store.creating_variables():
             step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
         logging.info("Done calling model_fn.")
+        lookup_tables.initialize(step, self.runtime.tpu_semantics)
         step_outputs = step.outputs
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()

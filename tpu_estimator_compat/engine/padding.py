@@ -44,7 +44,7 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
     real = dataset.map(lambda *element: _unpadded(_pack(element), stop=False))
     return real.concatenate(_first_or_empty_batch(dataset).map(
         lambda *element: _unpadded(
-            tf.nest.map_structure(lambda t: tf.zeros_like(t[:1]), _pack(element)),
+            tf.nest.map_structure(lambda t: _zeros_like(t, rows=1), _pack(element)),
             stop=True)).repeat(count))
 
 
@@ -92,22 +92,49 @@ def _batch_rows(element):
         raise ValueError(
             f"input_fn returned a scalar ({first}); evaluate and predict need batched "
             "features: batch the dataset (dataset.batch(params['batch_size'])).")
-    return tf.shape(first, out_type=tf.int32)[0]
+    return _rows(first)
 
 
 def _pad_tensor(tensor, batch_size):
-    rows = tf.shape(tensor, out_type=tf.int32)[0]
+    rows = _rows(tensor)
     check = tf.debugging.assert_less_equal(
         rows, batch_size,
         message=f"input_fn returned a batch larger than params['batch_size'] ({batch_size}) "
                 f"in a tensor of shape {tensor.shape.as_list()}. A part of the batch that is "
                 "larger (e.g. k times the batch size of unlabeled examples) needs a static "
                 "first dimension: batch it with drop_remainder=True")
+    if isinstance(tensor, tf.SparseTensor):  # ids of embedding columns: no ids in padding
+        with tf.control_dependencies([check]):
+            return _sparse_with_rows(tensor, batch_size)
     with tf.control_dependencies([check]):
         padding = tf.zeros(tf.concat([[batch_size - rows], tf.shape(tensor)[1:]], 0),
                            tensor.dtype)
     padded = tf.concat([tensor, padding], 0)
     return tf.ensure_shape(padded, [batch_size] + tensor.shape[1:].as_list())
+
+
+def _rows(tensor):
+    if isinstance(tensor, tf.SparseTensor):
+        return tf.cast(tensor.dense_shape[0], tf.int32)
+    return tf.shape(tensor, out_type=tf.int32)[0]
+
+
+def _sparse_with_rows(sparse, rows, keep_values=True):
+    """`sparse` with `rows` rows (its values kept, or none)."""
+    dense_shape = tf.concat([tf.reshape(tf.cast(rows, tf.int64), [1]),
+                             sparse.dense_shape[1:]], 0)
+    if keep_values:
+        return tf.SparseTensor(sparse.indices, sparse.values, dense_shape)
+    return tf.SparseTensor(sparse.indices[:0], sparse.values[:0], dense_shape)
+
+
+def _zeros_like(tensor, rows=None):
+    """Zeros shaped like `tensor` (its first `rows` rows only, if given); a SparseTensor
+    with no values."""
+    if isinstance(tensor, tf.SparseTensor):
+        return _sparse_with_rows(tensor, _rows(tensor) if rows is None else rows,
+                                 keep_values=False)
+    return tf.zeros_like(tensor if rows is None else tensor[:rows])
 
 
 def _first_or_empty_batch(dataset):
@@ -126,6 +153,6 @@ def _stop_batches(dataset, batch_size):
     """One all-padding batch with `stop` set, shaped like the data."""
     def zero_batch(*element):
         padded, _ = _pad(_pack(element), batch_size, stop=True)
-        zeros = tf.nest.map_structure(tf.zeros_like, padded)
+        zeros = tf.nest.map_structure(_zeros_like, padded)
         return zeros, {MASK: tf.zeros([batch_size], tf.bool), STOP: tf.ones([batch_size], tf.bool)}
     return _first_or_empty_batch(dataset).map(zero_batch)

@@ -28,6 +28,7 @@ the loop body (a nested call was measured 1.4x slower), and the user's model_fn 
 once per replica per compiled program, as TF1 called it once per graph.
 """
 import contextlib
+import functools
 import heapq
 import re
 import threading
@@ -86,12 +87,31 @@ def eager_value(tensor):
     """The value of `tensor`, a tensor of a step being traced that needs no step input,
     computed now (e.g. a variable's initial value, which TF1 ran in its init op)."""
     ops = _ops_in_copy_order([tensor])
-    if any(op.type == "Placeholder" and not _is_capture(op) for op in ops):
+    if _reads_step_input(ops):
         raise ValueError(
             f"{tensor} is computed from the model's input, so it cannot be the initial value "
             "of a variable (TF1 also ran initializers without input). Initialize the "
             "variable from constants, initializers or other variables.")
     return tf.function(lambda: _copy(tensor.graph, ops, {}, tensor), autograph=False)()
+
+
+def run_now(operations):
+    """Runs `operations` (of a step being traced, needing no step input) now, once, with
+    what they need (e.g. table initializers, which TF1 ran in its init op); raises a
+    ValueError naming the first operation that would read the step's input."""
+    for operation in operations:
+        if _reads_step_input(_ops_in_copy_order([operation])):
+            raise ValueError(f"{operation.name} reads the model's input.")
+    if operations:
+        ops = _ops_in_copy_order(operations)
+        # A partial, not a lambda: TensorFlow warns of "retracing" when tf.functions of one
+        # code object trace again and again (one per traced program here).
+        tf.function(functools.partial(_copy, operations[0].graph, ops, {}, None),
+                    autograph=False)()
+
+
+def _reads_step_input(ops):
+    return any(op.type == "Placeholder" and not _is_capture(op) for op in ops)
 
 
 def _is_capture(op):

@@ -74,7 +74,7 @@ def feature_config(tables_by_feature, parameters, global_step):
         table_configs[table.key] = _embedding.TableConfig(
             vocabulary_size=table.vocabulary_size, dim=table.dimension,
             initializer=table.initializer, optimizer=optimizer,
-            combiner=table.combiner, name=table.key)
+            combiner=embeddings.engine_combiner(table.combiner), name=table.key)
     return {key: _embedding.FeatureConfig(table=table_configs[table.key], name=key)
             for key, table in tables_by_feature.items()}
 
@@ -125,8 +125,9 @@ class TpuEmbeddingOnTpu(embeddings.TpuEmbeddings):
         def enqueue(element):
             features, _ = inputs.split_element(element if mode == ModeKeys.TRAIN else element[0])
             ids = {key: self._per_replica(
-                lambda value, key=key: embeddings.sparse_ids(key, value), features[key])
-                   for key in self.features}
+                lambda value, key=key, table=table, weight_key=weight_key:
+                    embeddings.enqueued_ids(key, value, table.combiner, weight_key),
+                features[key]) for key, (table, weight_key) in self.features.items()}
             weights = {key: features[weight_key] if weight_key else None
                        for key, (_, weight_key) in self.features.items()}
             self._embedding.enqueue(ids, weights=weights, training=mode == ModeKeys.TRAIN)

@@ -23,6 +23,7 @@ from tpu_estimator_compat.api import export_outputs as export_output_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import tpu as tf_tpu
 from tpu_estimator_compat.tf_internals import training as tf_training
+from tpu_estimator_compat.engine import lookup_tables
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.export import preflight
 from tpu_estimator_compat.export import receivers
@@ -402,7 +403,7 @@ def _call_rewritten_for_tpu_inference(call_model_fn):
         with tf.variable_creator_scope(create_in_export_graph):
             return tf.compat.v1.tpu.rewrite(tpu_computation)
 
-    function = tpu_fn.get_concrete_function()
+    function = lookup_tables.tpu_export_explained(tpu_fn.get_concrete_function)
     function.add_to_graph()
     outputs = tf.raw_ops.TPUPartitionedCall(
         args=function.captured_inputs, device_ordinal=tf.raw_ops.TPUOrdinalSelector(),

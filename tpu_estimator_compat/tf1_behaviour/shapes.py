@@ -74,6 +74,12 @@ def entered():
     return _STATE.depth > 0
 
 
+def building_tf1_code():
+    """Whether the code running now builds TF1 code (a TF1 graph, or a trace inside
+    `tf1_shapes()`): not eager, and TF1 shapes in force."""
+    return not tf.executing_eagerly() and not POLICY
+
+
 def installed():
     """Whether the policy is what TensorFlow currently consults."""
     return tensors.shape_override() is POLICY

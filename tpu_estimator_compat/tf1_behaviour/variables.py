@@ -54,18 +54,14 @@ class VariableOp:
         return f"<tf.Operation '{self.name}' type={self.type}>"
 
 
-def _in_tf1_code():
-    return not tf.executing_eagerly() and not tf1_shapes.POLICY
-
-
 def _tf1_op(variable):
-    if tensors.is_eagerly_created(variable) and _in_tf1_code():
+    if tensors.is_eagerly_created(variable) and tf1_shapes.building_tf1_code():
         return VariableOp(variable)
     return _variable_op.fget(variable)
 
 
 def _tf1_distributed_op(variable):
-    if _in_tf1_code():
+    if tf1_shapes.building_tf1_code():
         return VariableOp(variable)
     return _distributed_variable_op.fget(variable)
 

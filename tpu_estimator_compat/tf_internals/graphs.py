@@ -89,6 +89,14 @@ class KeyedCollectionsFuncGraph(func_graph_lib.FuncGraph):
     def _collections(self, value):
         self._collections_by_key[self._collections_key()] = value
 
+    def collection_of_every_key(self, name):
+        """The items filed in collection `name` under any key, each once, in key order."""
+        items = []
+        for collections in self._collections_by_key.values():
+            items.extend(item for item in collections.get(name, [])
+                         if not any(item is seen for seen in items))
+        return items
+
 
 def is_eager_tensor(value):
     """Whether `value` is an eager tensor (a value, with no op)."""

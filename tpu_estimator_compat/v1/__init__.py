@@ -6,7 +6,7 @@ Every name of `tf.compat.v1` is served as it is at the moment it is read, so tem
 | name | what it is |
 |---|---|
 | `layers` | legacy `tf.layers` (`dense`, `Conv2D`, `batch_normalization`...) from tf_keras |
-| `keras` | the Keras 2 v1 API (tf_keras), which unlike Keras 3 runs in TF1 graphs |
+| `keras` | the Keras 2 v1 API (tf_keras), which unlike Keras 3 runs in TF1 graphs; `Input(tensor=t)` in TF1 code is `t`, as in TF 1.x |
 | `contrib` | `tpu`, `cluster_resolver`, `data`, `layers`, `opt`, `rnn`, `summary`, `training`, `framework`, `slim`, `metrics`... |
 | `estimator` | `Estimator`, `EstimatorSpec`, `ModeKeys`, `RunConfig`, hooks, `export`, `tpu`... |
 | `tpu` | `tf.compat.v1.tpu`; `CrossShardOptimizer`, `cross_replica_sum` work off-TPU |
@@ -68,7 +68,7 @@ _lazy.install(
     globals(),
     names={
         "layers": "tpu_estimator_compat.v1.layers",
-        "keras": "tf_keras.api._v1.keras",
+        "keras": "tpu_estimator_compat.v1.keras",  # `_paths`
         "contrib": "tpu_estimator_compat.v1.contrib",
         "estimator": "tpu_estimator_compat.v1.estimator",
         "tpu": "tpu_estimator_compat.v1.tpu",

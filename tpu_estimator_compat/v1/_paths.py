@@ -134,6 +134,11 @@ MODULES = {
         _from("engine.tpu_system", "initialize_tpu_system", "shutdown_tpu_system")
         | _EMBEDDING_PARAMETERS,
         fallback="tensorflow:compat.v1.tpu.experimental"),
+    # tf.keras: tf_keras' v1 API (Keras 2), `Input(tensor=)` as TF1's graph-mode Keras.
+    "keras": Virtual(_from("tf1_behaviour.keras_input", "Input"),
+                     fallback="tf_keras.api._v1.keras"),
+    "keras.layers": Virtual(_from("tf1_behaviour.keras_input", "Input"),
+                            fallback="tf_keras.api._v1.keras.layers"),
     # tf.nn: TensorFlow's, with the TF1 RNN cells, which TensorFlow 2.21 serves only with Keras 2.
     "nn": Virtual({"rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell"},
                   fallback="tensorflow:compat.v1.nn"),
@@ -194,6 +199,12 @@ MODULES = {
     "contrib.crf.python": Virtual(),
     "contrib.crf.python.ops": Virtual(),
     "contrib.crf.python.ops.crf": f"{_PKG}.rebuilt_apis.contrib_crf",
+    # TF 1.x's implementation module of tf.contrib.lookup: the same names, and the base class
+    # of its HashTable.
+    "contrib.lookup.lookup_ops": Virtual(
+        {"InitializableLookupTableBaseV1":
+             "tensorflow.python.ops.lookup_ops:InitializableLookupTableBaseV1"},
+        fallback=f"{_PKG}.v1.contrib.lookup"),
     "contrib.layers.python": Virtual(),
     "contrib.layers.python.layers": f"{_SLIM}:slim_layers",
 }
