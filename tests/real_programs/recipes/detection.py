@@ -75,6 +75,12 @@ def retinanet(work, use_tpu):
             "--add_warmup_requests=false"] + tpu_flag(use_tpu)
     # Not --use_spatial_partition: this commit's labels carry `image_info`, which the
     # program's labels partition dims do not list (TPUEstimator rejects the mismatch).
+    if not use_tpu:
+        # Off a TPU the program trains with Estimator + MirroredStrategy: its TPUEstimator
+        # path reads `params['auto_mixed_precision']`, which only that branch sets (a
+        # KeyError in TF 1.x too). That path trains only.
+        return argv + ["--distribution_strategy=mirrored", "--num_gpus=0"], [
+            ckpt(model_dir, 2), os.path.join(model_dir, "hparams.json")]
     return argv, [ckpt(model_dir, 2),
                   os.path.join(model_dir, "train_eval")]
 
