@@ -467,3 +467,25 @@ def test_inspect_getargspec_exists_while_a_legacy_program_runs(tmp_path, monkeyp
     assert error == ("Function has keyword-only parameters or annotations, use "
                      "inspect.signature() API which can support them")
     assert hasattr(inspect, "getargspec") == had_it  # the process's Python as it was
+
+
+def test_collections_and_numpy_aliases_exist_while_a_legacy_program_runs(tmp_path, monkeypatch):
+    """Python 3.10 removed `collections.Mapping`... (gin-config 0.4 uses them), NumPy 1.24
+    and 2.0 `np.float_`, `np.int`... (TF1-era programs): restored as the types they named,
+    for the program's run only."""
+    import collections  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+    script = tmp_path / "aliases_program.py"
+    script.write_text(
+        "import collections, collections.abc, json, sys\n"
+        "import numpy as np\n"
+        "json.dump([collections.Mapping is collections.abc.Mapping,\n"
+        "           issubclass(dict, collections.MutableMapping),\n"
+        "           np.float_ is np.float64, np.int is int, np.unicode_ is np.str_,\n"
+        "           np.zeros(2, dtype=np.float).dtype.name, np.bool is np.bool_],\n"
+        "          open(sys.argv[1], 'w'))\n")
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    runner.run([str(script), str(tmp_path / "out.json")])
+    assert json.loads((tmp_path / "out.json").read_text()) == [True] * 5 + ["float64", True]
+    assert not hasattr(collections, "Mapping") and "float_" not in vars(np)  # as it was
