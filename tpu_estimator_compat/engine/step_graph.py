@@ -92,22 +92,28 @@ def eager_value(tensor):
             f"{tensor} is computed from the model's input, so it cannot be the initial value "
             "of a variable (TF1 also ran initializers without input). Initialize the "
             "variable from constants, initializers or other variables.")
-    return tf.function(lambda: _copy(tensor.graph, ops, {}, tensor), autograph=False)()
+    return _run_copy(tensor.graph, ops, tensor)
 
 
 def run_now(operations):
     """Runs `operations` (of a step being traced, needing no step input) now, once, with
     what they need (e.g. table initializers, which TF1 ran in its init op); raises a
     ValueError naming the first operation that would read the step's input."""
-    for operation in operations:
-        if _reads_step_input(_ops_in_copy_order([operation])):
-            raise ValueError(f"{operation.name} reads the model's input.")
-    if operations:
-        ops = _ops_in_copy_order(operations)
-        # A partial, not a lambda: TensorFlow warns of "retracing" when tf.functions of one
-        # code object trace again and again (one per traced program here).
-        tf.function(functools.partial(_copy, operations[0].graph, ops, {}, None),
-                    autograph=False)()
+    if not operations:
+        return
+    ops = _ops_in_copy_order(operations)
+    if _reads_step_input(ops):
+        reading = next(operation for operation in operations
+                       if _reads_step_input(_ops_in_copy_order([operation])))
+        raise ValueError(f"{reading.name} reads the model's input.")
+    _run_copy(operations[0].graph, ops, None)
+
+
+def _run_copy(graph, ops, outputs):
+    """`outputs` of `ops` copied out of `graph` and run now in a function of their own."""
+    # A partial, not a lambda: TensorFlow warns of "retracing" when tf.functions of one code
+    # object trace again and again (one per traced program or variable here).
+    return tf.function(functools.partial(_copy, graph, ops, {}, outputs), autograph=False)()
 
 
 def _reads_step_input(ops):

@@ -91,10 +91,12 @@ class KeyedCollectionsFuncGraph(func_graph_lib.FuncGraph):
 
     def collection_of_every_key(self, name):
         """The items filed in collection `name` under any key, each once, in key order."""
-        items = []
+        items, seen = [], set()
         for collections in self._collections_by_key.values():
-            items.extend(item for item in collections.get(name, [])
-                         if not any(item is seen for seen in items))
+            for item in collections.get(name, []):
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    items.append(item)
         return items
 
 
