@@ -113,6 +113,50 @@ def test_two_evaluations_of_one_checkpoint_are_identical(tmp_path, eight_devices
     assert first == second
 
 
+def rows_seen_model_fn(metric_fn_inputs_seen):
+    """make_model_fn's model with a metric_fn that also counts its rows in a global variable
+    of its own, recording the shape of each graph it is built in."""
+    def metric_fn(labels, probabilities, weights):
+        metric_fn_inputs_seen.append(probabilities.shape.as_list())
+        rows_seen = v1.get_variable("rows_seen", initializer=0.0, trainable=False)
+        count = rows_seen.assign_add(tf.cast(tf.size(labels), tf.float32))
+        metrics = metric_fn_dict(labels, probabilities, weights)
+        metrics["rows_seen"] = (rows_seen.read_value(), count)
+        return metrics
+
+    def model_fn(features, labels, mode, params):
+        spec = make_model_fn(True)(features, labels, mode, params)
+        if mode != tec.ModeKeys.EVAL:
+            return spec
+        return spec._replace(eval_metrics=(metric_fn, spec.eval_metrics[1]))
+    return model_fn
+
+
+@pytest.mark.slow  # trains or evaluates for several seconds
+def test_each_evaluate_starts_metric_fn_afresh_though_its_graph_is_built_once(
+        tmp_path, one_device):
+    """TF1 built metric_fn's graph anew for every evaluate(); the host builds it once per
+    compiled program and shape of its inputs, and re-initialises its variables (the
+    metrics' and the user's own) before every call."""
+    built = []
+    config = tec.RunConfig(model_dir=str(tmp_path), train_distribute=one_device,
+                           tpu_config=tec.TPUConfig(iterations_per_loop=1))
+    estimator = tec.TPUEstimator(rows_seen_model_fn(built), config=config,
+                                 train_batch_size=16, eval_batch_size=16)
+    estimator.train(train_input_fn, steps=1)
+    everything = estimator.evaluate(eval_input_fn)  # 203 rows: a partial last batch
+    two_steps = estimator.evaluate(eval_input_fn, steps=2)  # full batches only
+    again = estimator.evaluate(eval_input_fn)
+    assert_metrics_match_numpy(everything)
+    assert everything["rows_seen"] == again["rows_seen"] == NUM_EXAMPLES
+    assert two_steps["rows_seen"] == 32
+    np.testing.assert_allclose(two_steps["accuracy"],
+                               np.mean((numpy_probabilities()[:32] > 0.5) == LABELS[:32]))
+    assert everything == again
+    # full batches: static rows (checked before the first step); a partial batch: None
+    assert built == [[16], [None]]
+
+
 @pytest.mark.slow  # trains or evaluates for several seconds
 def test_steps_limits_the_batches_and_loss_is_the_mean_over_steps(tmp_path, one_device):
     results = trained_estimator(tmp_path, one_device).evaluate(eval_input_fn, steps=2)

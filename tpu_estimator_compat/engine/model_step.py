@@ -32,7 +32,7 @@ class TracedSpec:
     spec: object = None
     host_call_fn: object = None
     metric_fn: object = None
-    metric_fn_built: bool = False  # the host built it once on this trace's tensor specs
+    metric_fn_runners: object = None  # the host's `host_calls.MetricFnRunners` for metric_fn
     predictions_is_dict: bool = True
     placed_hooks: object = hook_placement.NO_TRACED_HOOKS  # the SessionRunHooks in the trace
     scaffold: object = None  # what scaffold_fn returned, or the EstimatorSpec's scaffold

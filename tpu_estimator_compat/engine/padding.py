@@ -30,14 +30,14 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
     # with `batch_size` rows: a static element of other rows is a batch of its own size).
     if _fully_static(dataset.element_spec) and (
             pad or _leading_dimensions(dataset.element_spec) == {batch_size}):
-        def full(*element):
-            return _pack(element), {MASK: tf.fill([batch_size], True),
-                                    STOP: tf.fill([batch_size], False)}
+        # A zip, not a map: no function is traced for each evaluate()/predict() call.
+        real = tf.data.Dataset.from_tensors({MASK: tf.fill([batch_size], True),
+                                             STOP: tf.fill([batch_size], False)}).repeat()
         zeros = tf.nest.map_structure(lambda spec: tf.zeros(spec.shape, spec.dtype),
                                       dataset.element_spec)
         stop = tf.data.Dataset.from_tensors((zeros, {MASK: tf.fill([batch_size], False),
                                                      STOP: tf.fill([batch_size], True)}))
-        return dataset.map(full).concatenate(stop.repeat(count))
+        return tf.data.Dataset.zip((dataset, real)).concatenate(stop.repeat(count))
     if pad:
         real = dataset.map(lambda *element: _pad(_pack(element), batch_size, stop=False))
         return real.concatenate(_stop_batches(dataset, batch_size).repeat(count))

@@ -43,14 +43,15 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
             spec_lib.check_keyword_args(name, getattr(compiled.traced.spec, name))
     scalars = None if engine.runtime.tpu_semantics else _scalar_metric_tensors(
         compiled.traced.spec)
-    if compiled.traced.metric_fn is not None and not compiled.traced.metric_fn_built:
-        # a metric_fn that fails: before any step (once per compiled program)
+    traced = compiled.traced
+    if traced.metric_fn is not None and traced.metric_fn_runners is None:
+        # a metric_fn that fails: before any step (once per compiled program); the runner
+        # built on full steps' tensors is the one later calls use
         replicas = 1 if rows_per_replica_copy else engine.runtime.num_replicas
-        with host_calls.MetricFnRunner(
-                compiled.traced.metric_fn,
-                _step_specs(compiled.traced.spec.eval_metrics[1], replicas),
-                scalars=bool(scalars), static_rows=True):
-            compiled.traced.metric_fn_built = True
+        runners = host_calls.MetricFnRunners(traced.metric_fn)
+        runners.runner(_step_specs(traced.spec.eval_metrics[1], replicas),
+                       scalars=bool(scalars), static_rows=True)
+        traced.metric_fn_runners = runners
     engine.store.reset_local_variables()
     progress = lifecycle_log.EvaluationProgress(steps)
     progress.start()
@@ -60,11 +61,10 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
     progress.finish()
     steps_run = _per_step(outputs, rows_per_replica_copy, scalars)
     loss_steps = outputs.loss_has_real_rows
-    traced = compiled.traced
     results = {}
     if traced.metric_fn is not None:
-        results.update(_metric_fn_results(traced.metric_fn, steps_run, outputs.batches,
-                                          scalars))
+        results.update(_metric_fn_results(traced.metric_fn_runners, steps_run,
+                                          outputs.batches, scalars))
     if outputs.metric_updates is not None:
         last_real = np.flatnonzero(loss_steps)
         if last_real.size or not steps_run:  # no example at all: zero-row stop batches only
@@ -186,20 +186,19 @@ def _real_rows(values, mask):
         "use an input whose size is a multiple of the batch size.")
 
 
-def _metric_fn_results(metric_fn, steps, batches, scalars=None):
+def _metric_fn_results(runners, steps, batches, scalars=None):
     """The metrics over every step's real rows; over zero rows when there was no example
-    (as TF1, e.g. accuracy 0.0)."""
+    (as TF1, e.g. accuracy 0.0). `runners`: the metric_fn's `host_calls.MetricFnRunners`."""
     if not steps:
         empty = _map_metrics(batches.metrics if batches.metrics is not None else {}, scalars,
                              lambda v: np.zeros([], np.asarray(v).dtype),
                              lambda v: np.asarray(v)[:0])
-        with host_calls.MetricFnRunner(metric_fn, empty, scalars=bool(scalars)) as runner:
-            return runner.result()
-    with host_calls.MetricFnRunner(metric_fn, steps[0].metrics, scalars=bool(scalars),
-                                   static_rows=_same_rows(steps)) as runner:
-        for step in steps:
-            runner.update(step.metrics)
-        return runner.result()
+        return runners.runner(empty, scalars=bool(scalars)).result()
+    runner = runners.runner(steps[0].metrics, scalars=bool(scalars),
+                            static_rows=_same_rows(steps))
+    for step in steps:
+        runner.update(step.metrics)
+    return runner.result()
 
 
 def _same_rows(steps):

@@ -52,7 +52,9 @@ class _HostInputs:
         self._specs = [self._spec(key, example_tensors[key]) for key in self._keys]
         self._np_dtypes = [spec.dtype.as_numpy_dtype for spec in self._specs]
         self.placeholders = None
-        _note_first_dimensions(kind, {key: example_tensors[key] for key in self._keys})
+        self.signature = (self._is_dict, tuple(self._keys), scalars, tuple(
+            (tuple(spec.shape.as_list()) if spec.shape.rank is not None else None,
+             spec.dtype.name) for spec in self._specs))
 
     def _spec(self, key, value):
         if isinstance(value, tf.TensorSpec) or tf.is_tensor(value):
@@ -103,8 +105,9 @@ class _HostInputs:
 def _note_first_dimensions(kind, tensors):
     """Logs (once per runner) tensors whose first dimensions differ: legal, as in TF1 (each
     is concatenated across replicas on its own), but often a forgotten reshape."""
-    shapes = {key: tf.TensorShape(value.shape if hasattr(value, "shape") else np.shape(value))
-              for key, value in tensors.items()}
+    keys = sorted(tensors) if isinstance(tensors, dict) else range(len(tensors))
+    shapes = {key: tf.TensorShape(tensors[key].shape if hasattr(tensors[key], "shape")
+                                  else np.shape(tensors[key])) for key in keys}
     rows = {key: tf.compat.dimension_value(shape[0])  # a v1 Dimension after
             for key, shape in shapes.items() if shape.rank}  # disable_v2_behavior()
     rows = {key: count for key, count in rows.items() if count is not None}
@@ -140,13 +143,15 @@ class MetricFnRunner:
 
     def __init__(self, metric_fn, example_tensors, scalars=False, static_rows=False):
         self._inputs = _HostInputs("eval_metrics", example_tensors, scalars, static_rows)
+        _note_first_dimensions("eval_metrics", example_tensors)
         self._graph = tf.Graph()
         with self._graph.as_default():
             metrics = self._inputs.call(metric_fn, self._inputs.build())
             values, update_ops = _split_metrics(metric_fn, metrics)
             update = tf.group(*update_ops)
             init = _initializers()
-            reset = tf.compat.v1.local_variables_initializer()
+            reset = tf.group(tf.compat.v1.global_variables_initializer(),
+                             tf.compat.v1.local_variables_initializer())
         self._graph.finalize()
         self._session = tf.compat.v1.Session(graph=self._graph)
         self._session.run(init)
@@ -164,7 +169,7 @@ class MetricFnRunner:
         return self._values()
 
     def reset(self):
-        """Re-initialises the metric (local) variables."""
+        """Re-initialises the metric variables (and any other variable `metric_fn` made)."""
         self._reset()
 
     def close(self):
@@ -176,6 +181,29 @@ class MetricFnRunner:
 
     def __exit__(self, *exc_info):
         self.close()
+
+
+class MetricFnRunners:
+    """The `MetricFnRunner`s of one `metric_fn`, one per input signature, kept across
+    evaluate() calls of one compiled program: TF1 built the metric graph anew for every
+    evaluate(); here it is built once and its variables are re-initialised before each use,
+    so each call starts from the same state as TF1's fresh graph."""
+
+    def __init__(self, metric_fn):
+        self._metric_fn = metric_fn
+        self._runners = {}
+
+    def runner(self, example_tensors, scalars=False, static_rows=False):
+        """A runner for `example_tensors` (`MetricFnRunner`'s arguments), in its initial
+        state."""
+        key = _HostInputs("eval_metrics", example_tensors, scalars, static_rows).signature
+        runner = self._runners.get(key)
+        if runner is None:
+            runner = self._runners[key] = MetricFnRunner(
+                self._metric_fn, example_tensors, scalars, static_rows)
+        else:
+            runner.reset()
+        return runner
 
 
 class HostCallRunner:
@@ -203,6 +231,7 @@ class HostCallRunner:
     def __init__(self, fn, example_tensors):
         self._fn = fn
         self._inputs = _HostInputs("host_call", example_tensors)
+        _note_first_dimensions("host_call", example_tensors)
         self._graph = tf.Graph()
         with self._graph.as_default():
             structure = self._inputs.build()

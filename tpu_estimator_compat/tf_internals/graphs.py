@@ -1,6 +1,7 @@
 """TensorFlow graph internals: copying a traced step into the loop body, per-replica
 collections, eager execution inside graph-mode programs, the global seed."""
 import contextlib
+import random
 
 from tensorflow.python.eager import context
 from tensorflow.python.framework import auto_control_deps_utils
@@ -19,6 +20,12 @@ SYMBOLS = uses(
            "caller's global seed is restored afterwards (engine/inputs.py, model_engine.py)"),
     Symbol("tensorflow.python.eager.context", "set_global_seed",
            "as global_seed"),
+    Symbol("tensorflow.python.eager.context", "context", "as global_seed"),
+    Symbol("tensorflow.python.eager.context", "Context._seed",
+           "the global seed set and restored without clearing the eager kernel cache "
+           "(global_seed)", per_instance=True),
+    Symbol("tensorflow.python.eager.context", "Context._rng",
+           "as Context._seed: the op-seed sequence of the global seed", per_instance=True),
     Symbol(f"{_FRAMEWORK}.ops", "EagerTensor",
            "telling eager values from graph tensors while copying a step"),
     Symbol(f"{_FRAMEWORK}.func_graph", "FuncGraph",
@@ -59,16 +66,29 @@ eager_mode = context.eager_mode
 def global_seed(seed, restart_op_seeds=True):
     """While active, TensorFlow's global seed is `seed` (None included): TF1's graph seed of
     the user's function. `restart_op_seeds` restarts the op-seed counter even when the seed
-    is already `seed`, as each TF1 call's new graph did. The caller's seed is restored."""
+    is already `seed`, as each TF1 call's new graph did. The caller's seed and op-seed
+    sequence are restored as they were.
+
+    TensorFlow's setter also clears the eager kernel cache, so that seeded eager random
+    ops restart their streams, as TF1's random ops did in each call's new session; that
+    cost the next execution of every compiled function its kernels (70-80 ms of each
+    evaluate() call on a small CNN). It is cleared only for a seed: with None, random
+    kernels draw fresh randomness anyway."""
     previous = context.global_seed()
     if previous == seed and not restart_op_seeds:
         yield
         return
-    context.set_global_seed(seed)
+    eager_context = context.context()
+    # (no `_rng` before a seed was first set; unused while the seed is None)
+    saved = eager_context._seed, getattr(eager_context, "_rng", None)  # pylint: disable=protected-access
+    if seed is None:
+        eager_context._seed, eager_context._rng = None, random.Random()  # pylint: disable=protected-access
+    else:
+        context.set_global_seed(seed)
     try:
         yield
     finally:
-        context.set_global_seed(previous)
+        eager_context._seed, eager_context._rng = saved  # pylint: disable=protected-access
 RESOURCE_READ_OPS = auto_control_deps_utils.RESOURCE_READ_OPS
 
 
