@@ -130,3 +130,23 @@ def test_initializers_take_tf1_seeds_and_give_the_originals_values(tmp_path, dev
             np.testing.assert_allclose(values[seed][name], expected, rtol=1e-6, err_msg=name)
         np.testing.assert_array_equal(values[seed]["b"], values[seed]["a"])
         np.testing.assert_array_equal(values[seed]["d"], values[seed]["c"])
+
+
+@pytest.mark.parametrize("tf_random_seed", [None, 5])
+def test_the_programs_own_eager_random_draws_continue_across_estimator_calls(
+        tmp_path, one_device, tf_random_seed):
+    """input_fn and model_fn take tf_random_seed as their seed; the program's own global seed
+    and op-seed sequence are restored after each call as they were, so a draw after train()
+    and evaluate() is the one the program would have made without them (before, the
+    sequence restarted: the draw after the calls repeated the first)."""
+    import helpers  # noqa: PLC0415
+    tf.random.set_seed(3)
+    expected = [tf.random.uniform([4]).numpy() for _ in range(2)]
+    tf.random.set_seed(3)
+    first = tf.random.uniform([4]).numpy()
+    estimator = helpers.make_estimator(tmp_path, one_device, tf_random_seed=tf_random_seed)
+    estimator.train(helpers.input_fn, steps=2)
+    estimator.evaluate(helpers.input_fn, steps=1)
+    second = tf.random.uniform([4]).numpy()
+    np.testing.assert_array_equal(first, expected[0])
+    np.testing.assert_array_equal(second, expected[1])
