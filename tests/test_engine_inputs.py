@@ -42,8 +42,9 @@ def _replica_batches(strategy, input_fn, mode, global_batch, steps, tpu_semantic
     program = model_bridge.UserProgram(None, dict(params or {}), RunConfig())
     iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, program,
                                            **iterator_kwargs)
+    read_step = inputs.step_element_reader(strategy, iterator)  # what the device loop reads
     return [[tf.nest.map_structure(np.asarray, element)
-             for element in strategy.experimental_local_results(next(iterator))]
+             for element in strategy.experimental_local_results(read_step(iterator))]
             for _ in range(steps)]
 
 

@@ -159,8 +159,9 @@ def _device_loop(strategy, replica_fn, iterator, make_loop):
     body = loops.make_step_body(strategy, store, replica_fn, [], [],
                                 after_replicas=lambda: None)
     with strategy.scope(), store.creating_variables():
-        step = step_graph.StepGraph.trace(body, iterator.element_spec)
-    return make_loop(step.instantiate, step.outputs)
+        step = step_graph.StepGraph.trace(body, inputs.step_element_spec(strategy, iterator))
+    return make_loop(step.instantiate, step.outputs,
+                     inputs.step_element_reader(strategy, iterator))
 
 
 def test_train_step_gives_replica_0s_loss_and_batch_outputs_of_all_replicas(eight_devices):

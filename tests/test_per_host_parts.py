@@ -74,8 +74,9 @@ def _replica_batches(strategy, input_fn, global_batch, mode=ModeKeys.TRAIN):
                                  TPUConfig(per_host_input_for_training=IPC.PER_HOST_V1))
     program = model_bridge.UserProgram(None, {}, RunConfig())
     iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, program)
+    step = inputs.step_element_reader(strategy, iterator)(iterator)  # as the device loop
     return [tf.nest.map_structure(np.asarray, element)
-            for element in strategy.experimental_local_results(next(iterator))]
+            for element in strategy.experimental_local_results(step)]
 
 
 @pytest.mark.slow  # trains or evaluates for several seconds

@@ -25,8 +25,10 @@ a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static 
 dry). Autotuning the host dataset alone (issue 24, 2 cores) gave no more examples/sec, ran
 some calls on about one core (a third slower), and made 40-s calls on 8 replicas wait 5.3 s
 (median) at their end; an input_fn that wants it sets `options.autotune.enabled = True`.
-One replica on the host's CPU reads the host dataset's own iterator (no MultiDeviceIterator,
-whose creation cost 0.08 s of each evaluate() call).
+Replicas on this process's CPUs (one CPU device, or the simulated TPU's logical CPUs) read
+the host dataset's own iterator: each step takes the next batch of every replica in turn,
+as `distribute_datasets_from_function` hands them out, without MultiDeviceIterator, whose
+creation cost 0.08 s of each evaluate() call on one replica and 0.4-0.7 s on 8.
 """
 import tensorflow as tf
 
@@ -42,6 +44,7 @@ from tpu_estimator_compat.engine.batching import Distribution
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.tf_internals import data as tf_data
+from tpu_estimator_compat.tf_internals import distribute as tf_distribute
 from tpu_estimator_compat.tf_internals import graphs
 
 
@@ -73,11 +76,12 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
     the fix, before any work; one of unknown length is logged as running to its end.
     """
     strategy = runtime.strategy
-    if _host_cpu_only(strategy):
-        # One replica on the host's CPU: the host dataset is the replica's input, without
-        # MultiDeviceIterator's hop (and its per-call tracing of per-device functions).
-        context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0,
-                                             num_replicas_in_sync=1)
+    if _on_local_cpus(strategy):
+        # The host dataset's iterator, without MultiDeviceIterator's hop to devices that
+        # share the host's memory (and its per-call tracing of per-device functions).
+        context = tf.distribute.InputContext(
+            num_input_pipelines=1, input_pipeline_id=0,
+            num_replicas_in_sync=strategy.num_replicas_in_sync)
         with tf.device(strategy.extended.worker_devices[0]):
             return iter(_host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts,
                                          until_input_ends)(context))
@@ -89,13 +93,43 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
         return iter(dataset)
 
 
-def _host_cpu_only(strategy):
-    """Whether `strategy` is one replica on this process's CPU (OneDeviceStrategy, or
-    MirroredStrategy over that one device: `MirroredStrategy()` on a machine without GPU)."""
+def _on_local_cpus(strategy):
+    """Whether every replica of `strategy` is on a CPU device of this process
+    (OneDeviceStrategy, or MirroredStrategy over CPU devices: `MirroredStrategy()` on a
+    machine without GPU, the simulated TPU's logical CPUs)."""
     if not isinstance(strategy, (tf.distribute.OneDeviceStrategy, tf.distribute.MirroredStrategy)):
         return False
-    devices = strategy.extended.worker_devices
-    return len(devices) == 1 and tf.DeviceSpec.from_string(devices[0]).device_type == "CPU"
+    devices = [tf.DeviceSpec.from_string(d) for d in strategy.extended.worker_devices]
+    return all(d.device_type == "CPU" and d.job in (None, "localhost") for d in devices)
+
+
+def _feeds_replicas_from_host(strategy, iterator):
+    """Whether `iterator` is the host dataset's own iterator (`distributed_iterator`) with
+    more than one replica to feed."""
+    return isinstance(iterator, tf.data.Iterator) and strategy.num_replicas_in_sync > 1
+
+
+def step_element_spec(strategy, iterator):
+    """The element spec of one step's input: the iterator's, or for replicas fed from the
+    host's iterator, each part once per replica (what a distributed iterator's spec is)."""
+    if not _feeds_replicas_from_host(strategy, iterator):
+        return iterator.element_spec
+    replicas = strategy.num_replicas_in_sync
+    return tf.nest.map_structure(lambda spec: tf_distribute.PerReplicaSpec(*[spec] * replicas),
+                                 iterator.element_spec)
+
+
+def step_element_reader(strategy, iterator):
+    """`read(iterator)`: one step's input, inside the device loop. For replicas fed from the
+    host's iterator, the next batch of each replica in replica order (elements go round
+    robin, as `distribute_datasets_from_function` hands them out), as per-replica values."""
+    if not _feeds_replicas_from_host(strategy, iterator):
+        return next
+    replicas = strategy.num_replicas_in_sync
+
+    def read(host_iterator):
+        return tf_distribute.regroup([host_iterator.get_next() for _ in range(replicas)])
+    return read
 
 
 def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False):

@@ -141,9 +141,10 @@ def _gather(strategy, value, key, scalar_rows=False):
     return strategy.gather(value, axis=0)
 
 
-def make_train_loop(step_fn, step_outputs):
+def make_train_loop(step_fn, step_outputs, read_element=next):
     """`train_loop(iterator, num_steps) -> TrainLoopResult`; `step_outputs` is the traced
-    step's `StepOutputs` (for shapes and dtypes)."""
+    step's `StepOutputs` (for shapes and dtypes); `read_element(iterator)` gives a step's
+    input."""
     host_call_spec = step_outputs.host_call
     hook_spec = _hook_fetches(step_outputs)
 
@@ -152,7 +153,7 @@ def make_train_loop(step_fn, step_outputs):
         arrays = _tensor_arrays({} if host_call_spec is None else host_call_spec)
 
         def body(i, loss, finite, arrays, hook_values):
-            outputs = step_fn(next(iterator))
+            outputs = step_fn(read_element(iterator))
             arrays = _write(arrays, i, outputs.host_call)
             finite = tf.logical_and(finite, outputs.loss_finite)
             return i + 1, outputs.loss, finite, arrays, _hook_fetches(outputs)
@@ -169,8 +170,9 @@ def make_train_loop(step_fn, step_outputs):
     return train_loop
 
 
-def make_inference_loop(step_fn, step_outputs):
-    """`loop(iterator, max_steps) -> InferenceLoopResult`; `step_outputs` as for training.
+def make_inference_loop(step_fn, step_outputs, read_element=next):
+    """`loop(iterator, max_steps) -> InferenceLoopResult`; `step_outputs` and
+    `read_element` as for training.
 
     Stops after `max_steps` or at the first step where every replica got a stop batch.
     Batch outputs may change size from step to step (the final partial batch on CPU/GPU), so
@@ -188,7 +190,7 @@ def make_inference_loop(step_fn, step_outputs):
         rows = _tensor_arrays(batch_spec, dtype=tf.int32)
 
         def body(i, stopped, scalars, batches, rows, hook_values):
-            outputs = step_fn(next(iterator))
+            outputs = step_fn(read_element(iterator))
             scalars = _write(scalars, i, _present(outputs, scalar_spec))
             step_batches = _present(outputs, batch_spec)
             batches = _write(batches, i, step_batches)

@@ -47,6 +47,7 @@ from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import embeddings as embeddings_lib
 from tpu_estimator_compat.engine import hook_placement
+from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat.engine import lookup_tables
 from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.engine import memory
@@ -141,7 +142,8 @@ class ModelEngine:
         with graphs.global_seed(program.config.tf_random_seed, restart_op_seeds=False), \
                 self.runtime.strategy.scope(), \
                 self.store.creating_variables():
-            step = step_graph.StepGraph.trace(step_body, iterator.element_spec)
+            step = step_graph.StepGraph.trace(
+                step_body, inputs.step_element_spec(self.runtime.strategy, iterator))
         logging.info("Done calling model_fn.")
         lookup_tables.initialize(step, self.runtime.tpu_semantics)
         step_outputs = step.outputs
@@ -159,7 +161,8 @@ class ModelEngine:
                          mode, xla_step.SIMULATED_TPU_XLA_ENV)
             copy_ops = xla_step.copier(self.runtime.strategy.extended.worker_devices)
             instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
-        loop = make_loop(instantiate, step_outputs)
+        loop = make_loop(instantiate, step_outputs,
+                         inputs.step_element_reader(self.runtime.strategy, iterator))
         if compile_with_xla:
             loop = xla_step.explaining_compile_errors(loop)
         loop = _first_run_logged(memory.explaining_out_of_memory(

@@ -1,8 +1,9 @@
 """tf.distribute internals: which replica a thread builds, TF1 control dependencies across
-`merge_call`, a TPU strategy's device assignment, XLA's replica id."""
+`merge_call`, a TPU strategy's device assignment, XLA's replica id, per-replica values."""
 from tensorflow.compiler.tf2xla.python import xla
 from tensorflow.python.distribute import distribute_lib
 from tensorflow.python.distribute import distribute_utils
+from tensorflow.python.distribute import values
 from tensorflow.python.util import nest
 
 from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
@@ -25,13 +26,19 @@ SYMBOLS = uses(
            "`xla.replica_id()` of TF1 TPU code is the replica's index in its sync group "
            "(tf1_behaviour/patches.py replaces it while model_fn runs)"),
     Symbol("tensorflow.python.distribute.distribute_utils", "regroup",
-           "TPU embedding activations handed back per replica as one distributed value"),
+           "TPU embedding activations handed back per replica as one distributed value; "
+           "replicas on this process's CPUs get their batches from the host's iterator "
+           "(engine/inputs.py)"),
+    Symbol("tensorflow.python.distribute.values", "PerReplicaSpec",
+           "the step of replicas fed from the host's iterator is traced on one input per "
+           "replica, as a distributed iterator's element spec gives (engine/inputs.py)"),
     Symbol("tensorflow.python.util.nest", "flatten_up_to",
            "TPUConfig.input_partition_dims flattened against features as the original did"),
 )
 
 ReplicaContext = distribute_lib.ReplicaContext
 regroup = distribute_utils.regroup
+PerReplicaSpec = values.PerReplicaSpec
 xla_module = xla
 
 
