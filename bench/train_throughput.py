@@ -15,8 +15,9 @@ The model is the MNIST CNN of the Cloud TPU guides (conv 5x5x32 relu + 2x2 max-p
              global step incremented, as v1 `Optimizer.apply_gradients` does.
 
 Both read the same synthetic in-memory data (random 28x28x1 images, 10 classes) through the
-same tf.data pipeline (.repeat().batch(per-replica batch, drop_remainder=True).prefetch()),
-distributed with `distribute_datasets_from_function`, at the same global batch and the same
+same tf.data pipeline (.repeat().batch(per-replica batch, drop_remainder=True).prefetch();
+the baseline distributes it with `distribute_datasets_from_function`; ours, on CPU devices,
+reads the host dataset's iterator), at the same global batch and the same
 steps per execution. After a warm-up of each (tracing, first execution), the repetitions are
 interleaved (ABBA...) and the median examples/sec of each is reported with the ratio
 ours / baseline (target >= 0.95) and the process's peak RSS. The baseline keeps one iterator
