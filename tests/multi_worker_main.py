@@ -8,6 +8,8 @@ RUN is one of
            then CPU/GPU semantics (use_tpu=False) train 6 steps in MODEL_DIR/cpu.
   forever  TPU semantics: train with a checkpoint every 2 steps until killed.
   resume   TPU semantics: train up to MAX_STEPS (resuming from MODEL_DIR's checkpoint).
+  embeddings  TPU semantics: train a TPU embedding table (EmbeddingConfigSpec) on 1 to 3
+           ids per example, 2 steps per loop, for EMBEDDING_STEPS steps.
 
 No strategy is passed: TF_CONFIG (more than one worker) makes the estimator use a
 MultiWorkerMirroredStrategy. Every host reads its own shard of the data, as in the original:
@@ -20,11 +22,13 @@ import json
 import os
 import sys
 
+import numpy as np
 import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import helpers  # noqa: E402  pylint: disable=wrong-import-position
 import tpu_estimator_compat as tec  # noqa: E402  pylint: disable=wrong-import-position
+import tpu_estimator_compat.v1 as tf1  # noqa: E402  pylint: disable=wrong-import-position
 from helpers import FEATURES, TARGETS  # noqa: E402  pylint: disable=wrong-import-position
 from tpu_estimator_compat.export import receivers  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -123,6 +127,50 @@ def make_estimator(model_dir, use_tpu=True, params=None, strategy=None, num_work
         log_step_count_steps=2)
 
 
+EMBEDDING_STEPS = 4
+_VOCABULARY = 50
+_rng = np.random.RandomState(3)
+_INITIAL_TABLE = _rng.randn(_VOCABULARY, 2).astype(np.float32)
+_IDS = [list(_rng.randint(0, _VOCABULARY, size=_rng.randint(1, 4)))
+        for _ in range(GLOBAL_BATCH * EMBEDDING_STEPS)]  # each worker's count varies
+_X = _rng.randn(GLOBAL_BATCH * EMBEDDING_STEPS, 1).astype(np.float32)
+
+
+def embedding_input_fn(params):
+    """Batches of `{"cat": SparseTensor ids, "x"}`, `y`; each host reads every n-th batch."""
+    context = params["context"]
+    ids = tf.ragged.constant(_IDS, dtype=tf.int64)
+    dataset = tf.data.Dataset.from_tensor_slices(({"cat": ids, "x": _X}, _X * 2.0 + 1.0))
+    dataset = dataset.batch(params["batch_size"], drop_remainder=True)
+    dataset = dataset.shard(context.num_hosts, context.current_host)
+    return dataset.map(lambda features, y: (dict(features, cat=features["cat"].to_sparse()), y))
+
+
+_EMBEDDING_COLUMN = tf1.tpu.experimental.embedding_column(
+    tf.feature_column.categorical_column_with_identity("cat", _VOCABULARY), 2,
+    initializer=v1.constant_initializer(_INITIAL_TABLE))
+
+
+def embedding_model_fn(features, labels, mode, params):
+    net = v1.feature_column.input_layer(
+        features, [_EMBEDDING_COLUMN, tf.feature_column.numeric_column("x")])
+    logits = _layers.dense(net, 1, name="out", kernel_initializer=v1.constant_initializer(0.5))
+    loss = v1.losses.mean_squared_error(labels, logits)
+    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
+        loss, v1.train.get_global_step()))
+
+
+def make_embedding_estimator(model_dir, strategy=None):
+    spec = tf1.estimator.tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=[_EMBEDDING_COLUMN],
+        optimization_parameters=tf1.tpu.experimental.AdagradParameters(0.5))
+    config = tec.RunConfig(model_dir=model_dir, train_distribute=strategy,
+                           tpu_config=tec.TPUConfig(iterations_per_loop=ITERATIONS_PER_LOOP))
+    return tec.TPUEstimator(embedding_model_fn, config=config, train_batch_size=GLOBAL_BATCH,
+                            embedding_config_spec=spec)
+
+
 RECORD = {}
 
 
@@ -143,6 +191,8 @@ def main(run, model_dir, result_path, max_steps=None):
         estimator.train(train_input_fn, max_steps=10**9)
     elif run == "resume":
         estimator.train(train_input_fn, max_steps=int(max_steps))
+    elif run == "embeddings":
+        make_embedding_estimator(model_dir).train(embedding_input_fn, steps=EMBEDDING_STEPS)
     else:
         estimator.train(train_input_fn, steps=MAIN_STEPS)
         results = estimator.evaluate(eval_input_fn)

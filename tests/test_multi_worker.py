@@ -280,6 +280,39 @@ def test_two_workers_train_evaluate_and_export_like_one_process(tmp_path, one_de
     assert latest_step(model_dir) == worker.MAIN_STEPS
 
 
+_TWO_REPLICA_EMBEDDINGS = """
+import sys
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+sys.path[:0] = [".", "tests"]
+from tests import multi_worker_main as worker
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+estimator = worker.make_embedding_estimator(sys.argv[1], strategy)
+estimator.train(worker.embedding_input_fn, steps=worker.EMBEDDING_STEPS)
+"""
+
+
+def test_two_workers_train_tpu_embeddings_like_one_process(tmp_path):
+    """Each worker's ids give its replica a different number of gradient rows, changing from
+    step to step within a loop: TensorFlow's collective all-gather of such rows fails ("Shape
+    mismatch in the collective instance"); the table must train as one process's two
+    replicas train it."""
+    model_dir = tmp_path / "model"
+    with two_workers(str(tmp_path / "run"), "embeddings", model_dir) as workers:
+        codes = workers.wait_all(RUN_TIMEOUT_SECS)
+        assert codes == [0, 0], workers.log(0)[-3000:] + workers.log(1)[-3000:]
+    # One process with two replicas: a fresh one (a collective group of two devices cannot
+    # join this process's group of eight).
+    subprocess.run([sys.executable, "-c", _TWO_REPLICA_EMBEDDINGS, str(tmp_path / "one")],
+                   check=True, timeout=RUN_TIMEOUT_SECS, cwd=REPO_ROOT,
+                   env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    trained = weights(model_dir)
+    assert_same_weights(trained, weights(tmp_path / "one"))
+    table = "input_layer/cat_embedding/embedding_weights"
+    assert not np.allclose(trained[table], worker._INITIAL_TABLE), "the table did not train"
+
+
 @pytest.mark.parametrize("victim", [1, 0], ids=["kill_non_chief", "kill_chief"])
 def test_a_killed_worker_stops_the_other_and_a_restart_resumes(victim, tmp_path, one_device):
     model_dir = tmp_path / "model"

@@ -36,6 +36,15 @@ def apply_gradients(parameters, tables, grads, global_step):
     present = [(table, grad) for table, grad in zip(tables, grads) if grad is not None]
     learning_rates = [table.learning_rate_fn(global_step) if table.learning_rate_fn
                       else parameters.learning_rate for table, _ in present]
+    replica_context = tf.distribute.get_replica_context()
+    apply_rule = rule.apply
+    if isinstance(replica_context.strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        # A collective all-reduce needs one shape on every worker and at every step: each
+        # replica sends a table-shaped sum of its rows with their lookup counts.
+        present = [(table, _rows_and_lookups(grad, table.variable.shape[0]))
+                   for table, grad in present]
+        def apply_rule(var, summed, lr, *slots):
+            return rule.apply(var, _looked_up_rows(summed), lr, *slots)
 
     def apply_summed(strategy, grads_and_vars):
         summed = _sum_over_replicas(strategy, grads_and_vars)
@@ -45,10 +54,10 @@ def apply_gradients(parameters, tables, grads, global_step):
                 slots = [_slot(table, suffix, getattr(parameters, initial) if initial else 0.0)
                          for suffix, initial in rule.SLOTS]
             updates.append(strategy.extended.update(
-                table.variable, rule.apply, args=(grad, lr, *slots), group=True))
+                table.variable, apply_rule, args=(grad, lr, *slots), group=True))
         return tf.group(updates)
 
-    return tf.distribute.get_replica_context().merge_call(
+    return replica_context.merge_call(
         apply_summed, args=([(grad, table.variable) for table, grad in present],))
 
 
@@ -58,11 +67,30 @@ def _sum_over_replicas(strategy, grads_and_vars):
     In one process the replicas' rows are concatenated on one device and copied to the
     others: TensorFlow's collective all-gather of IndexedSlices fails inside the device loop
     once their number of rows changes from step to step ("Shape mismatch in the collective
-    instance"), as the ids of each batch make it."""
+    instance"), as the ids of each batch make it; between workers (where it also fails when
+    the workers' row counts differ) the gradients arrive dense (`_rows_and_lookups`)."""
     if isinstance(strategy, tf.distribute.MirroredStrategy):
         return tf.distribute.ReductionToOneDevice().batch_reduce(
             tf.distribute.ReduceOp.SUM, grads_and_vars)
     return strategy.extended.batch_reduce_to(tf.distribute.ReduceOp.SUM, grads_and_vars)
+
+
+def _rows_and_lookups(grad, rows):
+    """A replica's gradient of a table of `rows` rows as one dense `[rows, dim + 1]` tensor:
+    each row's gradient summed over its lookups, then the number of lookups."""
+    if isinstance(grad, tf.IndexedSlices):
+        values, ids = grad.values, grad.indices
+    else:  # dense: every row
+        values, ids = tf.convert_to_tensor(grad), tf.range(rows)
+    lookups = tf.ones_like(values[:, :1])
+    return tf.math.unsorted_segment_sum(tf.concat([values, lookups], axis=1), ids, rows)
+
+
+def _looked_up_rows(summed):
+    """The gradient rows some replica looked up, from the replicas' `_rows_and_lookups`
+    summed: as the concatenated rows of one process give them."""
+    ids = tf.reshape(tf.where(summed[:, -1] > 0), [-1])
+    return tf.IndexedSlices(tf.gather(summed[:, :-1], ids), ids)
 
 
 def _slot(table, suffix, initial_value):
