@@ -89,6 +89,8 @@ def global_seed(seed, restart_op_seeds=True):
         yield
     finally:
         eager_context._seed, eager_context._rng = saved  # pylint: disable=protected-access
+
+
 RESOURCE_READ_OPS = auto_control_deps_utils.RESOURCE_READ_OPS
 
 
