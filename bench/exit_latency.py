@@ -1,22 +1,26 @@
 """How long a program waits after its work is done: after `train()`'s device loop, and at exit.
 
 For each simulated TPU size (`--cores`, default 1 and 8), a fresh process runs a small
-TPUEstimator program (use_tpu=True, `TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES`): two
-`train()` calls, `evaluate(steps=None)` and `predict()`, then returns from its main. It reports
+TPUEstimator program (use_tpu=True, `TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES`):
+`train(steps=--steps)` on an autotuned input (`map(AUTOTUNE)`, `prefetch(AUTOTUNE)`),
+`evaluate(steps=None)`, `predict()` and a second `train(steps=--steps)`, then returns from
+its main (so the exit follows a long call). It reports
 
 - `train return s`: per `train()` call, from the end of its last device loop (the return of
-  `training.run_training`) to the return of `train()` — the input iterator's destruction;
+  `training.run_training`) to the return of `train()`;
 - `exit s`: from the return of the program's last call to the end of the process, measured
   by this script (interpreter shutdown included), and `exit cpu s`, the CPU time the process
   used in that interval: on a loaded machine a slow exit with as much CPU time is work
   (Python's final garbage collection of the traced graphs) delayed by other jobs, while a
   slow exit with little CPU time is a wait (the stall this bench was written for).
 
-Target: every `exit s` under 5 s, `train return s` well under a second. `--tf_defaults` also
-runs each size with TensorFlow's default iterators (tf.data autotuning on, as before the fix:
-see `tpu_estimator_compat/inputs.py`) for comparison; those runs can take minutes.
+Target: every `exit s` under 5 s, `train return s` well under a second. `--compare` also
+runs each size two other ways: `inline` destroys each call's iterator inside the call, as
+before `engine/input_release.py` (the call then waits for TensorFlow 2.21's autotuning
+thread: seconds, in calls of `--steps 2500`), and `untuned` turns autotuning off in the
+input_fn (nothing to wait for, nothing tuned).
 
-  python bench/exit_latency.py [--cores 1,8] [--repeats 2] [--tf_defaults]
+  python bench/exit_latency.py [--cores 1,8] [--repeats 2] [--steps 100] [--compare]
 """
 import argparse
 import json
@@ -31,19 +35,21 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXIT_TARGET_S = 5.0
 
 
-def child(tf_defaults):
+def child(variant, steps):
     """The measured program; prints one JSON line of its timings, last thing before exit."""
     sys.path.insert(0, REPO_ROOT)
     import numpy as np  # noqa: PLC0415
     import tensorflow as tf  # noqa: PLC0415
     import tpu_estimator_compat as tec  # noqa: PLC0415
     import tpu_estimator_compat.v1 as v1  # noqa: PLC0415
-    from tpu_estimator_compat.engine import inputs
+    from tpu_estimator_compat.engine import input_release  # noqa: PLC0415
     from tpu_estimator_compat.host import training  # noqa: PLC0415
 
-    if tf_defaults:  # iterators as TensorFlow makes them by default
-        # (also MultiDeviceIterator's per-device datasets: inputs passes them through it)
-        inputs._without_autotune = lambda dataset: dataset  # pylint: disable=protected-access
+    if variant == "inline":  # each call destroys its iterator itself
+        def release_inline(call_input, *exc_info):
+            del exc_info
+            call_input.iterator = None
+        input_release.CallInput.__exit__ = release_inline
 
     loop_ends = []
     run_training = training.run_training
@@ -61,7 +67,14 @@ def child(tf_defaults):
     def input_fn(params, repeat=True):
         dataset = tf.data.Dataset.from_tensor_slices((features, labels))
         dataset = dataset.shuffle(512).repeat() if repeat else dataset
-        return dataset.batch(params["batch_size"], drop_remainder=repeat).prefetch(2)
+        dataset = dataset.map(lambda x, y: (x + tf.reduce_mean(tf.random.uniform([3000])), y),
+                              num_parallel_calls=tf.data.AUTOTUNE)
+        dataset = dataset.batch(params["batch_size"], drop_remainder=repeat)
+        if variant == "untuned":
+            options = tf.data.Options()
+            options.autotune.enabled = False
+            dataset = dataset.with_options(options)
+        return dataset.prefetch(tf.data.AUTOTUNE)
 
     def model_fn(features, labels, mode, params):
         del params
@@ -76,28 +89,30 @@ def child(tf_defaults):
 
     import tempfile  # noqa: PLC0415
     config = tec.RunConfig(model_dir=tempfile.mkdtemp(prefix="exit_latency_"),
-                           save_checkpoints_steps=100, save_summary_steps=100,
+                           save_checkpoints_steps=steps, save_summary_steps=steps,
                            tpu_config=tec.TPUConfig(iterations_per_loop=25))
     estimator = tec.TPUEstimator(model_fn, config=config, use_tpu=True, train_batch_size=64,
                                  eval_batch_size=64, predict_batch_size=64)
     train_returns = []
-    for _ in range(2):
-        estimator.train(input_fn, steps=100)
+
+    def train():
+        estimator.train(input_fn, steps=steps)
         train_returns.append(time.time() - loop_ends[-1])
+    train()
     estimator.evaluate(lambda params: input_fn(params, repeat=False))
     list(estimator.predict(lambda params: input_fn(params, repeat=False)))
+    train()
     times = os.times()
     print(json.dumps({"train_return_s": train_returns, "last_call_end": time.time(),
                       "cpu_s": times.user + times.system}), flush=True)
 
 
-def measure(cores, tf_defaults):
+def measure(cores, variant, steps):
     """(train return seconds, exit seconds, exit CPU seconds) of one child process."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
            "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES": str(cores)}
-    args = [sys.executable, os.path.abspath(__file__), "--child"]
-    if tf_defaults:
-        args.append("--tf_defaults")
+    args = [sys.executable, os.path.abspath(__file__), "--child", variant, "--steps",
+            str(steps)]
     cpu_before = _children_cpu_s()
     process = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
     ended = time.time()
@@ -118,24 +133,26 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cores", default="1,8")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--tf_defaults", action="store_true")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--compare", action="store_true")
+    parser.add_argument("--child", choices=("ours", "inline", "untuned"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.tf_defaults)
+        child(args.child, args.steps)
         return
-    variants = ["ours"] + (["tf_defaults"] if args.tf_defaults else [])
+    variants = ["ours"] + (["inline", "untuned"] if args.compare else [])
     rows = []
     for cores in [int(c) for c in args.cores.split(",")]:
         for variant in variants:
             train_returns, exits, exit_cpus = [], [], []
             for _ in range(args.repeats):
-                returns, exit_s, exit_cpu = measure(cores, variant == "tf_defaults")
+                returns, exit_s, exit_cpu = measure(cores, variant, args.steps)
                 train_returns += returns
                 exits.append(exit_s)
                 exit_cpus.append(exit_cpu)
             rows.append((cores, variant, train_returns, exits, exit_cpus))
-    print(f"{'cores':>5}  {'iterators':<12} {'train return s (max)':<22} {'exit s (max)':<15} "
+    print(f"{'cores':>5}  {'variant':<12} {'train return s (max)':<22} {'exit s (max)':<15} "
           "per run: exit s / exit cpu s")
     for cores, variant, returns, exits, exit_cpus in rows:
         print(f"{cores:>5}  {variant:<12} {statistics.median(returns):6.2f} ({max(returns):6.2f})"

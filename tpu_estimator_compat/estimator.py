@@ -27,6 +27,7 @@ from tpu_estimator_compat.host import evaluation
 from tpu_estimator_compat.export import saved_model as export_lib
 from tpu_estimator_compat.host import hooks as hooks_lib
 from tpu_estimator_compat.engine import input_checks
+from tpu_estimator_compat.engine import input_release
 from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
@@ -132,20 +133,22 @@ class Estimator:
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners, lock):
         latest = checkpoints.latest_checkpoint(self.model_dir)
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
-        runtime, plan, iterator, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
-                                                                  hook_run)
+        runtime, plan, call_input, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
+                                                                    hook_run)
         hook_run.every_step = self._hooks_every_step(runtime, hook_run)
-        engine.sync(latest, compiled, self._warm_start_from)
-        hook_run.start(compiled.traced.placed_hooks)
-        step = engine.global_step
-        last_step = max_steps if max_steps is not None else (
-            step + steps if steps is not None else float("inf"))
-        training.run_training(engine, compiled, iterator, training.TrainingPlan(
-            config=self._config, model_dir=self.model_dir, last_step=last_step,
-            iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
-            examples_per_step=self._examples_per_step(plan, runtime),
-            host_call_every_n_steps=self._config.tpu_config.experimental_host_call_every_n_steps,
-            tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners, lock)
+        with call_input:
+            engine.sync(latest, compiled, self._warm_start_from)
+            hook_run.start(compiled.traced.placed_hooks)
+            step = engine.global_step
+            last_step = max_steps if max_steps is not None else (
+                step + steps if steps is not None else float("inf"))
+            training.run_training(engine, compiled, call_input.iterator, training.TrainingPlan(
+                config=self._config, model_dir=self.model_dir, last_step=last_step,
+                iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
+                examples_per_step=self._examples_per_step(plan, runtime),
+                host_call_every_n_steps=(
+                    self._config.tpu_config.experimental_host_call_every_n_steps),
+                tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners, lock)
 
     # -- evaluate ---------------------------------------------------------------------------
     @eager_calls.eager
@@ -158,13 +161,15 @@ class Estimator:
         one per step.
         """
         self._check_eval_steps(steps)
-        checkpoint, plan, iterator, engine, compiled, hook_run = self._start_inference(
+        checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
             ModeKeys.EVAL, input_fn, hooks, checkpoint_path, until_input_ends=steps is None)
-        return evaluation.run_evaluation(
-            engine, compiled, iterator, steps=steps, global_step=engine.global_step,
-            eval_dir=self.eval_dir(name), checkpoint_path=checkpoint,
-            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run,
-            steps_per_loop=1 if self._hooks_every_step(engine.runtime, hook_run) else None)
+        with call_input:
+            return evaluation.run_evaluation(
+                engine, compiled, call_input.iterator, steps=steps,
+                global_step=engine.global_step, eval_dir=self.eval_dir(name),
+                checkpoint_path=checkpoint, rows_per_replica_copy=_rows_per_replica_copy(plan),
+                hook_run=hook_run,
+                steps_per_loop=1 if self._hooks_every_step(engine.runtime, hook_run) else None)
 
     # -- predict ----------------------------------------------------------------------------
     @eager_calls.eager_generator
@@ -174,15 +179,16 @@ class Estimator:
 
         `hooks` and the spec's `prediction_hooks` run once per device loop.
         """
-        _, plan, iterator, engine, compiled, hook_run = self._start_inference(
+        _, plan, call_input, engine, compiled, hook_run = self._start_inference(
             ModeKeys.PREDICT, input_fn, hooks, checkpoint_path)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
-        yield from prediction.generate_predictions(
-            compiled, iterator, steps_per_loop=steps_per_loop,
-            predict_keys=predict_keys, yield_single_examples=yield_single_examples,
-            rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run,
-            tpu_semantics=engine.runtime.tpu_semantics)
+        with call_input:
+            yield from prediction.generate_predictions(
+                compiled, call_input.iterator, steps_per_loop=steps_per_loop,
+                predict_keys=predict_keys, yield_single_examples=yield_single_examples,
+                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run,
+                tpu_semantics=engine.runtime.tpu_semantics)
 
     # -- export -----------------------------------------------------------------------------
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
@@ -278,27 +284,27 @@ class Estimator:
                          "untrained initial weights (train first, or pass checkpoint_path).",
                          self.model_dir, "evaluate" if mode == ModeKeys.EVAL else "predict")
         hook_run = hooks_lib.HookRun(mode, hooks, checkpoint)
-        _, plan, iterator, engine, compiled = self._prepare(mode, input_fn, hook_run,
-                                                            until_input_ends)
+        _, plan, call_input, engine, compiled = self._prepare(mode, input_fn, hook_run,
+                                                              until_input_ends)
         # A trainer beside this process may delete the chosen checkpoint meanwhile.
         checkpoint = chosen.read(
             lambda path: engine.sync(path, compiled, self._warm_start_from))
         hook_run.start(compiled.traced.placed_hooks)
-        return checkpoint, plan, iterator, engine, compiled, hook_run
+        return checkpoint, plan, call_input, engine, compiled, hook_run
 
     def _prepare(self, mode, input_fn, hook_run, until_input_ends=False):
-        """Runtime, batch plan, input iterator, engine and compiled model for one call, with
-        the call's hooks placed (`until_input_ends`: evaluate(steps=None), see
-        `inputs.distributed_iterator`)."""
+        """Runtime, batch plan, input (an `input_release.CallInput`), engine and compiled
+        model for one call, with the call's hooks placed (`until_input_ends`:
+        evaluate(steps=None), see `inputs.distributed_iterator`)."""
         runtime = self._runtime(mode)
         plan = self._plan(mode, runtime)
-        iterator = inputs.distributed_iterator(input_fn, mode, runtime, plan, self._program,
-                                               until_input_ends=until_input_ends)
+        call_input = input_release.CallInput(inputs.distributed_iterator(
+            input_fn, mode, runtime, plan, self._program, until_input_ends=until_input_ends))
         engine = self._engine(runtime)
         hook_run.on_variables_restored = engine.mark_changed  # a hook's Saver restored
-        compiled = engine.compile(mode, self._program, plan, iterator, hook_run)
+        compiled = engine.compile(mode, self._program, plan, call_input.iterator, hook_run)
         self._check_spec(compiled)
-        return runtime, plan, iterator, engine, compiled
+        return runtime, plan, call_input, engine, compiled
 
     def _runtime(self, mode):
         use_tpu = self._use_tpu and (mode != ModeKeys.EVAL or self._eval_on_tpu)

@@ -13,18 +13,13 @@ each host reads its own part of the data, e.g. `dataset.shard(context.num_hosts,
 context.current_host)` or files chosen by `context.current_input_fn_deployment()`, or by
 `input_context` (`input_pipeline_id`, `num_input_pipelines`) with CPU/GPU semantics.
 
-Iterators are made without tf.data autotuning (unless the input_fn's dataset asks for it).
-TensorFlow 2.21's autotuning thread can miss its cancellation: `CancellationManager` wakes
-it before marking itself cancelled, the thread re-checks too early and sleeps out its
-optimisation period (doubling up to 60 s), and destroying the iterator joins that thread.
-A distributed iterator on N devices holds N + 1 autotuned iterators (the host's and one per
-device inside `MultiDeviceIterator`), destroyed one after another: calls and process exit
-stalled for seconds to minutes. Without autotuning the iterators are destroyed in well under
-a second; `AUTOTUNE` buffer sizes and parallelism then take TensorFlow's static defaults
-(parallelism: min(16, CPU cores); `prefetch(AUTOTUNE)`: a buffer that grows when it runs
-dry). Autotuning the host dataset alone (issue 24, 2 cores) gave no more examples/sec, ran
-some calls on about one core (a third slower), and made 40-s calls on 8 replicas wait 5.3 s
-(median) at their end; an input_fn that wants it sets `options.autotune.enabled = True`.
+The host dataset is autotuned as TensorFlow does by default (`AUTOTUNE` parallelism and
+buffer sizes; an input_fn may turn it off in its dataset's options); the estimator destroys
+each call's iterator off its own thread (`input_release.py`: TensorFlow 2.21's autotuning
+thread can hold a destruction for up to a minute). `MultiDeviceIterator`'s per-device
+datasets (a generator and a fixed prefetch: nothing to tune) run without an autotuning
+thread.
+
 Replicas on this process's CPUs (one CPU device, or the simulated TPU's logical CPUs) read
 the host dataset's own iterator: each step takes the next batch of every replica in turn,
 as `distribute_datasets_from_function` hands them out, without MultiDeviceIterator, whose
@@ -69,8 +64,8 @@ def split_element(element):
 
 def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
                          until_input_ends=False):
-    """The distributed input iterator for one call of train/evaluate/predict (see the module
-    docstring for why its per-device iterators are made without autotuning).
+    """The distributed input iterator for one call of train/evaluate/predict (the host
+    dataset's own iterator for replicas on this process's CPUs).
 
     `until_input_ends` (evaluate(steps=None)): an input known to be endless raises, naming
     the fix, before any work; one of unknown length is logged as running to its end.
@@ -87,8 +82,7 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
                                          until_input_ends)(context))
     dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
                                 until_input_ends)
-    # MultiDeviceIterator's per-device datasets (a generator and a fixed prefetch: nothing
-    # to tune) get autotuning off; TensorFlow offers no option for them.
+    # TensorFlow offers no option for MultiDeviceIterator's per-device datasets.
     with tf_data.per_device_datasets_transformed(_without_autotune):
         return iter(dataset)
 
@@ -172,15 +166,13 @@ def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input
             element_spec = dataset.element_spec
             _require_static_shapes(element_spec[0] if with_signals else element_spec,
                                    _embedding_feature_keys(estimator_facts))
-        return _without_autotune(dataset.prefetch(tf.data.AUTOTUNE))
+        return dataset.prefetch(tf.data.AUTOTUNE)
 
     return host_dataset
 
 
 def _without_autotune(dataset):
-    """`dataset` with autotuning off, unless the input_fn's dataset set it explicitly."""
-    if dataset.options().autotune.enabled is not None:
-        return dataset
+    """A per-device dataset of MultiDeviceIterator, without an autotuning thread."""
     options = tf.data.Options()
     options.autotune.enabled = False
     return dataset.with_options(options)

@@ -11,8 +11,8 @@ SYMBOLS = uses(
            "an input_fn's TF1 Dataset is read as the TF2 Dataset it wraps",
            per_instance=True),
     Symbol("tensorflow.python.data.ops.multi_device_iterator_ops", "_create_device_dataset",
-           "distributed iterators are destroyed in well under a second (their per-device "
-           "datasets without autotuning): calls and exit do not stall"),
+           "MultiDeviceIterator's per-device datasets (nothing to tune) run without an "
+           "autotuning thread each"),
 )
 
 
