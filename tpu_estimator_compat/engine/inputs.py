@@ -82,7 +82,8 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
                                          until_input_ends)(context))
     dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
                                 until_input_ends)
-    # TensorFlow offers no option for MultiDeviceIterator's per-device datasets.
+    # MultiDeviceIterator's per-device datasets without an autotuning thread (TensorFlow
+    # offers no option for them).
     with tf_data.per_device_datasets_transformed(_without_autotune):
         return iter(dataset)
 
