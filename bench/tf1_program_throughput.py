@@ -25,8 +25,10 @@ call (ours) or the same number of steps in `iterations_per_loop` device loops (b
              in-process baseline's, so read its column with the load averages printed
 
 `--processes`: every side runs in fresh processes instead (one per repetition, alternating
-ours, baseline, original...), each warmed up, so that each reports its own peak RSS
-(`ru_maxrss`). `--alternate N`: each repetition is N cycles of `train(steps=--steps)` then
+ours, baseline, original...), each warmed up, then timed once with its CPU ms/ex and its own
+peak RSS (`ru_maxrss`): issue 24's method, where the original is interleaved with the other
+sides (not run after them) and no side inherits another's state or a refilled iterator.
+`--alternate N`: each repetition is N cycles of `train(steps=--steps)` then
 `evaluate(steps=--eval_steps)` (a checkpoint per train call, as train_and_evaluate
 alternates), ours against the original only (1 replica).
 
@@ -356,7 +358,8 @@ def process_sides(args, replicas):
         def repetition():
             result = side_process(args, name, replicas, repeats=1)
             return result and {"eps": result["runs"][0], "load": result["loads"][0],
-                               "settled": 0.0, "rss": result["peak_rss_mb"]}
+                               "cpu_ms": result["cpu_ms"][0], "settled": 0.0,
+                               "rss": result["peak_rss_mb"]}
         return repetition
     return {name: timed(name) for name in names}
 

@@ -57,16 +57,21 @@ def test_warm_up_bench_prints_its_ratio_line():
                      result.stdout, re.MULTILINE), result.stdout
 
 
-def test_tf1_program_throughput_bench_prints_a_ratio_line():
+@pytest.mark.parametrize("mode", [[], ["--processes"]], ids=["in-process", "processes"])
+def test_tf1_program_throughput_bench_prints_a_ratio_line(mode):
     bench = os.path.join(os.path.dirname(_BENCH), "tf1_program_throughput.py")
     env = {key: value for key, value in os.environ.items()
            if key != "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"}  # the bench splits the CPU
     result = subprocess.run(
         [sys.executable, bench, "--workload", "input", "--steps", "2",
-         "--iterations_per_loop", "1", "--repeats", "1", "--replicas", "1", "--batch_size", "4"],
+         "--iterations_per_loop", "1", "--repeats", "1", "--replicas", "1", "--batch_size", "4",
+         *mode],
         capture_output=True, text=True, timeout=300, check=False,
         env={**env, "TF_CPP_MIN_LOG_LEVEL": "2"})
     assert result.returncode == 0, result.stderr[-3000:]
+    for side in ("ours", "baseline"):  # every repetition line shows its CPU cost
+        assert re.search(rf"^  \[1 replica\(s\)\] {side} +\d+ ex/s  \(\d+\.\d+ CPU ms/ex, ",
+                         result.stdout, re.MULTILINE), result.stdout
     assert re.search(r"^1 replica\(s\): ratio ours/hand-written = \d+\.\d+ \(target >= 0\.95\): "
                      r"(PASS|BELOW TARGET)$", result.stdout, re.MULTILINE), result.stdout
 
