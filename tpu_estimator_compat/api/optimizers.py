@@ -1,17 +1,37 @@
-"""`CrossShardOptimizer` and `cross_replica_sum` on tf.distribute replicas.
+"""`CrossShardOptimizer` and `cross_replica_sum` on tf.distribute replicas, and how v1
+optimizers apply gradients on replicas.
 
-Under a tf.distribute strategy a v1 optimizer's `apply_gradients` already SUMS gradients
-across replicas (it all-reduces them in a merge call). The original CrossShardOptimizer
-scaled the loss by 1/num_shards in `compute_gradients` (MEAN) and summed gradients with
-`CrossReplicaSum` in `apply_gradients`; we keep exactly that split, with the strategy's
-all-reduce doing the sum. So code that calls `tf.gradients` and then `apply_gradients`
-(BERT does) still gets summed gradients, as it did on TPU.
+TF 1.15's CrossShardOptimizer scaled the loss by 1/num_shards in `compute_gradients` (MEAN)
+and, in `apply_gradients`, summed every gradient across replicas (`CrossReplicaSum`) BEFORE
+calling the wrapped optimizer's `apply_gradients`, whatever that optimizer overrides. Ours
+does the same with the strategy's all-reduce. So code that calls `tf.gradients` and then
+`apply_gradients` (BERT does) gets summed gradients, as on a TPU, and an optimizer that
+overrides `apply_gradients` with plain assigns (BERT's AdamWeightDecay, LAMB, Adafactor)
+updates every replica's copy with the same summed gradients.
+
+A stock v1 optimizer under a tf.distribute strategy sums gradients across replicas itself
+(in a merge call). `v1_apply_gradients(per_replica)` is what `tf.compat.v1.train.Optimizer.
+apply_gradients` becomes while a model is traced: it skips that sum when the gradients were
+already summed (inside CrossShardOptimizer), and, with `per_replica` (TPU semantics), for
+an optimizer not wrapped in CrossShardOptimizer: each replica then applies its own
+gradients to its own copy, as each TPU core did in TF1 (`replica_sync.py` makes every copy
+replica 0's after each loop, as TF1 wrote back replica 0's values after each Session.run).
+
+The variables a CrossShardOptimizer applies gradients to, and their slots, are recorded
+while tracing (`synchronized_variables()`): TF1 kept them identical on every replica, and
+the engine checks that they are.
 """
+import contextlib
+import threading
+
 import tensorflow as tf
 
 _v1 = tf.compat.v1
 _REDUCTIONS = (_v1.losses.Reduction.SUM, _v1.losses.Reduction.MEAN)
 _usage = {"used": False}  # set during tracing, read by the engine (replicas run in threads)
+_synchronized = []  # (optimizer, variables) of each CrossShardOptimizer.apply_gradients traced
+_applying_summed = threading.local()  # set while a replica applies gradients already summed
+_stock_apply_gradients = _v1.train.Optimizer.apply_gradients
 
 
 def _num_replicas():
@@ -66,9 +86,17 @@ class CrossShardOptimizer(_v1.train.Optimizer):
         return self._opt.compute_gradients(loss, var_list=var_list, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
-        """Applies the gradients summed across replicas (the strategy's all-reduce)."""
+        """Sums each gradient across replicas, then calls the wrapped `apply_gradients`."""
+        _validate_group_assignment(self._group_assignment)
         mark_cross_shard_optimizer_used()
-        return self._opt.apply_gradients(grads_and_vars, global_step, name)
+        grads_and_vars = _summed_across_replicas(list(grads_and_vars))
+        _synchronized.append((self._opt, [v for g, v in grads_and_vars if g is not None]))
+        previous = getattr(_applying_summed, "value", False)
+        _applying_summed.value = True
+        try:
+            return self._opt.apply_gradients(grads_and_vars, global_step, name)
+        finally:
+            _applying_summed.value = previous
 
     def get_slot(self, *args, **kwargs):
         return self._opt.get_slot(*args, **kwargs)
@@ -78,6 +106,33 @@ class CrossShardOptimizer(_v1.train.Optimizer):
 
     def variables(self):
         return self._opt.variables()
+
+
+def _summed_across_replicas(grads_and_vars):
+    """`grads_and_vars` with every gradient summed across the replicas (one all-reduce)."""
+    context = tf.distribute.get_replica_context()
+    present = [index for index, (grad, _) in enumerate(grads_and_vars) if grad is not None]
+    if context is None or context.num_replicas_in_sync == 1 or not present:
+        return grads_and_vars
+    summed = context.all_reduce(tf.distribute.ReduceOp.SUM,
+                                [grads_and_vars[index][0] for index in present])
+    result = list(grads_and_vars)
+    for index, grad in zip(present, summed):
+        result[index] = (grad, grads_and_vars[index][1])
+    return result
+
+
+def v1_apply_gradients(per_replica):
+    """`tf.compat.v1.train.Optimizer.apply_gradients` while a model is traced: no second sum
+    of gradients CrossShardOptimizer summed, and with `per_replica` (TPU semantics) no sum
+    at all: each replica applies its own gradients (see the module docstring)."""
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None,
+                        skip_gradients_aggregation=False):
+        skip = (skip_gradients_aggregation or per_replica
+                or getattr(_applying_summed, "value", False))
+        return _stock_apply_gradients(self, grads_and_vars, global_step, name,
+                                      skip_gradients_aggregation=skip)
+    return apply_gradients
 
 
 def cross_replica_sum(x, group_assignment=None, name=None):
@@ -96,6 +151,21 @@ def mark_cross_shard_optimizer_used():
 
 def reset_cross_shard_optimizer_usage():
     _usage["used"] = False
+    _synchronized.clear()
+
+
+def synchronized_variables():
+    """The variables CrossShardOptimizers applied summed gradients to since the last reset,
+    with their slots: identical on every replica in TF1."""
+    found = []
+    for optimizer, variables in _synchronized:
+        found.extend(variables)
+        for variable in variables:
+            for slot_name in optimizer.get_slot_names():
+                slot = optimizer.get_slot(variable, slot_name)
+                if slot is not None:
+                    found.append(slot)
+    return found
 
 
 def cross_shard_optimizer_used():

@@ -46,7 +46,8 @@ def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept
 
     def step(element):
         store.prepare_graph()
-        with legacy_patches.patched_rebuilt_apis(init_from_checkpoint_calls, kept_alive):
+        with legacy_patches.patched_rebuilt_apis(init_from_checkpoint_calls, kept_alive,
+                                                 per_replica_updates=tpu_semantics):
             if before_replicas is not None:
                 before_replicas(element)
             per_replica = strategy.run(replica_step, args=(element,))

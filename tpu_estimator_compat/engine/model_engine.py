@@ -53,6 +53,7 @@ from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
+from tpu_estimator_compat.engine import replica_sync as replica_sync_lib
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine import tpu_embedding
@@ -72,6 +73,7 @@ class CompiledMode:
     loop: object  # loop(iterator, n) -> step_outputs.TrainLoopResult / InferenceLoopResult
     init_from_checkpoint_calls: list
     program: object = None  # the model_bridge.UserProgram traced
+    replica_sync: object = None  # TRAIN on several replicas: a replica_sync.ReplicaSync
     kept_alive: list = dataclasses.field(default_factory=list)  # objects the step uses
     _meta_graph: object = dataclasses.field(default=None, repr=False)
 
@@ -147,8 +149,12 @@ class ModelEngine:
         logging.info("Done calling model_fn.")
         lookup_tables.initialize(step, self.runtime.tpu_semantics)
         step_outputs = step.outputs
+        replica_sync = None
         if mode == ModeKeys.TRAIN:
             self._explain_gradient_aggregation()
+            replica_sync = replica_sync_lib.ReplicaSync.for_step(
+                self.runtime.strategy, self.store, step.pruned_ops, step.graph.captures,
+                optimizers.synchronized_variables(), self.runtime.tpu_semantics)
         make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
         instantiate = step.instantiate
         compile_with_xla = self.runtime.compile_with_xla and not (
@@ -167,7 +173,8 @@ class ModelEngine:
             loop = xla_step.explaining_compile_errors(loop)
         loop = _first_run_logged(memory.explaining_out_of_memory(
             loop, mode, plan.model_fn_batch_size, self.runtime.num_replicas), mode)
-        return CompiledMode(traced, step_outputs, loop, init_calls, program, kept_alive)
+        return CompiledMode(traced, step_outputs, loop, init_calls, program, replica_sync,
+                            kept_alive)
 
     def _tpu_embeddings(self, program, plan):
         """The TPU embeddings of `program`'s EmbeddingConfigSpec under TPU semantics (tables
@@ -188,11 +195,20 @@ class ModelEngine:
     def _explain_gradient_aggregation(self):
         replicas = self.runtime.num_replicas
         if replicas > 1 and not optimizers.cross_shard_optimizer_used():
-            logging.warning(
-                "The optimizer is not wrapped in CrossShardOptimizer: on %d replicas its "
-                "gradients are SUMMED across replicas, so each step moves the weights as "
-                "far as %d single-replica steps would. Wrap it in "
-                "tf.compat.v1.tpu.CrossShardOptimizer(opt) to average them.", replicas, replicas)
+            if self.runtime.tpu_semantics:
+                logging.warning(
+                    "The optimizer is not wrapped in CrossShardOptimizer: as on a TPU, each "
+                    "of the %d replicas applies its own gradients to its own copy of the "
+                    "weights, and after every loop all copies take replica 0's values. Wrap "
+                    "it in tf.compat.v1.tpu.CrossShardOptimizer(opt) to average the "
+                    "replicas' gradients.", replicas)
+            else:
+                logging.warning(
+                    "The optimizer is not wrapped in CrossShardOptimizer: on %d replicas its "
+                    "gradients are SUMMED across replicas, so each step moves the weights as "
+                    "far as %d single-replica steps would. Wrap it in "
+                    "tf.compat.v1.tpu.CrossShardOptimizer(opt) to average them.", replicas,
+                    replicas)
 
     def sync(self, checkpoint_path, compiled, warm_start_from=None):
         """Makes the variables hold `checkpoint_path`'s values (restoring only if they do not

@@ -35,6 +35,7 @@ class VariableStore:
         self._variables = {GLOBAL_STEP_NAME: self.global_step}
         self._trainable = set()
         self._local = set()  # LOCAL_VARIABLES (metric accumulators): never checkpointed
+        self._added = set()  # registered by add_variable (embedding tables)
         self._graph = None  # the graph being traced
         self._resolved_names = {}  # in that trace: requested name -> replica 0's names
         self._name_requests = {}  # replica -> requested name -> how many times requested
@@ -47,6 +48,12 @@ class VariableStore:
         for before_read, _ in self._sync_hooks:
             before_read()
         return {name: v for name, v in self._variables.items() if name not in self._local}
+
+    def model_variables(self):
+        """{tf1_name: variable} of the global variables the model's code created (not the
+        tables registered by `add_variable`), as they are (no sync hook runs)."""
+        return {name: v for name, v in self._variables.items()
+                if name not in self._local and name not in self._added}
 
     def add_sync_hooks(self, before_read, after_restore):
         """For variables whose live values are kept elsewhere (a TPU's embedding memory):
@@ -69,6 +76,7 @@ class VariableStore:
         """Registers a variable created elsewhere (an embedding table) under its TF1 name: it
         is saved and restored with the others, and filed in no collection."""
         existing = self._variables.setdefault(name, variable)
+        self._added.add(name)
         if existing is not variable:
             raise ValueError(f"Two variables are named {name!r}: the model's and an embedding "
                              "table's. Rename the model's variable.")

@@ -6,7 +6,9 @@ Checkpoints are written at the start (the initial step), every `save_checkpoints
 A `CheckpointSaverHook` among the hooks replaces that schedule ("Bypassing TPUEstimator
 hook"): its directory, `save_steps`/`save_secs` timer and listeners are used, with this
 module's saver (the hook's own `Saver` needs a Session). Listeners get the `SessionStandIn`.
-No checkpoint is written from NaN/Inf weights (`NanLossDuringTrainingError` instead).
+No checkpoint is written from NaN/Inf weights (`NanLossDuringTrainingError` instead), nor
+from replicas whose copies of a synchronized variable differ (`ReplicaDriftError`,
+engine/replica_sync.py).
 
 With several workers every save is decided by the chief and only the chief writes
 (`multi_worker.py`).
@@ -24,11 +26,12 @@ from tpu_estimator_compat.tf_internals import training as tf_training
 
 
 def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, meta_graph,
-                      lock=None):
+                      lock=None, replica_sync=None):
     """The call's checkpoint savers: the user's CheckpointSaverHooks if any, else RunConfig's.
 
     `meta_graph()` gives the serialized MetaGraphDef written beside each checkpoint, or None.
     `lock`: the chief's `sharing.TrainerLock` of model_dir, checked before each save there.
+    `replica_sync`: the step's `replica_sync.ReplicaSync`, verified before each save.
 
     Raises:
       ValueError: saving_listeners were given but nothing saves checkpoints (as Estimator).
@@ -39,7 +42,8 @@ def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, met
         if schedule.enabled:
             logging.info("Bypassing TPUEstimator hook")
         return [_HookSaves(engine, hook, config, model_dir, hook_run.session,
-                           list(saving_listeners) if index == 0 else [], meta_graph, lock)
+                           list(saving_listeners) if index == 0 else [], meta_graph, lock,
+                           replica_sync)
                 for index, hook in enumerate(saver_hooks)]
     if not schedule.enabled:
         if saving_listeners:
@@ -51,7 +55,7 @@ def checkpoint_savers(engine, config, model_dir, hook_run, saving_listeners, met
     saver = _make_saver(engine, model_dir, config.keep_checkpoint_max,
                         config.keep_checkpoint_every_n_hours)
     return [_ConfigSaves(engine, schedule, saver, model_dir, hook_run.session,
-                         saving_listeners, model_dir, meta_graph, lock)]
+                         saving_listeners, model_dir, meta_graph, lock, replica_sync)]
 
 
 class _CheckpointSchedule:
@@ -98,8 +102,9 @@ class _Saves:
     """
 
     def __init__(self, engine, saver, directory, session, listeners, model_dir, meta_graph,
-                 lock):
+                 lock, replica_sync):
         self._engine = engine
+        self._replica_sync = replica_sync
         self._meta_graph = meta_graph
         self._saver = saver
         self._directory = directory
@@ -132,6 +137,8 @@ class _Saves:
         return checkpoints.latest_checkpoint(self._directory) == _path(self._directory, step)
 
     def _save(self, step):
+        if self._replica_sync is not None:  # every worker checks (a collective)
+            self._replica_sync.verify(step, checkpoints.latest_checkpoint(self._directory))
         non_finite = checkpoints.non_finite_variables(self._engine.store.named_variables())
         if non_finite:  # the same on every worker: the variables are mirrored
             raise NanLossDuringTrainingError(
@@ -165,9 +172,9 @@ class _ConfigSaves(_Saves):
     """RunConfig's schedule: every save_checkpoints_steps (at loop ends) or _secs."""
 
     def __init__(self, engine, schedule, saver, directory, session, listeners, model_dir,
-                 meta_graph, lock):
+                 meta_graph, lock, replica_sync):
         super().__init__(engine, saver, directory, session, listeners, model_dir, meta_graph,
-                         lock)
+                         lock, replica_sync)
         self._schedule = schedule
 
     def after_loop(self, step, final):
@@ -182,7 +189,7 @@ class _HookSaves(_Saves):
     loop ends) and listeners, and the retention of its Saver if it was given one."""
 
     def __init__(self, engine, hook, config, model_dir, session, extra_listeners, meta_graph,
-                 lock):
+                 lock, replica_sync):
         directory, save_path, user_saver, listeners, self._timer = \
             tf_training.checkpoint_saver_hook_fields(hook)
         basename = os.path.basename(save_path)
@@ -194,7 +201,8 @@ class _HookSaves(_Saves):
         saver = _make_saver(engine, directory, *tf_training.saver_retention(
             user_saver, config.keep_checkpoint_max, config.keep_checkpoint_every_n_hours))
         super().__init__(engine, saver, directory, session,
-                         listeners + list(extra_listeners), model_dir, meta_graph, lock)
+                         listeners + list(extra_listeners), model_dir, meta_graph, lock,
+                         replica_sync)
 
     def start(self, step):
         super().start(step)

@@ -5,8 +5,11 @@
         hooks: before_run
         result = train_loop(iterator, n)   # n steps (a TrainLoopResult)
         stop if any replica's loss was not finite at any step (NanLossDuringTrainingError)
+        replicas' copies: replica 0's everywhere (TPU semantics: as TF1 after each run)
         hooks: after_run; run host_call per step; log; write summaries; checkpoint when due
-          (never from NaN/Inf weights: a NaN gradient stops training there instead)
+          (never from NaN/Inf weights: a NaN gradient stops training there instead; never
+          from replicas that disagree on a synchronized variable: ReplicaDriftError)
+    at the end: the replicas' copies checked and made replica 0's (engine/replica_sync.py)
         stop if a hook or a saving listener asked to
 
 When checkpoints are written, and by which saver, is `checkpoint_saves.py`.
@@ -98,10 +101,12 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     if workers.is_chief:
         checkpoints.require_writable(plan.model_dir)
     savers = checkpoint_saves.checkpoint_savers(engine, plan.config, plan.model_dir, hook_run,
-                                                saving_listeners, compiled.meta_graph, lock)
+                                                saving_listeners, compiled.meta_graph, lock,
+                                                compiled.replica_sync)
     actions = loop_actions.LoopActions([
         loop_actions.HookActions(hook_run),
         _NanCheck(plan.model_dir),
+        *([_ReplicaCopies(compiled.replica_sync, plan)] if compiled.replica_sync else []),
         _HostCallDriver(compiled, plan.host_call_every_n_steps, enabled=workers.is_chief),
         _Progress(plan, enabled=workers.is_chief),
         *(_SaverActions(saver) for saver in savers)])
@@ -173,6 +178,26 @@ class _NanCheck(loop_actions.LoopAction):
             raise NanLossDuringTrainingError(loop.first_step, loop.step,
                                              checkpoints.latest_checkpoint(self._model_dir))
         return False
+
+
+class _ReplicaCopies(loop_actions.LoopAction):
+    """Makes every replica's copy of the variables that may differ replica 0's: after each
+    loop with TPU semantics (TF1 wrote replica 0's values back after each Session.run), at
+    the end of the call otherwise; checks the synchronized ones at the end."""
+
+    def __init__(self, replica_sync, plan):
+        self._sync = replica_sync
+        self._every_loop = plan.tpu_semantics
+        self._model_dir = plan.model_dir
+
+    def after_loop(self, loop):
+        if self._every_loop and loop.finite:
+            self._sync.sync()
+        return False
+
+    def end(self, step):
+        self._sync.verify(step, checkpoints.latest_checkpoint(self._model_dir))
+        self._sync.sync()
 
 
 class _Progress(loop_actions.LoopAction):

@@ -26,6 +26,9 @@
   replaced) calls `fn` and marks the ops it builds with TensorFlow's outside-compilation
   attribute, `_xla_outside_compilation`: the simulated TPU's XLA compilation leaves them to
   the host (`engine/xla_step.py`), as a TPU did. TensorFlow's own only warns outside a TPU.
+- `tf.compat.v1.train.Optimizer.apply_gradients` does not sum gradients a
+  CrossShardOptimizer already summed, and with TPU semantics does not sum those of an
+  optimizer used without one (`api/optimizers.py`, `v1_apply_gradients`).
 - `tf.compat.v1.train.Saver` built by model_fn or scaffold_fn (typically for
   `Scaffold(saver=...)`) is a `RecordedSaver`: it builds no save/restore ops, and the engine
   restores checkpoints through its var_list, as TF1's session creator did with the
@@ -59,9 +62,11 @@ class InitFromCheckpointCall:
 
 
 @contextlib.contextmanager
-def patched_rebuilt_apis(recorded_calls, kept_alive):
+def patched_rebuilt_apis(recorded_calls, kept_alive, per_replica_updates=False):
     """Within the block, `init_from_checkpoint` calls append to `recorded_calls`, and
-    objects that must live as long as the traced step (summary writers) to `kept_alive`."""
+    objects that must live as long as the traced step (summary writers) to `kept_alive`;
+    `per_replica_updates`: v1 optimizers not wrapped in CrossShardOptimizer apply each
+    replica's own gradients (TPU semantics)."""
     def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
         names = None
         if not tf.executing_eagerly():  # inside the model_fn trace
@@ -78,6 +83,8 @@ def patched_rebuilt_apis(recorded_calls, kept_alive):
         (tf.compat.v1.train, "init_from_checkpoint", init_from_checkpoint),
         (tf.compat.v1.tpu, "CrossShardOptimizer", optimizers.CrossShardOptimizer),
         (tf.compat.v1.tpu, "cross_replica_sum", optimizers.cross_replica_sum),
+        (tf.compat.v1.train.Optimizer, "apply_gradients",
+         optimizers.v1_apply_gradients(per_replica_updates)),
         (distribute.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
         (tf.compat.v1.train, "Saver", RecordedSaver),  # as recorded_savers()
         (distribute.xla_module, "replica_id", _replica_id),
