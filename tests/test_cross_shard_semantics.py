@@ -231,3 +231,44 @@ def test_replicas_that_drift_on_synchronized_variables_raise_before_saving(monke
         estimator.train(input_fn, steps=2)
     assert raised.value.names == ["w"]
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-0")
+
+
+def test_group_assignment_sums_within_each_subgroup(monkeypatch, tmp_path):
+    """group_assignment [[0..3], [4..7]] on 8 replicas (one example each): MEAN scales the
+    loss by 1/4 and each subgroup sums its own gradients, so the subgroups' copies differ
+    and each loop ends with replica 0's (its subgroup saw x = 0..3, then 8..11):
+    w = 1 - 0.1 * (1.5 + 9.5) = -0.1, t0 = 1 - 0.1 * ((0+2)/4 + (8+10)/4) = 0.5,
+    t1 = 1 - 0.1 * ((1+3)/4 + (9+11)/4) = 0.4."""
+    _simulated_tpu(monkeypatch, 8)
+
+    def model_fn(features, labels, mode, params):
+        del labels, params
+        loss, _ = _loss(features)
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(LR),
+                                            group_assignment=[[0, 1, 2, 3], [4, 5, 6, 7]])
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    _estimator(tmp_path, model_fn).train(input_fn, steps=2)
+    np.testing.assert_allclose(_weights(tmp_path), (-0.1, 0.5, 0.4), rtol=1e-6)
+
+
+@pytest.mark.parametrize("group_assignment, message", [
+    ([[0, 1], [2, 2]], r"group_assignment must be a permutation of range\(4\)"),
+    ([[0, 1, 2], [3]], "The size of each subgroup in group_assignment must be equal"),
+])
+def test_bad_group_assignment_is_refused_while_tracing(monkeypatch, tmp_path,
+                                                       group_assignment, message):
+    _simulated_tpu(monkeypatch, 4)
+
+    def model_fn(features, labels, mode, params):
+        del labels, params
+        loss, _ = _loss(features)
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(LR),
+                                            group_assignment=group_assignment)
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    with pytest.raises(ValueError, match=message):
+        _estimator(tmp_path, model_fn).train(input_fn, steps=1)
+    assert tf.train.latest_checkpoint(str(tmp_path)) is None

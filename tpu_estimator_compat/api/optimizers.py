@@ -39,8 +39,9 @@ def _num_replicas():
 
 
 def _validate_group_assignment(group_assignment):
+    """The size of each subgroup (all replicas without `group_assignment`)."""
     if group_assignment is None:
-        return
+        return _num_replicas()
     num_replicas = _num_replicas()
     members = sorted(r for group in group_assignment for r in group)
     if members != list(range(num_replicas)):
@@ -51,11 +52,23 @@ def _validate_group_assignment(group_assignment):
         raise ValueError(
             "The size of each subgroup in group_assignment must be equal; got "
             f"{group_assignment}.")
-    if len(group_assignment) != 1:
-        raise NotImplementedError(
-            f"group_assignment with {len(group_assignment)} subgroups is not supported by "
-            "tpu_estimator_compat: gradients are reduced over all replicas. Pass "
-            "group_assignment=None (one group of all replicas).")
+    return len(group_assignment[0])
+
+
+def _sum_over_subgroups(context, values, group_assignment):
+    """Each replica's `values` summed over the replicas of its subgroup (TF1's
+    CrossReplicaSum with a group_assignment): every replica's values are gathered, and each
+    replica adds up its subgroup's rows."""
+    membership = [[0.0] * context.num_replicas_in_sync for _ in range(
+        context.num_replicas_in_sync)]
+    for group in group_assignment:
+        for replica in group:
+            for member in group:
+                membership[replica][member] = 1.0
+    weights = tf.gather(tf.constant(membership), context.replica_id_in_sync_group)
+    gathered = context.all_gather([tf.convert_to_tensor(v)[tf.newaxis] for v in values],
+                                  axis=0)
+    return [tf.tensordot(tf.cast(weights, g.dtype), g, axes=1) for g in gathered]
 
 
 class CrossShardOptimizer(_v1.train.Optimizer):
@@ -77,20 +90,22 @@ class CrossShardOptimizer(_v1.train.Optimizer):
         self._group_assignment = group_assignment
 
     def compute_gradients(self, loss, var_list=None, **kwargs):
-        """Scales the loss by 1/num_replicas for MEAN, then computes this replica's grads."""
-        _validate_group_assignment(self._group_assignment)
+        """Scales the loss by 1/(replicas in the subgroup) for MEAN, then computes this
+        replica's grads."""
+        subgroup_size = _validate_group_assignment(self._group_assignment)
         mark_cross_shard_optimizer_used()
-        num_replicas = _num_replicas()
-        if num_replicas > 1 and self._reduction == _v1.losses.Reduction.MEAN:
-            loss = loss * (1.0 / num_replicas)
+        if _num_replicas() > 1 and self._reduction == _v1.losses.Reduction.MEAN:
+            loss = loss * (1.0 / subgroup_size)
         return self._opt.compute_gradients(loss, var_list=var_list, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
-        """Sums each gradient across replicas, then calls the wrapped `apply_gradients`."""
+        """Sums each gradient across replicas (of the subgroup), then calls the wrapped
+        `apply_gradients`."""
         _validate_group_assignment(self._group_assignment)
         mark_cross_shard_optimizer_used()
-        grads_and_vars = _summed_across_replicas(list(grads_and_vars))
-        _synchronized.append((self._opt, [v for g, v in grads_and_vars if g is not None]))
+        grads_and_vars = _summed_across_replicas(list(grads_and_vars), self._group_assignment)
+        if not _has_subgroups(self._group_assignment):  # subgroups' copies differ, as in TF1
+            _synchronized.append((self._opt, [v for g, v in grads_and_vars if g is not None]))
         previous = getattr(_applying_summed, "value", False)
         _applying_summed.value = True
         try:
@@ -108,14 +123,22 @@ class CrossShardOptimizer(_v1.train.Optimizer):
         return self._opt.variables()
 
 
-def _summed_across_replicas(grads_and_vars):
-    """`grads_and_vars` with every gradient summed across the replicas (one all-reduce)."""
+def _has_subgroups(group_assignment):
+    return group_assignment is not None and len(group_assignment) > 1
+
+
+def _summed_across_replicas(grads_and_vars, group_assignment):
+    """`grads_and_vars` with every gradient summed across the replicas (one all-reduce), or
+    across the replicas of each subgroup of `group_assignment`."""
     context = tf.distribute.get_replica_context()
     present = [index for index, (grad, _) in enumerate(grads_and_vars) if grad is not None]
     if context is None or context.num_replicas_in_sync == 1 or not present:
         return grads_and_vars
-    summed = context.all_reduce(tf.distribute.ReduceOp.SUM,
-                                [grads_and_vars[index][0] for index in present])
+    grads = [grads_and_vars[index][0] for index in present]
+    if _has_subgroups(group_assignment):
+        summed = _sum_over_subgroups(context, grads, group_assignment)
+    else:
+        summed = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
     result = list(grads_and_vars)
     for index, grad in zip(present, summed):
         result[index] = (grad, grads_and_vars[index][1])
@@ -136,12 +159,15 @@ def v1_apply_gradients(per_replica):
 
 
 def cross_replica_sum(x, group_assignment=None, name=None):
-    """Sums `x` across replicas (replica context); the identity with one replica."""
+    """Sums `x` across replicas, or across each subgroup's replicas (replica context); the
+    identity with one replica."""
     del name
-    _validate_group_assignment(group_assignment)
     context = tf.distribute.get_replica_context()
     if context is None or context.num_replicas_in_sync == 1:
         return tf.identity(x)
+    _validate_group_assignment(group_assignment)
+    if _has_subgroups(group_assignment):
+        return _sum_over_subgroups(context, [x], group_assignment)[0]
     return context.all_reduce(tf.distribute.ReduceOp.SUM, x)
 
 

@@ -9,8 +9,6 @@ DIFFERENCES = {
     "contrib.tpu.TPUEstimator": _KNOWN,
     "estimator.Estimator": _KNOWN,
     "estimator.train_and_evaluate": _KNOWN,
-    "contrib.tpu.CrossShardOptimizer": _KNOWN,
-    "contrib.tpu.cross_replica_sum": _KNOWN,
     "train.SessionRunHook": _KNOWN,
     "train.CheckpointSaverHook": _KNOWN,
     "train.CheckpointSaverListener": _KNOWN,
@@ -31,8 +29,6 @@ DIFFERENCE_NOTES = {
     "estimator.Estimator": "one device unless RunConfig(train_distribute=...); no graph.pbtxt",
     "estimator.train_and_evaluate": "no `ps` role (training is synchronous); the evaluator "
                                     "ends after the final checkpoint",
-    "contrib.tpu.CrossShardOptimizer": "group_assignment: one group of all replicas only",
-    "contrib.tpu.cross_replica_sum": "group_assignment: one group of all replicas only",
     "train.SessionRunHook": _HOOKS,
     "train.CheckpointSaverHook": "not called: its directory, timer and listeners drive the "
                                  "estimator's own saver",
