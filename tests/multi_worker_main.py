@@ -10,6 +10,8 @@ RUN is one of
   resume   TPU semantics: train up to MAX_STEPS (resuming from MODEL_DIR's checkpoint).
   embeddings  TPU semantics: train a TPU embedding table (EmbeddingConfigSpec) on 1 to 3
            ids per example, 2 steps per loop, for EMBEDDING_STEPS steps.
+  assigns  TPU semantics: BERT's route (tf.gradients, then CrossShardOptimizer.apply_gradients
+           of an optimizer whose own apply_gradients assigns), ASSIGNS_STEPS steps.
 
 No strategy is passed: TF_CONFIG (more than one worker) makes the estimator use a
 MultiWorkerMirroredStrategy. Every host reads its own shard of the data, as in the original:
@@ -114,12 +116,13 @@ def serving_input_receiver_fn():
     return receivers.TensorServingInputReceiver(features, {"x": features})
 
 
-def make_estimator(model_dir, use_tpu=True, params=None, strategy=None, num_workers=2):
+def make_estimator(model_dir, use_tpu=True, params=None, strategy=None, num_workers=2,
+                   model=model_fn):
     """The workers pass no strategy (TF_CONFIG selects it); the test's one-process
     references pass a one-replica strategy and `num_workers=1`."""
     # CPU/GPU semantics: train_batch_size is what each input_fn call (each worker) batches.
     return helpers.make_estimator(
-        model_dir, strategy, model_fn, iterations_per_loop=ITERATIONS_PER_LOOP,
+        model_dir, strategy, model, iterations_per_loop=ITERATIONS_PER_LOOP,
         input_mode=tec.InputPipelineConfig.PER_HOST_V2, params=params, use_tpu=use_tpu,
         train_batch_size=GLOBAL_BATCH if use_tpu else GLOBAL_BATCH // num_workers,
         eval_batch_size=GLOBAL_BATCH if use_tpu else None, predict_batch_size=None,
@@ -171,6 +174,34 @@ def make_embedding_estimator(model_dir, strategy=None):
                             embedding_config_spec=spec)
 
 
+ASSIGNS_STEPS = 3
+ASSIGNS_LEARNING_RATE = 0.1
+
+
+class AssignsOptimizer(v1.train.Optimizer):
+    """`apply_gradients` overridden with plain assigns (`v -= 0.1 * g`) and its own
+    global-step increment, as BERT's AdamWeightDecayOptimizer."""
+
+    def __init__(self):
+        super().__init__(use_locking=False, name="Assigns")
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        updates = [v.assign(v - ASSIGNS_LEARNING_RATE * g) for g, v in grads_and_vars]
+        with tf.control_dependencies(updates):
+            return global_step.assign_add(1)
+
+
+def assigns_model_fn(features, labels, mode, params):
+    """loss = mean(features @ w), w [4, 1] from 0.5: d loss / d w is the batch's mean row."""
+    del labels, params
+    w = v1.get_variable("w", [4, 1], initializer=v1.constant_initializer(0.5))
+    loss = tf.reduce_mean(tf.matmul(features, w))
+    optimizer = tec.CrossShardOptimizer(AssignsOptimizer())
+    train_op = optimizer.apply_gradients(zip(tf.gradients(loss, [w]), [w]),
+                                         v1.train.get_global_step())
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
 RECORD = {}
 
 
@@ -193,6 +224,9 @@ def main(run, model_dir, result_path, max_steps=None):
         estimator.train(train_input_fn, max_steps=int(max_steps))
     elif run == "embeddings":
         make_embedding_estimator(model_dir).train(embedding_input_fn, steps=EMBEDDING_STEPS)
+    elif run == "assigns":
+        make_estimator(model_dir, model=assigns_model_fn).train(train_input_fn,
+                                                                steps=ASSIGNS_STEPS)
     else:
         estimator.train(train_input_fn, steps=MAIN_STEPS)
         results = estimator.evaluate(eval_input_fn)

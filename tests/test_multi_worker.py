@@ -280,6 +280,24 @@ def test_two_workers_train_evaluate_and_export_like_one_process(tmp_path, one_de
     assert latest_step(model_dir) == worker.MAIN_STEPS
 
 
+def test_two_workers_sum_gradients_before_an_optimizer_that_assigns(tmp_path):
+    """BERT's route on two workers (one replica each): CrossShardOptimizer sums the workers'
+    gradients, then the wrapped optimizer's own apply_gradients assigns. TF1's arithmetic:
+    each host's batch is 8 rows of its shard (rows h, h+2, ...); d loss / d w is the batch's
+    mean row, summed over the hosts, so w = 0.5 - 0.1 * (sum of both hosts' batch means)."""
+    model_dir = tmp_path / "model"
+    with two_workers(str(tmp_path / "run"), "assigns", model_dir) as workers:
+        codes = workers.wait_all(RUN_TIMEOUT_SECS)
+        assert codes == [0, 0], workers.log(0)[-3000:] + workers.log(1)[-3000:]
+    per_host = worker.GLOBAL_BATCH // 2
+    gradient = sum(
+        worker.FEATURES[host::2][step * per_host:(step + 1) * per_host].mean(axis=0)
+        for host in (0, 1) for step in range(worker.ASSIGNS_STEPS))
+    expected = 0.5 - worker.ASSIGNS_LEARNING_RATE * gradient[:, np.newaxis]
+    np.testing.assert_allclose(weights(model_dir)["w"], expected, rtol=1e-6, atol=1e-6)
+    assert latest_step(model_dir) == worker.ASSIGNS_STEPS
+
+
 _TWO_REPLICA_EMBEDDINGS = """
 import sys
 import tensorflow as tf

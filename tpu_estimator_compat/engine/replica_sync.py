@@ -26,6 +26,7 @@ checksums of each copy's bits (sum and sum of squares), computed where the copy 
 """
 import tensorflow as tf
 
+from tpu_estimator_compat.tf_internals import distribute
 from tpu_estimator_compat.tf_internals import graphs
 
 _READS = frozenset(graphs.RESOURCE_READ_OPS) | {"VarIsInitializedOp", "Identity"}
@@ -160,8 +161,8 @@ def _written_variable_names(named, strategy, ops, captures):
     their handle that is not a read)."""
     by_handle = {}
     for name, variable in named.items():
-        for component in strategy.experimental_local_results(variable):
-            by_handle[id(component.handle)] = name
+        for handle in distribute.variable_handles(variable, strategy):
+            by_handle[id(handle)] = name
     captured = {internal.op: by_handle.get(id(external))
                 for external, internal in captures}
     written = set()

@@ -32,6 +32,9 @@ SYMBOLS = uses(
     Symbol("tensorflow.python.distribute.values", "PerReplicaSpec",
            "the step of replicas fed from the host's iterator is traced on one input per "
            "replica, as a distributed iterator's element spec gives (engine/inputs.py)"),
+    Symbol("tensorflow.python.distribute.values", "DistributedVariable._packed_variable",
+           "a TPUStrategy's step captures a packed variable's one handle: the replicas' "
+           "copies are checked and kept as TF1 kept them (engine/replica_sync.py)"),
     Symbol("tensorflow.python.util.nest", "flatten_up_to",
            "TPUConfig.input_partition_dims flattened against features as the original did"),
 )
@@ -58,6 +61,17 @@ def local_replica_index(replica_context):
 def device_assignment(strategy):
     """A TPUStrategy's device assignment, or None."""
     return getattr(strategy.extended, "_device_assignment", None)
+
+
+def variable_handles(variable, strategy):
+    """The resource handles a traced step may capture for `variable`: each replica's copy,
+    and a TPUStrategy's packed handle of all of them if it has one."""
+    handles = [component.handle
+               for component in strategy.experimental_local_results(variable)]
+    packed = getattr(variable, "_packed_variable", None)
+    if packed is not None:
+        handles.append(packed.handle)
+    return handles
 
 
 def flatten_up_to(shallow_structure, structure):
