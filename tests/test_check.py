@@ -58,7 +58,7 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
     (tmp_path / "pkg" / "notes.txt").write_text("import tensorflow.contrib.quantize\n")
     out = io.StringIO()
     totals = compat_check.check([str(tmp_path / "pkg")], out=out)
-    known = "see README.md#known-differences-from-the-original"
+    known = "see docs/compatibility.md#known-differences-from-the-original"
     hooks = compat_check.DIFFERENCE_NOTES["train.SessionRunHook"]
     root = str(tmp_path / "pkg")
     assert out.getvalue().splitlines() == [
@@ -66,7 +66,7 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "  supported    tensorflow.compat.v1  (line 2)",
         "  difference   tensorflow.contrib.training.HParams  (line 3): no hparam_def protocol "
         "buffers, no indexed assignments (parse('a[1]=2')); "
-        "see README.md#tf1-module-paths-and-contrib-modules",
+        "see docs/compatibility.md#tf1-module-paths-and-contrib-modules",
         "  supported    tensorflow.contrib.tpu  (line 4)",
         "  supported    tensorflow.compat.v1.data.TFRecordDataset  (line 6)",
         f"{root}/py2_tool.py",
@@ -210,8 +210,8 @@ def test_verdict_is_unsupported_exactly_when_the_rewritten_import_fails(statemen
     assert (verdict.status != "unsupported") == imported
 
 
-def test_documented_differences_are_served_and_link_existing_readme_sections():
-    with open(os.path.join(REPO, "README.md")) as f:
+def test_documented_differences_are_served_and_link_existing_docs_sections():
+    with open(os.path.join(REPO, compat_check.DOCS)) as f:
         headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
     anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
     for key, anchor in compat_check.DIFFERENCES.items():

@@ -47,7 +47,7 @@ from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _paths
 
 ROOTS = ("tensorflow", "tensorflow_estimator")
-README = "README.md"
+DOCS = "docs/compatibility.md"
 _TF2 = "compat.v2"
 
 # Modules of TensorFlow 1.x's API (`tf.compat.v1.<path>`) that lost names between
@@ -67,8 +67,8 @@ _SKIPPED_DIRS = {".git", "__pycache__", ".venv", "venv", "site-packages", "node_
 @dataclasses.dataclass(frozen=True)
 class Verdict:
     """How the namespace serves one API: `status` is 'supported', 'difference',
-    'unsupported', 'tf2', 'not-tf1', 'optional' or 'conditional'; `detail` is the README
-    anchor or the reason; `note` the difference in one line."""
+    'unsupported', 'tf2', 'not-tf1', 'optional' or 'conditional'; `detail` is the anchor in
+    DOCS or the reason; `note` the difference in one line."""
     api: str
     status: str
     detail: str = ""
@@ -398,7 +398,7 @@ def _not_required(verdict, conditional):
 def _line(verdict, line):
     text = f"{_LABELS[verdict.status]:<12} {verdict.api}  (line {line})"
     if verdict.status == "difference":
-        return f"{text}: {verdict.note}; see {README}#{verdict.detail}"
+        return f"{text}: {verdict.note}; see {DOCS}#{verdict.detail}"
     if verdict.detail:
         return f"{text}: {verdict.detail}"
     return text

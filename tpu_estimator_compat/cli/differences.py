@@ -1,10 +1,10 @@
-"""The APIs `check` reports as supported with a documented difference: the README section
-that documents each, and the difference in one line."""
+"""The APIs `check` reports as supported with a documented difference: the section of
+docs/compatibility.md that documents each, and the difference in one line."""
 
 _KNOWN = "known-differences-from-the-original"
 _CONTRIB = "tf1-module-paths-and-contrib-modules"
 
-# v1-relative path -> README section (anchor) that documents how it differs.
+# v1-relative path -> docs/compatibility.md section (anchor) that documents how it differs.
 DIFFERENCES = {
     "contrib.tpu.TPUEstimator": _KNOWN,
     "estimator.Estimator": _KNOWN,
@@ -21,7 +21,7 @@ DIFFERENCES = {
     "contrib.tpu.AsyncCheckpointSaverHook": _CONTRIB,
     "contrib.training.HParams": _CONTRIB,
 }
-# The difference of each DIFFERENCES entry, in one line (the README section says more).
+# The difference of each DIFFERENCES entry, in one line (the docs section says more).
 _HOOKS = ("runs once per device loop with TPU semantics (else every step), with replica 0's "
           "values; before_run's fetches are fixed at tracing")
 DIFFERENCE_NOTES = {

@@ -29,7 +29,7 @@ _KERAS_DROPPED = "Keras 2.2-era names that tf_keras (Keras 2 on TensorFlow 2.21)
 _ESTIMATOR_INTERNALS = ("TF 1.x's estimator modules: the names TPU programs import from them "
                         "are served (`_paths`), not their internals (imported modules, helpers)")
 _CONTRIB = ("tf.contrib was removed in TensorFlow 2; this package serves the contrib modules "
-            "TPU programs use (README: TF1 module paths and contrib modules)")
+            "TPU programs use (docs/compatibility.md: TF1 module paths and contrib modules)")
 EXCLUDED = {
     "tensorflow.contrib": _CONTRIB,
     "tensorflow.contrib.framework": "contrib.framework's graph and tensor utilities beyond "
@@ -64,7 +64,7 @@ EXCLUDED = {
     "tensorflow_estimator.python": _ESTIMATOR_INTERNALS,
     "tensorflow.estimator": "TF 1.x's canned estimators, heads, BestExporter and feature-spec "
                             "helpers: this package serves TPUEstimator, Estimator and what they "
-                            "take (README feature table), not the canned estimators",
+                            "take (docs/compatibility.md: Supported TPUEstimator features), not the canned estimators",
     "tensorflow.estimator.experimental": "the estimator's experimental canned models and "
                                          "early-stopping hooks, not served",
     "tensorflow.estimator.inputs": "numpy_input_fn / pandas_input_fn (queue-based, without "
@@ -288,7 +288,7 @@ def coverage_line(api_paths):
 
 
 def coverage_table(result):
-    """The README's table (Markdown) of a `walk()` result: TF 1.15's names served."""
+    """docs/compatibility.md's table (Markdown) of a `walk()` result: TF 1.15's names served."""
     counts = coverage(result)
 
     def group(tops):
