@@ -26,8 +26,8 @@ _HOOKS = ("runs once per device loop with TPU semantics (else every step), with 
           "values; before_run's fetches are fixed at tracing")
 DIFFERENCE_NOTES = {
     "contrib.tpu.TPUEstimator": "runs on tf.distribute strategies; evaluate(steps=None) "
-                                "counts every example once; no graph.pbtxt; no "
-                                "embedding_config_spec",
+                                "counts every example once; no graph.pbtxt; TPU embeddings "
+                                "without sequence columns",
     "estimator.Estimator": "one device unless RunConfig(train_distribute=...); no graph.pbtxt",
     "estimator.train_and_evaluate": "no `ps` role (training is synchronous); the evaluator "
                                     "ends after the final checkpoint",

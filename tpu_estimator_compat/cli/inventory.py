@@ -5,7 +5,8 @@ tensorflow-cpu 1.15.0 and tensorflow-estimator 1.15.1 wheels) walked over
 
 Walked: TF 1.15's public API (`tensorflow`, its generated `tensorflow.<module>`s,
 `tensorflow.estimator`, `tensorflow.keras`), `tensorflow.contrib.*` (not their `python`
-implementation packages) and the deep module paths `_paths` lists. Not walked: `compat.v1`
+implementation packages) and the deep module paths `_paths` lists. Not walked: test helpers
+(`*test_util` modules, such as `contrib.summary.summary_test_util`), `compat.v1`
 (the root again), `v1` (TF 1.15's generated copy of the root, `_api/v1/v1.py`, importable by
 accident), `compat.v2` (TensorFlow 2 code) and the internals of TensorFlow and
 tensorflow_estimator (`loaded_internal_modules()` are compared for kinds only). `EXCLUDED`
@@ -52,6 +53,9 @@ EXCLUDED = {
                                             "implementation imported (ops, dtypes, deprecated...), "
                                             "not API",
     "tensorflow.contrib.data": "contrib.data names TensorFlow dropped from tf.data",
+    "tensorflow.contrib.summary.summary": "contrib.summary's SQLite writer (create_db_writer) "
+                                          "and raw graph/event writers (graph, import_event), "
+                                          "which TensorFlow 2's summary ops do not have",
     "tensorflow.contrib.metrics": "tf-slim's metrics lack these few contrib.metrics names",
     "tensorflow.contrib.distribute": "contrib.distribute's TF1-only strategies and step "
                                      "functions (CollectiveAllReduceStrategy, TPUStrategy, "
@@ -169,6 +173,8 @@ def _below(module, prefixes):
 def _walked(module, listed):
     if listed or module == "tensorflow_estimator":
         return True
+    if module.rpartition(".")[2].endswith("test_util"):  # test helpers (tests: not inventoried)
+        return False
     if module.startswith("tensorflow_estimator."):  # its internals: `_paths`' only
         return False
     if _below(module, ("tensorflow.contrib",)):  # contrib's modules, not its implementation
