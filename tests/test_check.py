@@ -447,3 +447,55 @@ def test_contrib_summary_by_its_tf1_paths_agrees_with_its_coverage_line(tmp_path
     assert out.getvalue().splitlines()[-1] == (
         "TF 1.15 names served, of the modules used: "
         f"tf.contrib.summary {len(served)}/{len(names)}.")
+
+
+VENDORED_TPU_ESTIMATOR = """
+from tensorflow.contrib.tpu.python.tpu import error_handling
+from tensorflow.contrib.tpu.python.tpu import tpu_config
+from tensorflow.python.estimator import estimator as estimator_lib
+from tensorflow.python.estimator import util as estimator_util
+
+
+class _InputPipeline(object):
+    pass
+
+
+class _ModelFnWrapper(object):
+    pass
+
+
+class TPUEstimator(estimator_lib.Estimator):
+    pass
+"""
+
+
+def test_a_copy_of_tensorflows_tpu_estimator_gets_a_named_fix(tmp_path):
+    """xlnet, transformer-xl... ship their own copy of TensorFlow's tpu_estimator.py: its
+    internals are UNSUPPORTED, and the note above them says what to do about the file."""
+    (tmp_path / "tpu_estimator.py").write_text(VENDORED_TPU_ESTIMATOR)
+    # a subclass of the served TPUEstimator with unsupported imports is not a copy
+    (tmp_path / "own.py").write_text(
+        "import tensorflow as tf\nfrom tensorflow.python.estimator import util\n"
+        "class TPUEstimator(tf.contrib.tpu.TPUEstimator):\n    pass\n")
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path)], out=out, problems_only=True)
+    copy = str(tmp_path / "tpu_estimator.py")
+    assert out.getvalue().splitlines()[:5] == [
+        str(tmp_path / "own.py"),
+        "  UNSUPPORTED  tensorflow.python.estimator.util  (line 2): module "
+        "'tpu_estimator_compat.v1.python.estimator' has no attribute 'util'",
+        copy,
+        f"  note: {copy} is a copy of TensorFlow's tpu_estimator.py (it defines TPUEstimator, "
+        "_InputPipeline, _ModelFnWrapper) on TensorFlow 1.x internals, which TensorFlow 2 "
+        "removed: its UNSUPPORTED names below are those internals. Fix: import TensorFlow's "
+        "own, which this package serves (`from tensorflow.contrib.tpu.python.tpu import "
+        "tpu_estimator`, or `tf.contrib.tpu.TPUEstimator`), where the program imports the "
+        "copy, and delete the copy; move what the copy changed into model_fn, hooks or a "
+        "TPUEstimator subclass.",
+        "  UNSUPPORTED  tensorflow.contrib.tpu.python.tpu.error_handling  (line 2): module "
+        "'tpu_estimator_compat.v1.contrib.tpu.python.tpu' has no attribute 'error_handling'"]
+    assert totals["unsupported"] == {"tensorflow.python.estimator.util",
+                                     "tensorflow.contrib.tpu.python.tpu.error_handling"}
+    # the fix's import is served
+    assert compat_check.Resolver().verdict(
+        "tensorflow.contrib.tpu.python.tpu.tpu_estimator").status == "supported"

@@ -41,6 +41,7 @@ import sys
 import types
 
 from tpu_estimator_compat.cli import inventory
+from tpu_estimator_compat.cli import vendored
 from tpu_estimator_compat.cli.differences import DIFFERENCE_NOTES
 from tpu_estimator_compat.cli.differences import DIFFERENCES
 from tpu_estimator_compat.v1 import _finder
@@ -368,8 +369,12 @@ def check(paths, out=sys.stdout, resolver=None, problems_only=False):
         shown = sorted(((verdict, line) for verdict, line in verdicts.items()
                         if not problems_only or verdict.status == "unsupported"),
                        key=lambda item: item[1])
+        unsupported = any(verdict.status == "unsupported" for verdict in verdicts)
+        copied = vendored.copied_classes(source) if unsupported else ()
         if shown:
             print(filename, file=out)
+            if copied:
+                print(f"  {vendored.note(filename, copied)}", file=out)
         for verdict, line in shown:
             print(f"  {_line(verdict, line)}", file=out)
     print(_summary(totals), file=out)
