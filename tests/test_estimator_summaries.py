@@ -145,7 +145,7 @@ def test_one_event_file_per_directory_across_calls_and_a_new_one_after_removal(
     shutil.rmtree(tmp_path)  # a user clearing model_dir between runs
     estimator.train(input_fn, steps=2)
     estimator.evaluate(input_fn, steps=1)
-    # (the weights in memory continue: README, "Known differences")
+    # (the weights in memory continue: docs/compatibility.md, "Known differences")
     assert steps_of(read_scalars(str(tmp_path)), "loss") == [8]
     assert steps_of(read_scalars(estimator.eval_dir()), "loss") == [8]
     assert len(event_files(tmp_path)) == len(event_files(estimator.eval_dir())) == 1

@@ -156,7 +156,7 @@ def test_tf2_load_in_fresh_process_matches_model_fn_graph(exports, expected):
         raw_dir, parsing_dir, inputs, examples = sys.argv[1:5]
         inputs = np.array(json.loads(inputs), np.float32)
         examples = tf.constant([bytes.fromhex(e) for e in json.loads(examples)])
-        try:  # two MetaGraphs: TF2's loader needs tags (README "How it works")
+        try:  # two MetaGraphs: TF2's loader needs tags (docs/how-it-works.md)
             tf.saved_model.load(raw_dir)
             untagged = {"error": ["none"]}
         except ValueError as error:

@@ -1,4 +1,4 @@
-"""The layer map, checked statically (README "How it works" has the same table).
+"""The layer map, checked statically (docs/how-it-works.md has the same table).
 
 Every module of a room (a top folder, or a top module such as estimator.py) imports only its
 own room and the rooms `ALLOWED` lists for it, counting imports inside functions (lazy
@@ -108,7 +108,7 @@ def _room(module_name):
 
 def test_every_room_is_in_the_table():
     rooms = {_room(name) for name in _modules()} - {None}
-    assert rooms == set(ALLOWED), "add the new room to ALLOWED (and to README's table)"
+    assert rooms == set(ALLOWED), "add the new room to ALLOWED (and to docs/how-it-works.md's table)"
 
 
 def test_every_room_imports_only_what_the_table_allows():
@@ -122,7 +122,7 @@ def test_every_room_imports_only_what_the_table_allows():
             if target and target != room and target not in ALLOWED[room]:
                 offending.setdefault(module, []).append(name)
     assert offending == {}, (
-        "imports against the layer map (ALLOWED here, README 'How it works'): move the "
+        "imports against the layer map (ALLOWED here, docs/how-it-works.md): move the "
         "shared code to a room both may import, or pass it in from the layer above")
 
 

@@ -119,7 +119,7 @@ def test_tables_in_model_fn_train_evaluate_predict_to_the_originals_numbers(
     np.testing.assert_allclose(estimator.get_variable_value("w").ravel(), ORIGINAL_W, atol=1e-6)
     metrics = estimator.evaluate(_first_examples_input_fn(2 * BATCH))  # the original's steps=2
     assert metrics["global_step"] == ORIGINAL_EVAL["global_step"]
-    # (On several replicas `loss` is replica 0's, README: Known differences.)
+    # (On several replicas `loss` is replica 0's, docs/compatibility.md: Known differences.)
     for name in ("loss", "mae", "mean_id") if replicas == 1 else ("mae", "mean_id"):
         np.testing.assert_allclose(metrics[name], ORIGINAL_EVAL[name], rtol=1e-5)
     predictions = list(estimator.predict(_first_examples_input_fn(BATCH, labels=False)))

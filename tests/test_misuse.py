@@ -93,6 +93,23 @@ def classifier_model_fn(features, labels, mode, params):
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+def own_shapes_model_fn(features, labels, mode, params):
+    hidden = tf.matmul(features, v1.get_variable("w_hidden", [2, 4]))
+    # w_out needs 4 rows:
+    predictions = tf.matmul(hidden, v1.get_variable("w_out", [3, 1]))
+    loss = v1.losses.mean_squared_error(labels, predictions)
+    train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+        loss, global_step=v1.train.get_global_step())
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def features_width_model_fn(features, labels, mode, params):
+    predictions = tf.matmul(features, v1.get_variable("w_in", [3, 1]))  # features: [B, 2]
+    loss = v1.losses.mean_squared_error(labels, predictions)
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=v1.train.GradientDescentOptimizer(
+        0.1).minimize(loss, global_step=v1.train.get_global_step()))
+
+
 def host_call_dict_model_fn(features, labels, mode, params):
     spec = model_fn(features, labels, mode, params)
     loss = tf.reshape(spec.loss, [1])
@@ -368,6 +385,21 @@ CASES = [
         np.ones([64], np.float32))), ValueError,
         r"model_fn failed on .*input_fn: Shapes \(2, 1\) and \(2,\) are incompatible\n"
         r".*\n  labels given: float32\[2\]", r"shape \[batch_size, 1\]"),
+    Case("a shape error among model_fn's own tensors", lambda d, s: train(
+        d, s, own_shapes_model_fn), ValueError,
+        r"model_fn failed building its op MatMul_1 \(MatMul\) at \S+test_misuse\.py:\d+ "
+        r"\(`predictions = tf\.matmul\(hidden, v1\.get_variable\(\"w_out\", \[3, 1\]\)\)`\): "
+        r"Dimensions must be equal, but are 4 and 3 .*\n  the op's inputs \(MatMul, "
+        r"MatMul_1/ReadVariableOp\) are tensors model_fn computed, none is a feature or label "
+        r"from input_fn as given\n  features given: float32\[2, 2\]\n  labels given: "
+        r"float32\[2, 1\]\n",
+        # model_fn is named, not input_fn
+        r"^(?![\s\S]*input_fn return)[\s\S]*Fix the shapes in model_fn there"),
+    Case("a shape error on a feature as input_fn gave it", lambda d, s: train(
+        d, s, features_width_model_fn), ValueError,
+        r"model_fn failed on the features and labels from input_fn: Dimensions must be equal, "
+        r"but are 2 and 3 .*\n  features given: float32\[2, 2\]",
+        r"Make input_fn return the dtypes and shapes model_fn expects"),
     # params
     Case("params not a dict", lambda d, s: tec.TPUEstimator(
         model_fn, config=config(d, s), params=[("learning_rate", 0.1)], train_batch_size=16),

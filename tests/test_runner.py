@@ -13,6 +13,7 @@ import pytest
 
 from tpu_estimator_compat import __main__ as cli
 from tpu_estimator_compat.cli import runner
+from tpu_estimator_compat.cli import unused_flags
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -183,15 +184,24 @@ def test_script_runs_unmodified_on_the_simulated_tpu_with_flags_and_exit_status(
     _write(str(libs / "thirdparty.py"), THIRD_PARTY)
     model_dir = tmp_path / "model"
     result = _run([str(program / "train.py"), "--use_tpu", "--train_steps=4",
-                   f"--model_dir={model_dir}", "--exit_status=3"], cwd=str(tmp_path),
-                  env_extra={"pythonpath": [REPO, str(libs)],
-                             "env": {"TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES": "8"}})
+                   f"--model_dir={model_dir}", "--exit_status=3", "--save_sumary_steps=1"],
+                  cwd=str(tmp_path), env_extra={
+                      "pythonpath": [REPO, str(libs)],
+                      "env": {"TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES": "8"}})
     assert result.returncode == 3, result.stderr[-3000:]
     report = json.loads(_report(result.stdout))
     argv = [str(program / "train.py"), "--use_tpu", "--train_steps=4",
-            f"--model_dir={model_dir}", "--exit_status=3"]
+            f"--model_dir={model_dir}", "--exit_status=3", "--save_sumary_steps=1"]
     assert report["argv"] == argv
-    assert report["absl_argv"] == argv[:1]  # absl removed the flags it parsed
+    # absl removed the flags it parsed; tf.app.run passed the unknown one on, as TensorFlow
+    assert report["absl_argv"] == [argv[0], "--save_sumary_steps=1"]
+    # ...and the runner named it, once (the program reads FLAGS after tf.app.run parsed)
+    warnings = [line for line in result.stderr.splitlines()
+                if line.startswith(unused_flags.PREFIX)]
+    assert warnings == [unused_flags.PREFIX + "no flag of the program consumed "
+                        "--save_sumary_steps=1; tf.app.run passes unknown flags on to main, "
+                        "which ignores them. Check the spelling (`--helpfull` lists the "
+                        "program's flags)."]
     assert report["path0"] == str(program)
     assert report["main_file"] == str(program / "train.py")
     assert report["tf"] == "tpu_estimator_compat.v1" and report["tf_v1_is_tf"]
@@ -219,6 +229,7 @@ def test_module_with_disable_v2_behavior_runs_with_dash_m_and_fails_like_python(
                   cwd=str(tmp_path), env_extra={"pythonpath": [REPO, str(tmp_path / "lib")]})
     assert result.returncode == 1
     assert result.stderr.rstrip().endswith("ValueError: boom from the program")
+    assert unused_flags.PREFIX not in result.stderr  # its arguments are not absl's
     report = eval(_report(result.stdout))  # a dict literal printed by the program
     assert report == {
         "argv0": str(tmp_path / "pkg" / "main.py"),
@@ -489,3 +500,33 @@ def test_collections_and_numpy_aliases_exist_while_a_legacy_program_runs(tmp_pat
     runner.run([str(script), str(tmp_path / "out.json")])
     assert json.loads((tmp_path / "out.json").read_text()) == [True] * 5 + ["float64", True]
     assert not hasattr(collections, "Mapping") and "float_" not in vars(np)  # as it was
+
+
+def test_flags_no_absl_flag_consumed_are_named_once_with_the_flag_they_resemble(
+        monkeypatch, capsys):
+    """tf.app.run parses with known_only=True: a misspelt flag reaches main's argv and is
+    ignored (TensorFlow's tolerance); under the runner it is named, once."""
+    from absl import flags  # noqa: PLC0415
+    values = flags.FlagValues()
+    flags.DEFINE_integer("train_steps", 1, "steps", flag_values=values)
+    flags.DEFINE_bool("use_tpu", False, "TPU", flag_values=values)
+    argv = ["train.py", "--use_tpu", "--trian_steps=5", "data.txt", "-q", "--", "--after"]
+    monkeypatch.setattr(sys, "argv", argv)
+    original = flags.FlagValues.__call__
+    with unused_flags.warned(values):
+        unparsed = values(argv, known_only=True)  # what tf.app.run's parser calls
+        assert values(argv, known_only=True) == unparsed  # parsed again: said once only
+        assert values(["made-up", "--zzz"], known_only=True) == ["made-up", "--zzz"]
+        other = flags.FlagValues()
+        other(argv, known_only=True)  # another FlagValues: not the program's flags
+    assert unparsed == ["train.py", "--trian_steps=5", "data.txt", "-q", "--", "--after"]
+    assert values.train_steps == 1 and values.use_tpu
+    assert capsys.readouterr().err == (
+        "tpu-estimator-compat run: warning: no flag of the program consumed "
+        "--trian_steps=5 (did you mean --train_steps?), -q; tf.app.run passes unknown flags "
+        "on to main, which ignores them. Check the spelling (`--helpfull` lists the "
+        "program's flags).\n")
+    assert flags.FlagValues.__call__ is original
+    with unused_flags.warned(values), pytest.raises(flags.UnrecognizedFlagError):
+        values(argv)  # absl.app.run's strict parse raises on its own: nothing to add
+    assert capsys.readouterr().err == ""

@@ -773,7 +773,7 @@ def test_evaluate_on_the_simulated_tpu_and_the_meta_graph(simulated_tpu, tmp_pat
                             else np.zeros(2) for row in TPU_IDS])
     logits = np.concatenate([activations, TPU_X], 1) @ values["out/kernel"] + values["out/bias"]
     per_replica_losses = ((logits - TPU_Y) ** 2).reshape(REPLICAS, -1).mean(1)
-    # the evaluation loss is replica 0's, as the original's (README); its rows' activations
+    # the evaluation loss is replica 0's, as the original's (docs/compatibility.md); its rows' activations
     np.testing.assert_allclose(metrics["loss"], per_replica_losses[0], rtol=1e-5)
     np.testing.assert_allclose(estimator.get_variable_value(TABLE_NAME), values[TABLE_NAME])
     # eval_on_tpu=False: the original evaluated on the CPU, input_layer looking the ids up

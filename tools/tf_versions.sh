@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Which TensorFlow releases the package works on (README "Supported TensorFlow versions").
+# Which TensorFlow releases the package works on (docs/tensorflow-versions.md).
 #
 #   tools/tf_versions.sh [VERSION...]        default: 2.16 2.17 2.18 2.19 2.20 2.21
 #
@@ -10,7 +10,7 @@
 #   1. the MNIST example (README set-up command), which must reach >= 97 % eval accuracy;
 #   2. the core tests (CORE_TESTS): training, evaluation, prediction, export, the v1 namespace,
 #      the runner and the log lines.
-# Each version appends one row to $TF_VERSIONS_DIR/results.md (README's table format) and keeps
+# Each version appends one row to $TF_VERSIONS_DIR/results.md (docs/tensorflow-versions.md's table format) and keeps
 # its logs there. Environment: TF_VERSIONS_DIR (default /tmp/tf_versions), PYTHON (the
 # interpreter for the venvs, default python3), CORE_TESTS (space-separated test files).
 set -uo pipefail

@@ -339,7 +339,7 @@ class Estimator:
 class TPUEstimator(Estimator):
     """Estimator with TPU semantics, running on TF2 tf.distribute strategies.
 
-    See the README for what runs where; arguments are the original's. Hooks run once per
+    See docs/how-it-works.md for what runs where; arguments are the original's. Hooks run once per
     device loop of `iterations_per_loop` steps, as the original's once per Session.run.
     """
 

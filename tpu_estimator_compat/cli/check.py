@@ -41,13 +41,14 @@ import sys
 import types
 
 from tpu_estimator_compat.cli import inventory
+from tpu_estimator_compat.cli import vendored
 from tpu_estimator_compat.cli.differences import DIFFERENCE_NOTES
 from tpu_estimator_compat.cli.differences import DIFFERENCES
 from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _paths
 
 ROOTS = ("tensorflow", "tensorflow_estimator")
-README = "README.md"
+DOCS = "docs/compatibility.md"
 _TF2 = "compat.v2"
 
 # Modules of TensorFlow 1.x's API (`tf.compat.v1.<path>`) that lost names between
@@ -67,8 +68,8 @@ _SKIPPED_DIRS = {".git", "__pycache__", ".venv", "venv", "site-packages", "node_
 @dataclasses.dataclass(frozen=True)
 class Verdict:
     """How the namespace serves one API: `status` is 'supported', 'difference',
-    'unsupported', 'tf2', 'not-tf1', 'optional' or 'conditional'; `detail` is the README
-    anchor or the reason; `note` the difference in one line."""
+    'unsupported', 'tf2', 'not-tf1', 'optional' or 'conditional'; `detail` is the anchor in
+    DOCS or the reason; `note` the difference in one line."""
     api: str
     status: str
     detail: str = ""
@@ -368,8 +369,12 @@ def check(paths, out=sys.stdout, resolver=None, problems_only=False):
         shown = sorted(((verdict, line) for verdict, line in verdicts.items()
                         if not problems_only or verdict.status == "unsupported"),
                        key=lambda item: item[1])
+        unsupported = any(verdict.status == "unsupported" for verdict in verdicts)
+        copied = vendored.copied_classes(source) if unsupported else ()
         if shown:
             print(filename, file=out)
+            if copied:
+                print(f"  {vendored.note(filename, copied)}", file=out)
         for verdict, line in shown:
             print(f"  {_line(verdict, line)}", file=out)
     print(_summary(totals), file=out)
@@ -398,7 +403,7 @@ def _not_required(verdict, conditional):
 def _line(verdict, line):
     text = f"{_LABELS[verdict.status]:<12} {verdict.api}  (line {line})"
     if verdict.status == "difference":
-        return f"{text}: {verdict.note}; see {README}#{verdict.detail}"
+        return f"{text}: {verdict.note}; see {DOCS}#{verdict.detail}"
     if verdict.detail:
         return f"{text}: {verdict.detail}"
     return text

@@ -5,7 +5,8 @@ tensorflow-cpu 1.15.0 and tensorflow-estimator 1.15.1 wheels) walked over
 
 Walked: TF 1.15's public API (`tensorflow`, its generated `tensorflow.<module>`s,
 `tensorflow.estimator`, `tensorflow.keras`), `tensorflow.contrib.*` (not their `python`
-implementation packages) and the deep module paths `_paths` lists. Not walked: `compat.v1`
+implementation packages) and the deep module paths `_paths` lists. Not walked: test helpers
+(`*test_util` modules, such as `contrib.summary.summary_test_util`), `compat.v1`
 (the root again), `v1` (TF 1.15's generated copy of the root, `_api/v1/v1.py`, importable by
 accident), `compat.v2` (TensorFlow 2 code) and the internals of TensorFlow and
 tensorflow_estimator (`loaded_internal_modules()` are compared for kinds only). `EXCLUDED`
@@ -29,7 +30,7 @@ _KERAS_DROPPED = "Keras 2.2-era names that tf_keras (Keras 2 on TensorFlow 2.21)
 _ESTIMATOR_INTERNALS = ("TF 1.x's estimator modules: the names TPU programs import from them "
                         "are served (`_paths`), not their internals (imported modules, helpers)")
 _CONTRIB = ("tf.contrib was removed in TensorFlow 2; this package serves the contrib modules "
-            "TPU programs use (README: TF1 module paths and contrib modules)")
+            "TPU programs use (docs/compatibility.md: TF1 module paths and contrib modules)")
 EXCLUDED = {
     "tensorflow.contrib": _CONTRIB,
     "tensorflow.contrib.framework": "contrib.framework's graph and tensor utilities beyond "
@@ -52,6 +53,9 @@ EXCLUDED = {
                                             "implementation imported (ops, dtypes, deprecated...), "
                                             "not API",
     "tensorflow.contrib.data": "contrib.data names TensorFlow dropped from tf.data",
+    "tensorflow.contrib.summary.summary": "contrib.summary's SQLite writer (create_db_writer) "
+                                          "and raw graph/event writers (graph, import_event), "
+                                          "which TensorFlow 2's summary ops do not have",
     "tensorflow.contrib.metrics": "tf-slim's metrics lack these few contrib.metrics names",
     "tensorflow.contrib.distribute": "contrib.distribute's TF1-only strategies and step "
                                      "functions (CollectiveAllReduceStrategy, TPUStrategy, "
@@ -64,7 +68,7 @@ EXCLUDED = {
     "tensorflow_estimator.python": _ESTIMATOR_INTERNALS,
     "tensorflow.estimator": "TF 1.x's canned estimators, heads, BestExporter and feature-spec "
                             "helpers: this package serves TPUEstimator, Estimator and what they "
-                            "take (README feature table), not the canned estimators",
+                            "take (docs/compatibility.md: Supported TPUEstimator features), not the canned estimators",
     "tensorflow.estimator.experimental": "the estimator's experimental canned models and "
                                          "early-stopping hooks, not served",
     "tensorflow.estimator.inputs": "numpy_input_fn / pandas_input_fn (queue-based, without "
@@ -169,6 +173,8 @@ def _below(module, prefixes):
 def _walked(module, listed):
     if listed or module == "tensorflow_estimator":
         return True
+    if module.rpartition(".")[2].endswith("test_util"):  # test helpers (tests: not inventoried)
+        return False
     if module.startswith("tensorflow_estimator."):  # its internals: `_paths`' only
         return False
     if _below(module, ("tensorflow.contrib",)):  # contrib's modules, not its implementation
@@ -288,7 +294,7 @@ def coverage_line(api_paths):
 
 
 def coverage_table(result):
-    """The README's table (Markdown) of a `walk()` result: TF 1.15's names served."""
+    """docs/compatibility.md's table (Markdown) of a `walk()` result: TF 1.15's names served."""
     counts = coverage(result)
 
     def group(tops):

@@ -24,7 +24,8 @@ tensorflow_hub, numpy...) imports the real TensorFlow 2, whose module stays
 `sys.modules['tensorflow']`.
 
 Python names TF1-era code calls that Python 3.11 removed (`inspect.getargspec`) exist while
-the program runs (`legacy_python.py`).
+the program runs (`legacy_python.py`), and command-line flags no absl flag of the program
+consumed (`tf.app.run` ignores them) are named once on stderr (`unused_flags.py`).
 
 Limits: `importlib.import_module('tensorflow')` and `__import__` called by hand are not
 redirected (they give real TensorFlow 2); a library installed outside site-packages (on
@@ -42,6 +43,7 @@ import sys
 import sysconfig
 
 from tpu_estimator_compat.cli import legacy_python
+from tpu_estimator_compat.cli import unused_flags
 
 _REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
 NAMESPACE = "tpu_estimator_compat.v1"
@@ -148,7 +150,7 @@ def run(argv, keep_tf2_dirs=(), v1_for=()):
                               v1_libraries() + tuple(v1_for))
     redirect.install()
     try:
-        with legacy_python.removed_names_restored():
+        with legacy_python.removed_names_restored(), unused_flags.warned():
             if argv[0] == "-m":
                 sys.argv = [argv[1]] + list(argv[2:])  # runpy puts the module's path in argv[0]
                 sys.path[0] = os.getcwd()

@@ -76,7 +76,8 @@ def call_model_fn(model_fn, features, labels, mode, params, config, source="inpu
     `params` should be a fresh dict per call (see `params_for`); it is passed as given.
     A TypeError/ValueError raised by TensorFlow while model_fn builds on the inputs (labels
     of another dtype or shape than the model's...) is re-raised naming the features and
-    labels `source` gave.
+    labels `source` gave; one about an op none of whose inputs came from `source` names
+    model_fn's line instead (its own shapes are at fault).
     """
     try:
         return _call_model_fn(model_fn, features, labels, mode, params, config)
@@ -86,6 +87,10 @@ def call_model_fn(model_fn, features, labels, mode, params, config, source="inpu
             raise explained from error
         if type(error) not in (TypeError, ValueError) or not _raised_by_tensorflow(error):
             raise
+        own_op = model_fn_errors.op_built_from_model_fn_tensors(error, features, labels)
+        if own_op is not None:
+            raise type(error)(_own_shapes_message(error, own_op, features, labels, source)
+                              ) from error
         raise type(error)(
             f"model_fn failed on the features and labels from {source}: {error}\n"
             f"  features given: {_describe_tensors(features)}\n"
@@ -93,6 +98,19 @@ def call_model_fn(model_fn, features, labels, mode, params, config, source="inpu
             f"Make {source} return the dtypes and shapes model_fn expects (e.g. "
             "tf.cast(labels, tf.float32) for a float loss, labels of shape [batch_size, 1] "
             "vs [batch_size] to match the predictions).") from error
+
+
+def _own_shapes_message(error, own_op, features, labels, source):
+    node, op_type, inputs = own_op
+    line = model_fn_errors.user_code_line(error)
+    return (f"model_fn failed building its op {node} ({op_type})"
+            f"{f' at {line}' if line else ''}: {error}\n"
+            f"  the op's inputs ({', '.join(inputs)}) are tensors model_fn computed, none is a "
+            f"feature or label from {source} as given\n"
+            f"  features given: {_describe_tensors(features)}\n"
+            f"  labels given: {_describe_tensors(labels)}\n"
+            "Fix the shapes in model_fn there (a weight's shape, a reshape's target, the axis "
+            "of a concat or reduction...): its own tensors do not fit each other.")
 
 
 def _raised_by_tensorflow(error):

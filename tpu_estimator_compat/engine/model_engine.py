@@ -161,7 +161,7 @@ class ModelEngine:
             embeddings and mode != ModeKeys.TRAIN)
         if self.runtime.compile_with_xla and not compile_with_xla:
             logging.info("The %s step with TPU embeddings is not compiled with XLA on the "
-                         "simulated TPU (README: Known differences).", mode)
+                         "simulated TPU (docs/how-it-works.md: Where it runs).", mode)
         if compile_with_xla:
             logging.info("Compiling the %s step with XLA, as a TPU does (%s=0 turns it off).",
                          mode, xla_step.SIMULATED_TPU_XLA_ENV)

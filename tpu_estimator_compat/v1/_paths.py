@@ -179,6 +179,9 @@ MODULES = {
     "contrib.training.python.training.training": Virtual(_TRAIN_OP_BUILDERS),
     "contrib.training.python.training.hparam": Virtual(
         _from("rebuilt_apis.hparam", "HParams")),
+    # TF 1.x's `tf.contrib.summary` was this module (contrib's __init__ imported it as
+    # `summary`), where TF 1.15's inventory lists its names.
+    "contrib.summary.summary": f"{_PKG}.rebuilt_apis.contrib_summary",
     # tf.contrib.learn.datasets.base (its downloader only)
     "contrib.learn.datasets": Virtual(),
     "contrib.learn.datasets.base": Virtual(_from("rebuilt_apis.learn_datasets", "maybe_download")),
