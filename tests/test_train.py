@@ -87,14 +87,46 @@ def test_sum_reduction_applies_eight_times_the_mean_gradient(tmp_path, one_devic
 
 
 @pytest.mark.slow  # trains or evaluates for several seconds
-def test_bare_optimizer_sums_gradients_across_replicas(tmp_path, one_device, eight_devices):
-    initial = 0.5 * np.ones([3, 1], np.float32)
-    one = train_weights(make_regression_model_fn("sgd"), one_device, tmp_path / "one",
-                        batch_size=32, steps=1)
+def test_bare_optimizer_applies_each_replicas_own_gradients_as_a_tpu_core(
+        tmp_path, one_device, eight_devices):
+    """Without CrossShardOptimizer each TPU core applied its own gradients and TF1 kept
+    replica 0's values: 8 replicas on a global batch of 32 train as one replica on replica
+    0's 4 examples."""
+    replica_0 = train_weights(make_regression_model_fn("sgd"), one_device, tmp_path / "one",
+                              batch_size=4, steps=1)
     bare = train_weights(make_regression_model_fn("sgd", cross_shard=False), eight_devices,
                          tmp_path / "bare", batch_size=32, steps=1)
-    np.testing.assert_allclose(bare["linear/w"] - initial, 8 * (one["linear/w"] - initial),
-                               rtol=1e-4, atol=1e-6)
+    for name in ("linear/w", "linear/hidden/kernel", "linear/hidden/bias"):
+        np.testing.assert_allclose(bare[name], replica_0[name], rtol=1e-6, err_msg=name)
+
+
+@pytest.mark.slow  # trains or evaluates for several seconds
+@pytest.mark.parametrize("strategy_fixture", ["one_device", "eight_devices"])
+def test_iterations_per_loop_trains_and_evaluates_like_one_step_per_loop(
+        strategy_fixture, tmp_path, request):
+    """Steps per device loop change how often the host runs, not the numbers: 6 steps in
+    loops of 4 and 2 give the weights (Adam) of 6 loops of one step, and so does evaluation
+    in loops of 4 against loops of 1."""
+    strategy = request.getfixturevalue(strategy_fixture)
+    results = {}
+    for iterations_per_loop in (1, 4):
+        estimator = tec.TPUEstimator(
+            make_regression_model_fn("adam"), train_batch_size=32, eval_batch_size=32,
+            config=run_config(tmp_path / str(iterations_per_loop), strategy,
+                              iterations_per_loop=iterations_per_loop))
+        estimator.train(regression_input_fn, steps=6)
+        weights = {name: estimator.get_variable_value(name)
+                   for name in estimator.get_variable_names()}
+        results[iterations_per_loop] = (weights,
+                                        estimator.evaluate(regression_input_fn, steps=4))
+    (one_weights, one_eval), (four_weights, four_eval) = results[1], results[4]
+    assert sorted(one_weights) == sorted(four_weights)
+    for name in one_weights:
+        np.testing.assert_allclose(four_weights[name], one_weights[name], rtol=1e-6,
+                                   atol=1e-7, err_msg=name)
+    assert sorted(four_eval) == sorted(one_eval)
+    for name in one_eval:
+        np.testing.assert_allclose(four_eval[name], one_eval[name], rtol=1e-6, err_msg=name)
 
 
 def loop_boundaries_estimator(model_dir, strategy, iterations_per_loop):
