@@ -272,3 +272,43 @@ def test_bad_group_assignment_is_refused_while_tracing(monkeypatch, tmp_path,
     with pytest.raises(ValueError, match=message):
         _estimator(tmp_path, model_fn).train(input_fn, steps=1)
     assert tf.train.latest_checkpoint(str(tmp_path)) is None
+
+
+class MomentOptimizer(v1.train.Optimizer):
+    """BERT's AdamWeightDecay shape: its moment is a variable it asks for with get_variable
+    in apply_gradients (`m = g; v -= 0.1 * m`)."""
+
+    def __init__(self):
+        super().__init__(use_locking=False, name="Moment")
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        updates = []
+        for grad, var in grads_and_vars:
+            moment = v1.get_variable(var.op.name + "/moment", var.shape, trainable=False,
+                                     initializer=v1.zeros_initializer())
+            updates += [moment.assign(tf.convert_to_tensor(grad)), var.assign_sub(LR * grad)]
+        with tf.control_dependencies(updates):
+            return global_step.assign_add(1)
+
+
+def test_an_optimizers_own_variables_are_checked_like_the_weights(monkeypatch, tmp_path):
+    """The moment the wrapped optimizer creates while applying summed gradients is identical
+    on every replica in TF1: changed per replica (here by the replica's own batch mean), it
+    is named by ReplicaDriftError rather than silently replaced by replica 0's."""
+    _simulated_tpu(monkeypatch, 2)
+
+    def model_fn(features, labels, mode, params):
+        del labels, params
+        w = v1.get_variable("w", [1, 1], initializer=v1.ones_initializer())
+        loss = tf.reduce_mean(tf.matmul(features, w))
+        train_op = tec.CrossShardOptimizer(MomentOptimizer()).minimize(
+            loss, global_step=v1.train.get_global_step())
+        with tf.control_dependencies([train_op]):
+            with v1.variable_scope("", reuse=True):
+                moment = v1.get_variable("w/moment")
+            train_op = moment.assign_add(tf.reshape(tf.reduce_mean(features), [1, 1]))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    with pytest.raises(replica_sync.ReplicaDriftError, match="identical on every replica: "
+                       "w/moment"):
+        _estimator(tmp_path, model_fn).train(input_fn, steps=1)

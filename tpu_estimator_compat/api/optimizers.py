@@ -104,10 +104,11 @@ class CrossShardOptimizer(_v1.train.Optimizer):
         _validate_group_assignment(self._group_assignment)
         mark_cross_shard_optimizer_used()
         grads_and_vars = _summed_across_replicas(list(grads_and_vars), self._group_assignment)
-        if not _has_subgroups(self._group_assignment):  # subgroups' copies differ, as in TF1
+        subgroups = _has_subgroups(self._group_assignment)
+        if not subgroups:  # subgroups' copies differ, as in TF1
             _synchronized.append((self._opt, [v for g, v in grads_and_vars if g is not None]))
-        previous = getattr(_applying_summed, "value", False)
-        _applying_summed.value = True
+        previous = getattr(_applying_summed, "value", None)
+        _applying_summed.value = "subgroups" if subgroups else "all replicas"
         try:
             return self._opt.apply_gradients(grads_and_vars, global_step, name)
         finally:
@@ -152,7 +153,7 @@ def v1_apply_gradients(per_replica):
     def apply_gradients(self, grads_and_vars, global_step=None, name=None,
                         skip_gradients_aggregation=False):
         skip = (skip_gradients_aggregation or per_replica
-                or getattr(_applying_summed, "value", False))
+                or getattr(_applying_summed, "value", None) is not None)
         return _stock_apply_gradients(self, grads_and_vars, global_step, name,
                                       skip_gradients_aggregation=skip)
     return apply_gradients
@@ -180,13 +181,22 @@ def reset_cross_shard_optimizer_usage():
     _synchronized.clear()
 
 
+def note_variable_requested(variable):
+    """Called by the variable store for every variable model code asks for: one asked for
+    while a CrossShardOptimizer applies gradients summed over all replicas (BERT's
+    AdamWeightDecay creates its moments there with get_variable) is synchronized too."""
+    if getattr(_applying_summed, "value", None) == "all replicas":
+        _synchronized.append((None, [variable]))
+
+
 def synchronized_variables():
     """The variables CrossShardOptimizers applied summed gradients to since the last reset,
-    with their slots: identical on every replica in TF1."""
+    with their slots and the variables asked for while applying them: identical on every
+    replica in TF1."""
     found = []
     for optimizer, variables in _synchronized:
         found.extend(variables)
-        for variable in variables:
+        for variable in variables if optimizer is not None else ():
             for slot_name in optimizer.get_slot_names():
                 slot = optimizer.get_slot(variable, slot_name)
                 if slot is not None:

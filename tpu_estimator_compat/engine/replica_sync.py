@@ -6,7 +6,8 @@ at its end; TF1 with a strategy (Estimator's `train_distribute`) saved and resto
 0's. What that means here, for the variables a traced TRAIN step writes:
 
 - **synchronized** variables (those a CrossShardOptimizer applied summed gradients to, their
-  slots, the global step) get the same update on every replica, so their copies must stay
+  slots, what the wrapped optimizer asked for while applying them, e.g. BERT's moments, the
+  global step) get the same update on every replica, so their copies must stay
   bit-identical. `verify()` checks it, before every checkpoint and at the end of train(); a
   difference is a bug in the program or in this package, and raises `ReplicaDriftError`
   naming the variables before anything is written.

@@ -15,6 +15,7 @@ import threading
 
 import tensorflow as tf
 
+from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.tf1_behaviour.variables import GLOBAL_STEP_NAME
 from tpu_estimator_compat.tf1_behaviour.variables import tf1_name
@@ -160,6 +161,7 @@ class VariableStore:
                 self._trainable.add(name)
             if _v1.GraphKeys.LOCAL_VARIABLES in (kwargs.get("collections") or ()):
                 self._local.add(name)
+        optimizers.note_variable_requested(variable)
         collections = list(kwargs.get("collections") or [_v1.GraphKeys.GLOBAL_VARIABLES])
         if name in self._trainable and _v1.GraphKeys.TRAINABLE_VARIABLES not in collections:
             collections.append(_v1.GraphKeys.TRAINABLE_VARIABLES)
