@@ -56,6 +56,12 @@ class StepGraph:
         self.outputs = outputs  # nest of tensors of `graph` (None leaves: no output)
         self._pruned_ops = _ops_in_copy_order(tf.nest.flatten(outputs, expand_composites=True))
 
+    @property
+    def pruned_ops(self):
+        """The ops the outputs need, in copy order (the input and capture placeholders
+        included): what `instantiate` copies."""
+        return self._pruned_ops
+
     @classmethod
     def trace(cls, fn, element_spec, name="step"):
         """Traces `fn(element)` for elements of `element_spec`; returns the StepGraph.

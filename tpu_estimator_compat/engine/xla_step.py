@@ -50,8 +50,6 @@ _PLUMBING = frozenset({"NoOp", "Identity", "Const"})
 def copier(devices):
     """A `copy_ops` for `StepGraph.instantiate` that compiles the ops placed on `devices`
     (the replicas' devices) with XLA."""
-    devices = frozenset(tf_xla.canonical_device(d) for d in devices)
-
     def copy_ops(graph, ops, destination, copies, fetches):
         consumers = {}
         for op in ops:
@@ -59,12 +57,7 @@ def copier(devices):
                 consumers.setdefault(tensor.ref(), set()).add(op)
         for tensor in fetches:
             consumers.setdefault(tensor.ref(), set()).add(None)  # the step's outputs
-        resource_devices = {internal.ref(): tf_xla.canonical_device(external.device)
-                            for external, internal in graph.captures
-                            if external.dtype == tf.resource and external.device}
-        host_only_functions = {}
-        compiled = {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
-                    else _compiled_device(op, devices, resource_devices) for op in ops}
+        compiled = compiled_devices(graph, ops, devices)
         op_copies = {}
         for unit in _units(ops, compiled):
             device = compiled[unit[0]]
@@ -74,6 +67,18 @@ def copier(devices):
             else:
                 _copy_cluster(graph, unit, device, destination, copies, op_copies, consumers)
     return copy_ops
+
+
+def compiled_devices(graph, ops, devices):
+    """`{op: the canonical device of the XLA cluster it is compiled in, or None}` for `ops`
+    of `graph` (a step's), compiled on `devices` (the replicas')."""
+    devices = frozenset(tf_xla.canonical_device(d) for d in devices)
+    resource_devices = {internal.ref(): tf_xla.canonical_device(external.device)
+                        for external, internal in graph.captures
+                        if external.dtype == tf.resource and external.device}
+    host_only_functions = {}
+    return {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
+            else _compiled_device(op, devices, resource_devices) for op in ops}
 
 
 def _compiled_device(op, devices, resource_devices):
