@@ -245,6 +245,31 @@ def test_a_stock_model_passes_the_check_and_computes_what_it_does_without_xla(
     assert not np.allclose(kernel, np.linspace(-0.5, 0.5, 4 * 8).reshape(4, 8))  # trained
 
 
+def test_the_shipped_tpu_kernels_are_the_installed_tensorflows():
+    from tools import tpu_ops as tool  # noqa: PLC0415
+    assert tool.main(["--check"]) == 0, "run python tools/tpu_ops.py"
+
+
+def _node_defs():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None])
+        ops = {"unique": tf.unique(x).y, "float64": tf.cast(x, tf.float64) * 2.0,
+               "int64": tf.cast(x, tf.int64) + 1, "complex128": tf.cast(x, tf.complex128),
+               "string Const": tf.constant("message"), "string op": tf.strings.as_string(x),
+               "py_function": tf.py_function(lambda t: t, [x], tf.float32)}
+    return {key: tensor.op.node_def for key, tensor in ops.items()}
+
+
+def test_the_tpu_kernels_take_unique_float64_and_int64_not_complex128_strings_or_python():
+    refusals = {key: tpu_ops.refusal(node_def) for key, node_def in _node_defs().items()}
+    assert refusals == {
+        "unique": None, "float64": None, "int64": None, "string Const": None,
+        "complex128": "a TPU's XLA kernel for it takes no DstT=complex128",
+        "string op": "a TPU has no XLA kernel for it",
+        "py_function": "a TPU has no XLA kernel for it"}
+
+
 def _tf2_summary_before_the_logits(logdir, with_string_assert=False):
     """simclr's way: a TF2 summary written in model_fn, under `record_if`, that the model's
     output depends on (a `tf.cond` whose branch writes: the host's op, not XLA's); with an

@@ -68,6 +68,11 @@ def _registry():
     return _Registry()
 
 
+def refusal(node_def):
+    """Why a TPU cannot compile `node_def` (a NodeDef), or None if it can."""
+    return _registry().refusal(node_def)
+
+
 def check(step, devices, mode):
     """Raises TPUUnsupportedOpError if an op `step` (a StepGraph) compiles on `devices`
     (the replicas') is one a TPU cannot compile; logs a warning for float64 ops."""
