@@ -1,15 +1,17 @@
 """What a TPU compiles, checked on the simulated TPU before the first step.
 
-The simulated TPU compiles the step with XLA's CPU backend, which takes a few things a TPU's
-does not (complex128, CPU-only kernels). So each compiled program's ops are checked once,
+The simulated TPU compiles the step with XLA's CPU backend, which takes dtypes a TPU's does
+not (complex128), and would meet an op without any XLA kernel (`tf.py_function`, string
+ops) only when the first loop compiles. So each compiled program's ops are checked once,
 when it is traced, against the TPU's own XLA kernels: `tpu_ops.json`, TensorFlow's XLA op
 registrations as the XLA_TPU_JIT backend gets them (made by `tools/tpu_ops.py`, which
 names the source). Checked: every op `xla_step` compiles (not outside_compilation's, the
 collectives, summary writes or the host's ops), and the ops of the functions they call (a
 `tf.cond`'s branches, a loop's body) but those marked for outside compilation. An op the
 TPU has no kernel for, or whose dtypes its kernel does not take, fails `train`/`evaluate`/
-`predict` before the first step, naming the op, the line of model_fn that built it and the
-fixes.
+`predict` before the first step, naming the op, the line of the user's code that built it
+and the fixes. Ops TensorFlow compiles for a TPU pass, data-dependent shapes (`tf.unique`,
+`tf.where`: bounded dynamic shapes) and float64 (emulated on a TPU: logged) included.
 """
 import functools
 import json
@@ -20,12 +22,14 @@ import sysconfig
 import tensorflow as tf
 
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.engine import xla_step
 from tpu_estimator_compat.engine.runtime import SIMULATED_TPU_XLA_ENV
 from tpu_estimator_compat.tf_internals import xla as tf_xla
 
 _DATA = os.path.join(os.path.dirname(__file__), "tpu_ops.json")
-_STEPS = {"train": "training", "eval": "evaluation", "infer": "prediction"}
+_STEPS = {ModeKeys.TRAIN: "training", ModeKeys.EVAL: "evaluation",
+          ModeKeys.PREDICT: "prediction"}
 _REPLICA_SCOPE = re.compile(r"(^|/)replica_\d+/")
 _LISTED = 10  # ops named in the error; the others are counted
 
@@ -78,11 +82,10 @@ def check(step, devices, mode):
     (the replicas') is one a TPU cannot compile; logs a warning for float64 ops."""
     registry = _registry()
     ops = [op for op in step.pruned_ops if op.type != "Placeholder"]  # inputs and captures
-    compiled = xla_step.compiled_devices(step.graph, ops, devices)
+    compiled = [op for unit, device in xla_step.units(step.graph, ops, devices)
+                if device is not None for op in unit]
     refused, float64, functions = {}, set(), {}
-    for op in ops:
-        if compiled[op] is None:
-            continue
+    for op in compiled:
         name = _REPLICA_SCOPE.sub(r"\1", op.name)
         node_def = op.node_def
         reason = registry.refusal(node_def)

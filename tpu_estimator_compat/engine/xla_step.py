@@ -25,7 +25,8 @@ through a compiled op, so a replica's forward pass and gradients are one XLA pro
 update after the all-reduce another, and no cluster can wait on itself (an op making a
 TensorList from constants joins its user's stage: XLA cannot pass one between clusters).
 Within a cluster and between clusters the copy keeps the order of the inline copy (reads
-before updates).
+before updates). Before any of this, `tpu_ops.check` refuses the compiled ops a TPU has no
+kernel for (`units` says which ops are compiled).
 """
 import heapq
 import re
@@ -57,11 +58,9 @@ def copier(devices):
                 consumers.setdefault(tensor.ref(), set()).add(op)
         for tensor in fetches:
             consumers.setdefault(tensor.ref(), set()).add(None)  # the step's outputs
-        compiled = compiled_devices(graph, ops, devices)
         op_copies = {}
-        for unit in _units(ops, compiled):
-            device = compiled[unit[0]]
-            if device is None or all(op.type in _PLUMBING for op in unit):
+        for unit, device in units(graph, ops, devices):
+            if device is None:
                 for op in unit:
                     op_copies[op] = step_graph.copy_op(op, destination, copies, op_copies)
             else:
@@ -69,16 +68,20 @@ def copier(devices):
     return copy_ops
 
 
-def compiled_devices(graph, ops, devices):
-    """`{op: the canonical device of the XLA cluster it is compiled in, or None}` for `ops`
-    of `graph` (a step's), compiled on `devices` (the replicas')."""
+def units(graph, ops, devices):
+    """`ops` of `graph` (a step's, in copy order) as the copy makes them, with XLA compiling
+    on `devices` (the replicas'): (ops, canonical device of their XLA cluster) for each
+    cluster, (ops, None) for ops copied as they are; each after the units it needs."""
     devices = frozenset(tf_xla.canonical_device(d) for d in devices)
     resource_devices = {internal.ref(): tf_xla.canonical_device(external.device)
                         for external, internal in graph.captures
                         if external.dtype == tf.resource and external.device}
     host_only_functions = {}
-    return {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
-            else _compiled_device(op, devices, resource_devices) for op in ops}
+    compiled = {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
+                else _compiled_device(op, devices, resource_devices) for op in ops}
+    for unit in _units(ops, compiled):
+        device = compiled[unit[0]]
+        yield unit, None if all(op.type in _PLUMBING for op in unit) else device
 
 
 def _compiled_device(op, devices, resource_devices):
