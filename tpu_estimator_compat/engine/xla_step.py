@@ -28,6 +28,7 @@ Within a cluster and between clusters the copy keeps the order of the inline cop
 before updates). Before any of this, `tpu_ops.check` refuses the compiled ops a TPU has no
 kernel for (`units` says which ops are compiled).
 """
+import functools
 import heapq
 import re
 
@@ -72,8 +73,8 @@ def units(graph, ops, devices):
     """`ops` of `graph` (a step's, in copy order) as the copy makes them, with XLA compiling
     on `devices` (the replicas'): (ops, canonical device of their XLA cluster) for each
     cluster, (ops, None) for ops copied as they are; each after the units it needs."""
-    devices = frozenset(tf_xla.canonical_device(d) for d in devices)
-    resource_devices = {internal.ref(): tf_xla.canonical_device(external.device)
+    devices = frozenset(_canonical_device(d) for d in devices)
+    resource_devices = {internal.ref(): _canonical_device(external.device)
                         for external, internal in graph.captures
                         if external.dtype == tf.resource and external.device}
     host_only_functions = {}
@@ -88,7 +89,7 @@ def _compiled_device(op, devices, resource_devices):
     """The canonical device whose XLA cluster `op` belongs to, or None (not compiled)."""
     if not op.device or op.type.startswith(_NOT_COMPILED_PREFIXES) or _is_free_constant(op):
         return None
-    device = tf_xla.canonical_device(op.device)
+    device = _canonical_device(op.device)
     if device not in devices or _is_outside_compilation(op):
         return None
     if any(t.dtype == tf.resource for t in op.outputs):
@@ -126,7 +127,14 @@ def _is_free_constant(op):
 
 
 def _op_device(op):
-    return tf_xla.canonical_device(op.device) if op.device else None
+    return _canonical_device(op.device) if op.device else None
+
+
+@functools.lru_cache(maxsize=256)
+def _canonical_device(name):
+    """`name` as TensorFlow writes it (cached: a step's thousands of ops are placed on a few
+    devices, and the process's host does not change)."""
+    return tf_xla.canonical_device(name)
 
 
 def _is_outside_compilation(op):
