@@ -73,30 +73,32 @@ def units(graph, ops, devices):
     """`ops` of `graph` (a step's, in copy order) as the copy makes them, with XLA compiling
     on `devices` (the replicas'): (ops, canonical device of their XLA cluster) for each
     cluster, (ops, None) for ops copied as they are; each after the units it needs."""
-    devices = frozenset(_canonical_device(d) for d in devices)
-    resource_devices = {internal.ref(): _canonical_device(external.device)
+    # Once per name: a step's thousands of ops are placed on a few devices.
+    canonical = functools.lru_cache(maxsize=None)(tf_xla.canonical_device)
+    devices = frozenset(canonical(d) for d in devices)
+    resource_devices = {internal.ref(): canonical(external.device)
                         for external, internal in graph.captures
                         if external.dtype == tf.resource and external.device}
     host_only_functions = {}
     compiled = {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
-                else _compiled_device(op, devices, resource_devices) for op in ops}
+                else _compiled_device(op, devices, resource_devices, canonical) for op in ops}
     for unit in _units(ops, compiled):
         device = compiled[unit[0]]
         yield unit, None if all(op.type in _PLUMBING for op in unit) else device
 
 
-def _compiled_device(op, devices, resource_devices):
+def _compiled_device(op, devices, resource_devices, canonical):
     """The canonical device whose XLA cluster `op` belongs to, or None (not compiled)."""
     if not op.device or op.type.startswith(_NOT_COMPILED_PREFIXES) or _is_free_constant(op):
         return None
-    device = _canonical_device(op.device)
+    device = canonical(op.device)
     if device not in devices or _is_outside_compilation(op):
         return None
     if any(t.dtype == tf.resource for t in op.outputs):
         return None  # handles pass between devices and clusters as they are
     for tensor in op.inputs:
         if tensor.dtype == tf.resource and resource_devices.get(
-                tensor.ref(), _op_device(tensor.op)) not in (device, None):
+                tensor.ref(), _op_device(tensor.op, canonical)) not in (device, None):
             return None  # XLA reads variables of its own device only
     return device
 
@@ -126,15 +128,8 @@ def _is_free_constant(op):
     return op.type == "Const" and not op.control_inputs
 
 
-def _op_device(op):
-    return _canonical_device(op.device) if op.device else None
-
-
-@functools.lru_cache(maxsize=256)
-def _canonical_device(name):
-    """`name` as TensorFlow writes it (cached: a step's thousands of ops are placed on a few
-    devices, and the process's host does not change)."""
-    return tf_xla.canonical_device(name)
+def _op_device(op, canonical):
+    return canonical(op.device) if op.device else None
 
 
 def _is_outside_compilation(op):
