@@ -146,6 +146,12 @@ def _complex128(logits, features, mode):  # pylint: disable=unused-argument
     return logits + tf.cast(tf.reduce_sum(zeros, axis=1, keepdims=True), tf.float32)
 
 
+def _complex128_in_a_cond(logits, features, mode):
+    """The complex128 ops in a branch of a tf.cond (a function XLA compiles with the step)."""
+    return tf.compat.v1.cond(tf.reduce_sum(features) > -1e9,
+                             lambda: _complex128(logits, features, mode), lambda: logits)
+
+
 def _complex128_on_the_host(logits, features, mode):
     return tf.compat.v1.tpu.outside_compilation(_complex128, logits, features, mode)
 
@@ -172,6 +178,21 @@ def test_a_dtype_the_tpu_lacks_fails_before_the_first_step_naming_it(simulated_t
             "TPU's XLA kernel for it takes no T=complex128\n") in message
     assert "or give it a dtype the TPU takes" in message
     assert estimator.latest_checkpoint() is None
+
+
+def test_ops_in_the_functions_the_step_calls_are_checked(simulated_tpu, tmp_path):
+    _two_core_tpu(simulated_tpu)
+    estimator = _estimator(tmp_path, _complex128_in_a_cond)
+    with pytest.raises(tpu_ops.TPUUnsupportedOpError) as raised:
+        estimator.train(model.input_fn, max_steps=model.STEPS)
+    message = str(raised.value)
+    assert message.startswith("A TPU cannot compile 7 op(s) of the training step")
+    cond_line = _line_of(_complex128_in_a_cond, "return tf.compat.v1.cond(")
+    # the branch's ops, then their gradients' (built by minimize()), each once
+    assert (f"\n  Cast (op 'cond/Cast' in a function called by op 'cond', built at "
+            f"{cond_line}): a TPU's XLA kernel for it takes no DstT=complex128\n") in message
+    assert ("\n  Neg (op 'gradients/cond_grad/gradients/cond/sub_grad/Neg' in a function "
+            "called by op 'gradients/cond_grad/StatelessIf', built at ") in message
 
 
 def test_the_same_op_under_outside_compilation_trains(simulated_tpu, tmp_path):

@@ -90,12 +90,13 @@ def check(step, devices, mode):
         node_def = op.node_def
         reason = registry.refusal(node_def)
         if reason is not None:
-            refused.setdefault((op.type, name, reason), _built_at(op))
-        for node, function in _called_nodes(node_def, step.graph, functions):
+            refused.setdefault((op.type, name, None, reason), _built_at(op))
+        for node in _called_nodes(node_def, step.graph, functions):
             reason = registry.refusal(node)
             if reason is not None:
-                refused.setdefault((node.op, f"{name}/{function}/{node.name}", reason),
-                                   _built_at(op))
+                refused.setdefault(
+                    (node.op, _REPLICA_SCOPE.sub(r"\1", node.name), name, reason),
+                    _built_at(op))
         if any(t.dtype == tf.float64 for t in op.outputs):
             float64.add(name)
     if refused:
@@ -120,8 +121,8 @@ def _dtypes(value):
 
 
 def _called_nodes(node_def, graph, seen):
-    """(NodeDef, function name) for every node of the functions `node_def` calls, at any
-    depth, but the nodes marked for outside compilation; `seen` memoizes by name."""
+    """The NodeDefs of the functions `node_def` calls, at any depth, but those marked for
+    outside compilation; `seen` memoizes by function name."""
     for value in node_def.attr.values():
         names = [value.func.name] if value.HasField("func") else (
             [f.name for f in value.list.func] if value.HasField("list") else [])
@@ -131,7 +132,7 @@ def _called_nodes(node_def, graph, seen):
                 function = tf_xla.graph_function(graph, name)
                 for node in [] if function is None else function.definition.node_def:
                     if tf_xla.OUTSIDE_COMPILATION_ATTRIBUTE not in node.attr:
-                        seen[name].append((node, name))
+                        seen[name].append(node)
                         seen[name].extend(_called_nodes(node, graph, seen))
             yield from seen[name]
 
@@ -151,8 +152,10 @@ def _built_at(op):
 
 
 def _message(refused, mode, tensorflow_version):
-    lines = [f"  {op_type} (op {name!r}{', built at ' + at if at else ''}): {reason}"
-             for (op_type, name, reason), at in sorted(refused.items())]
+    lines = [f"  {op_type} (op {name!r}"
+             f"{f' in a function called by op {caller!r}' if caller else ''}"
+             f"{', built at ' + at if at else ''}): {reason}"
+             for (op_type, name, caller, reason), at in refused.items()]  # in graph order
     if len(lines) > _LISTED:
         lines[_LISTED:] = [f"  ... and {len(lines) - _LISTED} more"]
     return (
