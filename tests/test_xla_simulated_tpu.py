@@ -5,6 +5,7 @@ TPU; `tf.tpu.outside_compilation` keeps such ops on the host; numbers stay the o
 The original's numbers come from tests/data/xla_reference_model.py (TF 2.15, use_tpu=False,
 one CPU, the same global batch of 16); here the batch is split over 8 simulated cores.
 """
+import inspect
 import os
 
 import numpy as np
@@ -12,8 +13,10 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+import tpu_estimator_compat.v1 as v1
 from tpu_estimator_compat.engine import cluster_resolver
 from tpu_estimator_compat.engine import runtime
+from tpu_estimator_compat.engine import tpu_ops
 from tests import event_reader
 from tests.data import xla_reference_model as model
 
@@ -78,6 +81,13 @@ def test_train_evaluate_predict_under_xla_give_the_originals_numbers(simulated_t
     _assert_original_numbers(estimator)
 
 
+def _line_of(function, text):
+    """'file:line (name)' of the line of `function` that starts with `text`."""
+    lines, first = inspect.getsourcelines(function)
+    number = first + next(i for i, line in enumerate(lines) if line.strip().startswith(text))
+    return f"{inspect.getsourcefile(function)}:{number} ({function.__name__})"
+
+
 def _py_function(logits, features, mode):  # pylint: disable=unused-argument
     result = tf.py_function(lambda t: t, [logits], tf.float32)
     result.set_shape(logits.shape)
@@ -89,20 +99,21 @@ def _string_op(logits, features, mode):  # pylint: disable=unused-argument
     return logits + 0.0 * tf.cast(tf.strings.length(text), tf.float32)
 
 
-@pytest.mark.parametrize("hook, op_type, op_name", [
-    (_py_function, "EagerPyFunc", "EagerPyFunc"), (_string_op, "AsString", "AsString")])
-def test_op_xla_cannot_compile_fails_train_naming_it(hook, op_type, op_name, simulated_tpu,
-                                                     tmp_path):
+@pytest.mark.parametrize("hook, op_type, op_name, line", [
+    (_py_function, "EagerPyFunc", "EagerPyFunc", "result = tf.py_function("),
+    (_string_op, "AsString", "AsString", "text = tf.strings.as_string(")])
+def test_op_xla_cannot_compile_fails_train_naming_it(hook, op_type, op_name, line,
+                                                     simulated_tpu, tmp_path):
     estimator = _estimator(tmp_path, hook)
-    with pytest.raises(tf.errors.InvalidArgumentError) as raised:
+    with pytest.raises(tpu_ops.TPUUnsupportedOpError) as raised:
         estimator.train(model.input_fn, max_steps=model.STEPS)
     message = str(raised.value)
-    assert f"XLA cannot compile {op_type} (op '{op_name}')" in message
+    assert (f"{op_type} (op '{op_name}', built at {_line_of(hook, line)}): a TPU has no XLA "
+            "kernel for it") in message
     assert "tf.tpu.outside_compilation(fn, *args)" in message
     assert "host_call" in message
     assert f"{runtime.SIMULATED_TPU_XLA_ENV}=0" in message
-    # failed in the first loop: only the checkpoint saved before training
-    assert estimator.latest_checkpoint().endswith("model.ckpt-0")
+    assert estimator.latest_checkpoint() is None  # refused before the first step
 
 
 def test_without_xla_the_same_op_trains(simulated_tpu, tmp_path):
@@ -125,6 +136,159 @@ def test_outside_compilation_runs_on_the_host_under_xla(simulated_tpu, tmp_path)
     estimator = _estimator(tmp_path, _on_the_host)
     estimator.train(model.input_fn, max_steps=model.STEPS)
     _assert_original_numbers(estimator)
+
+
+def _complex128(logits, features, mode):  # pylint: disable=unused-argument
+    """Adds 0 computed in complex128 from the features: XLA's CPU backend compiles it, a
+    TPU's does not."""
+    wide = tf.cast(features, tf.complex128)
+    zeros = tf.math.real(wide - wide)
+    return logits + tf.cast(tf.reduce_sum(zeros, axis=1, keepdims=True), tf.float32)
+
+
+def _complex128_in_a_cond(logits, features, mode):
+    """The complex128 ops in a branch of a tf.cond (a function XLA compiles with the step)."""
+    return tf.compat.v1.cond(tf.reduce_sum(features) > -1e9,
+                             lambda: _complex128(logits, features, mode), lambda: logits)
+
+
+def _complex128_on_the_host(logits, features, mode):
+    return tf.compat.v1.tpu.outside_compilation(_complex128, logits, features, mode)
+
+
+def _two_core_tpu(simulated_tpu):
+    simulated_tpu.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, "2")
+
+
+def test_a_dtype_the_tpu_lacks_fails_before_the_first_step_naming_it(simulated_tpu,
+                                                                      tmp_path):
+    _two_core_tpu(simulated_tpu)
+    estimator = _estimator(tmp_path, _complex128)
+    with pytest.raises(tpu_ops.TPUUnsupportedOpError) as raised:
+        estimator.train(model.input_fn, max_steps=model.STEPS)
+    message = str(raised.value)
+    assert message.startswith("A TPU cannot compile 3 op(s) of the training step")
+    # each op once (not once per replica), with the model_fn line that built it
+    cast_line = _line_of(_complex128, "wide = tf.cast(")
+    assert (f"  Cast (op 'Cast', built at {cast_line}): a TPU's XLA kernel for it takes no "
+            "DstT=complex128\n") in message
+    assert (f"  Real (op 'Real', built at {_line_of(_complex128, 'zeros = ')}): a "
+            "TPU's XLA kernel for it takes no T=complex128\n") in message
+    assert (f"  Sub (op 'sub', built at {_line_of(_complex128, 'zeros = ')}): a "
+            "TPU's XLA kernel for it takes no T=complex128\n") in message
+    assert "or give it a dtype the TPU takes" in message
+    assert estimator.latest_checkpoint() is None
+
+
+def test_ops_in_the_functions_the_step_calls_are_checked(simulated_tpu, tmp_path):
+    _two_core_tpu(simulated_tpu)
+    estimator = _estimator(tmp_path, _complex128_in_a_cond)
+    with pytest.raises(tpu_ops.TPUUnsupportedOpError) as raised:
+        estimator.train(model.input_fn, max_steps=model.STEPS)
+    message = str(raised.value)
+    assert message.startswith("A TPU cannot compile 7 op(s) of the training step")
+    cond_line = _line_of(_complex128_in_a_cond, "return tf.compat.v1.cond(")
+    # the branch's ops, then their gradients' (built by minimize()), each once
+    assert (f"\n  Cast (op 'cond/Cast' in a function called by op 'cond', built at "
+            f"{cond_line}): a TPU's XLA kernel for it takes no DstT=complex128\n") in message
+    assert ("\n  Neg (op 'gradients/cond_grad/gradients/cond/sub_grad/Neg' in a function "
+            "called by op 'gradients/cond_grad/StatelessIf', built at ") in message
+
+
+def test_the_same_op_under_outside_compilation_trains(simulated_tpu, tmp_path):
+    _two_core_tpu(simulated_tpu)
+    estimator = _estimator(tmp_path, _complex128_on_the_host)
+    estimator.train(model.input_fn, max_steps=model.STEPS)
+    for name, value in ORIGINAL_WEIGHTS.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=0, atol=ATOL)
+
+
+def _unique_and_float64(logits, features, mode):  # pylint: disable=unused-argument
+    """Adds 0 computed from tf.unique's data-dependent shape and in float64, both of which
+    TensorFlow 2.21 compiles for a TPU (XLA_TPU_JIT registers them)."""
+    values, _ = tf.unique(tf.reshape(features, [-1]))
+    wide = tf.cast(tf.reduce_sum(values), tf.float64)
+    return logits + tf.cast(wide - wide, tf.float32)
+
+
+def test_unique_and_float64_are_compiled_as_a_tpu_compiles_them(simulated_tpu, tmp_path,
+                                                                  caplog):
+    _two_core_tpu(simulated_tpu)
+    estimator = _estimator(tmp_path, _unique_and_float64)
+    estimator.train(model.input_fn, max_steps=model.STEPS)
+    for name, value in ORIGINAL_WEIGHTS.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=0, atol=ATOL)
+    assert ("The training step computes in float64 ('Cast', 'sub'): a TPU compiles it but "
+            "has no float64 hardware") in caplog.text
+
+
+def _stock_model_fn(features, labels, mode, params):  # pylint: disable=unused-argument
+    """Dense layers, softmax cross-entropy, Adam: what a TPU compiles (no false refusal)."""
+    hidden = v1.layers.dense(features, 8, activation=tf.nn.relu, kernel_initializer=(
+        v1.constant_initializer(np.linspace(-0.5, 0.5, 4 * 8).reshape(4, 8))))
+    logits = v1.layers.dense(hidden, 3, kernel_initializer=(
+        v1.constant_initializer(np.linspace(0.4, -0.4, 8 * 3).reshape(8, 3))))
+    if mode == "infer":
+        return tec.TPUEstimatorSpec(mode, predictions={
+            "probabilities": tf.nn.softmax(logits), "class": tf.argmax(logits, axis=1)})
+    classes = tf.cast(tf.reshape(labels, [-1]) + tf.reduce_sum(features, axis=1) > 0, tf.int32)
+    loss = v1.losses.sparse_softmax_cross_entropy(classes, logits)
+    if mode == "train":
+        optimizer = tec.CrossShardOptimizer(v1.train.AdamOptimizer(0.05))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
+            loss, global_step=v1.train.get_global_step()))
+    return tec.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(
+        lambda c, l: {"accuracy": v1.metrics.accuracy(c, tf.argmax(l, axis=1))},
+        [classes, logits]))
+
+
+def _stock_run(model_dir):
+    estimator = tec.TPUEstimator(
+        _stock_model_fn, use_tpu=True, train_batch_size=model.GLOBAL_BATCH,
+        eval_batch_size=model.GLOBAL_BATCH, predict_batch_size=model.GLOBAL_BATCH,
+        config=tec.RunConfig(model_dir=str(model_dir),
+                             tpu_config=tec.TPUConfig(iterations_per_loop=3)))
+    estimator.train(model.input_fn, max_steps=model.STEPS)
+    return (estimator.get_variable_value("dense/kernel"),
+            estimator.evaluate(model.input_fn, steps=model.EVAL_STEPS)["accuracy"],
+            [p["probabilities"] for p in estimator.predict(model.predict_input_fn)])
+
+
+def test_a_stock_model_passes_the_check_and_computes_what_it_does_without_xla(
+        simulated_tpu, tmp_path):
+    _two_core_tpu(simulated_tpu)
+    kernel, accuracy, probabilities = _stock_run(tmp_path / "xla")
+    simulated_tpu.setenv(runtime.SIMULATED_TPU_XLA_ENV, "0")
+    kernel_0, accuracy_0, probabilities_0 = _stock_run(tmp_path / "plain")
+    np.testing.assert_allclose(kernel, kernel_0, rtol=0, atol=ATOL)
+    assert accuracy == accuracy_0
+    np.testing.assert_allclose(probabilities, probabilities_0, rtol=0, atol=ATOL)
+    assert not np.allclose(kernel, np.linspace(-0.5, 0.5, 4 * 8).reshape(4, 8))  # trained
+
+
+def test_the_shipped_tpu_kernels_are_the_installed_tensorflows():
+    from tools import tpu_ops as tool  # noqa: PLC0415
+    assert tool.main(["--check"]) == 0, "run python tools/tpu_ops.py"
+
+
+def _node_defs():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None])
+        ops = {"unique": tf.unique(x).y, "float64": tf.cast(x, tf.float64) * 2.0,
+               "int64": tf.cast(x, tf.int64) + 1, "complex128": tf.cast(x, tf.complex128),
+               "string Const": tf.constant("message"), "string op": tf.strings.as_string(x),
+               "py_function": tf.py_function(lambda t: t, [x], tf.float32)}
+    return {key: tensor.op.node_def for key, tensor in ops.items()}
+
+
+def test_the_tpu_kernels_take_unique_float64_and_int64_not_complex128_strings_or_python():
+    refusals = {key: tpu_ops.refusal(node_def) for key, node_def in _node_defs().items()}
+    assert refusals == {
+        "unique": None, "float64": None, "int64": None, "string Const": None,
+        "complex128": "a TPU's XLA kernel for it takes no DstT=complex128",
+        "string op": "a TPU has no XLA kernel for it",
+        "py_function": "a TPU has no XLA kernel for it"}
 
 
 def _tf2_summary_before_the_logits(logdir, with_string_assert=False):
@@ -165,10 +329,11 @@ def _py_function_outside_training(logits, features, mode):
 def test_evaluate_and_predict_compile_with_xla(simulated_tpu, tmp_path):
     estimator = _estimator(tmp_path, _py_function_outside_training)
     estimator.train(model.input_fn, max_steps=1)
-    unsupported = r"XLA cannot compile EagerPyFunc \(op 'EagerPyFunc'\)"
-    with pytest.raises(tf.errors.InvalidArgumentError, match=unsupported):
+    unsupported = (r"A TPU cannot compile 1 op\(s\) of the {} step .*\n  EagerPyFunc \(op "
+                   r"'EagerPyFunc', built at .*\): a TPU has no XLA kernel for it\n")
+    with pytest.raises(tpu_ops.TPUUnsupportedOpError, match=unsupported.format("evaluation")):
         estimator.evaluate(model.input_fn, steps=1)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=unsupported):
+    with pytest.raises(tpu_ops.TPUUnsupportedOpError, match=unsupported.format("prediction")):
         next(estimator.predict(model.predict_input_fn))
 
 

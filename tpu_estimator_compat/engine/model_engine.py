@@ -57,6 +57,7 @@ from tpu_estimator_compat.engine import replica_sync as replica_sync_lib
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine import tpu_embedding
+from tpu_estimator_compat.engine import tpu_ops
 from tpu_estimator_compat.engine import xla_step
 from tpu_estimator_compat.state import warm_start as warm_start_lib
 from tpu_estimator_compat.api.spec import ModeKeys
@@ -165,7 +166,9 @@ class ModelEngine:
         if compile_with_xla:
             logging.info("Compiling the %s step with XLA, as a TPU does (%s=0 turns it off).",
                          mode, xla_step.SIMULATED_TPU_XLA_ENV)
-            copy_ops = xla_step.copier(self.runtime.strategy.extended.worker_devices)
+            devices = self.runtime.strategy.extended.worker_devices
+            tpu_ops.check(step, devices, mode)
+            copy_ops = xla_step.copier(devices)
             instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
         loop = make_loop(instantiate, step_outputs,
                          inputs.step_element_reader(self.runtime.strategy, iterator))

@@ -58,8 +58,9 @@ class StepGraph:
 
     @property
     def pruned_ops(self):
-        """The ops the outputs need (what `instantiate` copies), in copy order."""
-        return list(self._pruned_ops)
+        """The ops the outputs need, in copy order (the input and capture placeholders
+        included): what `instantiate` copies."""
+        return self._pruned_ops
 
     @classmethod
     def trace(cls, fn, element_spec, name="step"):

@@ -25,8 +25,10 @@ through a compiled op, so a replica's forward pass and gradients are one XLA pro
 update after the all-reduce another, and no cluster can wait on itself (an op making a
 TensorList from constants joins its user's stage: XLA cannot pass one between clusters).
 Within a cluster and between clusters the copy keeps the order of the inline copy (reads
-before updates).
+before updates). Before any of this, `tpu_ops.check` refuses the compiled ops a TPU has no
+kernel for (`units` says which ops are compiled).
 """
+import functools
 import heapq
 import re
 
@@ -50,8 +52,6 @@ _PLUMBING = frozenset({"NoOp", "Identity", "Const"})
 def copier(devices):
     """A `copy_ops` for `StepGraph.instantiate` that compiles the ops placed on `devices`
     (the replicas' devices) with XLA."""
-    devices = frozenset(tf_xla.canonical_device(d) for d in devices)
-
     def copy_ops(graph, ops, destination, copies, fetches):
         consumers = {}
         for op in ops:
@@ -59,16 +59,9 @@ def copier(devices):
                 consumers.setdefault(tensor.ref(), set()).add(op)
         for tensor in fetches:
             consumers.setdefault(tensor.ref(), set()).add(None)  # the step's outputs
-        resource_devices = {internal.ref(): tf_xla.canonical_device(external.device)
-                            for external, internal in graph.captures
-                            if external.dtype == tf.resource and external.device}
-        host_only_functions = {}
-        compiled = {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
-                    else _compiled_device(op, devices, resource_devices) for op in ops}
         op_copies = {}
-        for unit in _units(ops, compiled):
-            device = compiled[unit[0]]
-            if device is None or all(op.type in _PLUMBING for op in unit):
+        for unit, device in units(graph, ops, devices):
+            if device is None:
                 for op in unit:
                     op_copies[op] = step_graph.copy_op(op, destination, copies, op_copies)
             else:
@@ -76,18 +69,36 @@ def copier(devices):
     return copy_ops
 
 
-def _compiled_device(op, devices, resource_devices):
+def units(graph, ops, devices):
+    """`ops` of `graph` (a step's, in copy order) as the copy makes them, with XLA compiling
+    on `devices` (the replicas'): (ops, canonical device of their XLA cluster) for each
+    cluster, (ops, None) for ops copied as they are; each after the units it needs."""
+    # Once per name: a step's thousands of ops are placed on a few devices.
+    canonical = functools.lru_cache(maxsize=None)(tf_xla.canonical_device)
+    devices = frozenset(canonical(d) for d in devices)
+    resource_devices = {internal.ref(): canonical(external.device)
+                        for external, internal in graph.captures
+                        if external.dtype == tf.resource and external.device}
+    host_only_functions = {}
+    compiled = {op: None if _calls_host_only_ops(op.node_def, graph, host_only_functions)
+                else _compiled_device(op, devices, resource_devices, canonical) for op in ops}
+    for unit in _units(ops, compiled):
+        device = compiled[unit[0]]
+        yield unit, None if all(op.type in _PLUMBING for op in unit) else device
+
+
+def _compiled_device(op, devices, resource_devices, canonical):
     """The canonical device whose XLA cluster `op` belongs to, or None (not compiled)."""
     if not op.device or op.type.startswith(_NOT_COMPILED_PREFIXES) or _is_free_constant(op):
         return None
-    device = tf_xla.canonical_device(op.device)
+    device = canonical(op.device)
     if device not in devices or _is_outside_compilation(op):
         return None
     if any(t.dtype == tf.resource for t in op.outputs):
         return None  # handles pass between devices and clusters as they are
     for tensor in op.inputs:
         if tensor.dtype == tf.resource and resource_devices.get(
-                tensor.ref(), _op_device(tensor.op)) not in (device, None):
+                tensor.ref(), _op_device(tensor.op, canonical)) not in (device, None):
             return None  # XLA reads variables of its own device only
     return device
 
@@ -117,8 +128,8 @@ def _is_free_constant(op):
     return op.type == "Const" and not op.control_inputs
 
 
-def _op_device(op):
-    return tf_xla.canonical_device(op.device) if op.device else None
+def _op_device(op, canonical):
+    return canonical(op.device) if op.device else None
 
 
 def _is_outside_compilation(op):
