@@ -52,7 +52,8 @@ class _FakeHooks:
         self.offered = []
         self.traced = None
 
-    def new_trace(self, variables):
+    def new_trace(self, variables, session_runs):
+        del session_runs
         self.variables = variables
         self.traced = _FakeTracedHooks()
         return self.traced

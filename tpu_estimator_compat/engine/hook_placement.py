@@ -8,7 +8,7 @@ code) and uses it so:
     ModelEngine.compile(..., hooks)
       key     (mode, plan, input signature, hooks.trace_key)
       cached  a trace of that key, or one of the same signature that hooks.reuse() accepts
-      trace   traced = hooks.new_trace(variables), then per replica of the traced step:
+      trace   traced = hooks.new_trace(variables, session_runs), then per replica of the traced step:
                 traced.enter_replica()                           first, in replica context
                 ReplicaOutputs.hook_fetches =
                     traced.replica_fetches(the spec's *_hooks)   {key: tensor}
@@ -39,12 +39,14 @@ class HookPlacement(typing.Protocol):
 
     trace_key: typing.Hashable  # part of the trace cache key (e.g. the hook objects' ids)
 
-    def new_trace(self, variables) -> TracedHooks:
+    def new_trace(self, variables, session_runs) -> TracedHooks:
         """The `TracedHooks` for a step about to be traced.
 
         Args:
           variables: the engine's `VariableStore` (hooks read `global_step` and
             `named_variables()`).
+          session_runs: the engine's `session_runs.SessionRuns`, which runs what the hooks'
+            session runs outside the device loop.
         """
 
     def reuse(self, traced) -> bool:
@@ -65,8 +67,8 @@ class _NoHooks:
     """Places nothing; reuses no trace made for hooks."""
     trace_key = None
 
-    def new_trace(self, variables):
-        del variables
+    def new_trace(self, variables, session_runs):
+        del variables, session_runs
         return NO_TRACED_HOOKS
 
     def reuse(self, traced):

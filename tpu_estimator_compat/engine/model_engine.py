@@ -54,6 +54,7 @@ from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.engine import replica_sync as replica_sync_lib
+from tpu_estimator_compat.engine import session_runs
 from tpu_estimator_compat.api import optimizers
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine import tpu_embedding
@@ -93,6 +94,7 @@ class ModelEngine:
     def __init__(self, runtime):
         self.runtime = runtime
         self.store = VariableStore(runtime.strategy)
+        self.session_runs = session_runs.SessionRuns(runtime.strategy, self.store)
         self._compiled = {}
         self._synced = None  # (checkpoint path, variable names) whose values are in memory
         self._initialized = frozenset()  # names whose initial values have been set
@@ -128,7 +130,7 @@ class ModelEngine:
         return self._compiled[key]
 
     def _trace(self, mode, program, plan, iterator, hooks):
-        traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store))
+        traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store, self.session_runs))
         init_calls = []
         embeddings = self._tpu_embeddings(program, plan)
         before_replicas = embeddings.before_replicas(mode) if embeddings else None

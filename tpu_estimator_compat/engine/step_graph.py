@@ -54,7 +54,7 @@ class StepGraph:
         self.graph = graph
         self._inputs = inputs  # placeholders of the flattened element, in order
         self.outputs = outputs  # nest of tensors of `graph` (None leaves: no output)
-        self._pruned_ops = _ops_in_copy_order(tf.nest.flatten(outputs, expand_composites=True))
+        self._pruned_ops = ops_in_copy_order(tf.nest.flatten(outputs, expand_composites=True))
 
     @property
     def pruned_ops(self):
@@ -73,6 +73,7 @@ class StepGraph:
         with graph.as_default():
             inputs = [tf.compat.v1.placeholder(spec.dtype, spec.shape)
                       for spec in tf.nest.flatten(element_spec, expand_composites=True)]
+            graph.step_input_ops = frozenset(p.op for p in inputs)
             element = tf.nest.pack_sequence_as(element_spec, inputs, expand_composites=True)
             outputs = fn(element)
         return cls(graph, inputs, outputs)
@@ -92,13 +93,13 @@ class StepGraph:
 def eager_value(tensor):
     """The value of `tensor`, a tensor of a step being traced that needs no step input,
     computed now (e.g. a variable's initial value, which TF1 ran in its init op)."""
-    ops = _ops_in_copy_order([tensor])
+    ops = ops_in_copy_order([tensor])
     if _reads_step_input(ops):
         raise ValueError(
             f"{tensor} is computed from the model's input, so it cannot be the initial value "
             "of a variable (TF1 also ran initializers without input). Initialize the "
             "variable from constants, initializers or other variables.")
-    return _run_copy(tensor.graph, ops, tensor)
+    return run_ops(tensor.graph, ops, tensor)
 
 
 def run_now(operations):
@@ -107,19 +108,28 @@ def run_now(operations):
     ValueError naming the first operation that would read the step's input."""
     if not operations:
         return
-    ops = _ops_in_copy_order(operations)
+    ops = ops_in_copy_order(operations)
     if _reads_step_input(ops):
         reading = next(operation for operation in operations
-                       if _reads_step_input(_ops_in_copy_order([operation])))
+                       if _reads_step_input(ops_in_copy_order([operation])))
         raise ValueError(f"{reading.name} reads the model's input.")
-    _run_copy(operations[0].graph, ops, None)
+    run_ops(operations[0].graph, ops, None)
 
 
-def _run_copy(graph, ops, outputs):
-    """`outputs` of `ops` copied out of `graph` and run now in a function of their own."""
+def run_ops(graph, ops, outputs, fed=()):
+    """`outputs` of `ops` copied out of `graph` and run now in a function of their own; the
+    tensors of `fed` ([(tensor of graph, value)]) replaced by their values (arguments of
+    the function: a file name or an array is not made a constant of it)."""
+    refs = [tensor.ref() for tensor, _ in fed]
+    values = [tf.convert_to_tensor(value, tensor.dtype) for tensor, value in fed]
     # A partial, not a lambda: TensorFlow warns of "retracing" when tf.functions of one code
     # object trace again and again (one per traced program or variable here).
-    return tf.function(functools.partial(_copy, graph, ops, {}, outputs), autograph=False)()
+    return tf.function(functools.partial(_copy_fed, graph, ops, refs, outputs),
+                       autograph=False)(values)
+
+
+def _copy_fed(graph, ops, refs, outputs, values):
+    return _copy(graph, ops, dict(zip(refs, values)), outputs)
 
 
 def _reads_step_input(ops):
@@ -180,6 +190,7 @@ class _ReplicaCollectionsGraph(graphs.KeyedCollectionsFuncGraph):
 
     def __init__(self, name):
         super().__init__(name, key=current_replica)
+        self.step_input_ops = frozenset()  # the placeholders of the step's input
 
     def get_collection(self, name, scope=None):
         """Filtering by `scope` ignores the `replica_N/` name scope MirroredStrategy gives
@@ -241,23 +252,27 @@ def copy_op(op, destination, copies, op_copies):
     return copy
 
 
-def _ops_in_copy_order(fetches):
-    """The ops `fetches` need, inputs first; ops that need no variable update come first."""
+def ops_in_copy_order(fetches, fed=frozenset()):
+    """The ops `fetches` need, inputs first; ops that need no variable update come first.
+    `fed`: refs of tensors given a value (the ops they come from are needed only for their
+    other outputs, as TF1's Session pruned at a feed)."""
     needed = set()
     stack = [t.op if isinstance(t, tf.Tensor) else t for t in fetches
-             if t is not None and not graphs.is_eager_tensor(t)]  # eager: no op
+             if t is not None and not graphs.is_eager_tensor(t)  # eager: no op
+             and not (isinstance(t, tf.Tensor) and t.ref() in fed)]
     while stack:
         op = stack.pop()
         if op in needed:
             continue
         needed.add(op)
-        stack.extend(t.op for t in op.inputs)
+        stack.extend(t.op for t in op.inputs if t.ref() not in fed)
         stack.extend(op.control_inputs)
     order = {op: index for index, op in enumerate(_graph_ops(needed))}
-    waiting = {op: len(set(_predecessors(op))) for op in needed}
+    predecessors = {op: {p for p in _predecessors(op, fed) if p in needed} for op in needed}
+    waiting = {op: len(predecessors[op]) for op in needed}
     users = {op: [] for op in needed}
     for op in needed:
-        for predecessor in set(_predecessors(op)):
+        for predecessor in predecessors[op]:
             users[predecessor].append(op)
     ready = [(_is_update(op), order[op], op) for op, count in waiting.items() if count == 0]
     heapq.heapify(ready)
@@ -280,8 +295,8 @@ def _graph_ops(ops):
     return [op for op in graph.get_operations() if op in ops]
 
 
-def _predecessors(op):
-    return [t.op for t in op.inputs] + list(op.control_inputs)
+def _predecessors(op, fed=frozenset()):
+    return [t.op for t in op.inputs if t.ref() not in fed] + list(op.control_inputs)
 
 
 def _is_update(op):

@@ -14,10 +14,18 @@ fetches become step outputs (`ReplicaOutputs.hook_fetches`). Every fetch, then a
     'variable'     one of the model's variables (or its name): its current value
     'operation'    None (the step runs whatever it runs)
     'constant'     an eager tensor: its value
+    'host'         (session.run only) a tensor or operation of the step graph that needs
+                   no step input and is no step output: run on the host now, as TF1's
+                   Session ran it
+                   (`engine.session_runs`); its `value` is the tensor or operation
+
+A session.run's fed tensors (`feeds`) are 'constant' when fetched, and cut what a 'host'
+fetch needs, as TF1's Session pruned at a feed.
 """
 import contextlib
 import dataclasses
 
+import numpy as np
 import tensorflow as tf
 
 from tpu_estimator_compat.api.spec import ModeKeys
@@ -28,6 +36,11 @@ from tpu_estimator_compat.tf_internals import training as tf_training
 _v1 = tf.compat.v1
 # training_util.GLOBAL_STEP_READ_KEY: where _get_or_create_global_step_read() caches its tensor.
 _GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
+
+
+FEED_MESSAGE = (
+    "tpu_estimator_compat cannot feed values into the traced device loop (a SessionRunArgs "
+    "or session.run feed_dict). Produce the values in input_fn or model_fn instead.")
 
 
 class NotComputedError(ValueError):
@@ -53,12 +66,14 @@ class StepHooks:
     Args:
       run: the `HookRun` whose hooks are placed (it begins them: `begin_in_trace`).
       variables: the engine's `VariableStore` (`global_step`, `named_variables()`).
+      session_runs: the engine's `session_runs.SessionRuns` ('host' fetches).
     """
 
-    def __init__(self, run, variables):
+    def __init__(self, run, variables, session_runs):
         self.mode = run.mode
         self.traced_by = run
         self.variables = variables
+        self.session_runs = session_runs
         self.graph = None  # the graph the hooks were placed in
         self.spec_hooks = []  # the hooks of the spec model_fn returned in that trace
         self.outputs = {}  # key -> replica-0 tensor of `graph`
@@ -94,23 +109,58 @@ class StepHooks:
         return ([h for h in hooks if not isinstance(h, saver_type)],
                 [h for h in hooks if isinstance(h, saver_type)])
 
-    def resolve(self, fetches, tracing):
+    def resolve(self, fetches, tracing, feeds=None):
         """`fetches` (any nest of tensors, operations, variables, names) as `Fetch` leaves.
 
         While tracing, tensors of the step graph become step outputs; afterwards they must be
-        among those outputs.
+        among those outputs. `feeds` (session.run: `feeds()`, possibly empty; before_run:
+        None) allows 'host' fetches.
         """
-        return tf.nest.map_structure(lambda leaf: self._resolve_leaf(leaf, tracing), fetches)
+        return tf.nest.map_structure(lambda leaf: self._resolve_leaf(leaf, tracing, feeds),
+                                     fetches)
 
-    def _resolve_leaf(self, leaf, tracing):
+    def feeds(self, feed_dict):
+        """A session.run's `feed_dict` as [(tensor of the step graph, numpy value)]."""
+        fed = []
+        for key, value in (feed_dict or {}).items():
+            tensor = self._by_name(key) if isinstance(key, str) else key
+            if not isinstance(tensor, tf.Tensor) or tensor.graph is not self.graph:
+                raise TypeError(
+                    f"Cannot feed {key!r}: a feed_dict key must be a tensor of the model's "
+                    "graph (e.g. a placeholder a hook built in begin()) or its name.")
+            if tensor.op in getattr(self.graph, "step_input_ops", ()):
+                raise NotImplementedError(FEED_MESSAGE)
+            fed.append((tensor, np.asarray(value, tensor.dtype.as_numpy_dtype)))
+        return fed
+
+    def _resolve_leaf(self, leaf, tracing, feeds=None):
         if isinstance(leaf, (str, bytes)):
             leaf = self._by_name(leaf.decode() if isinstance(leaf, bytes) else leaf)
             if isinstance(leaf, Fetch):
                 return leaf
+        if isinstance(leaf, tf.distribute.DistributedValues) and feeds is not None \
+                and not isinstance(leaf, tf.Variable):
+            # What an op on a mirrored variable returns in cross-replica code (an assign
+            # to every replica's copy): runs every replica's, answers the first's value.
+            first, *others = leaf.values
+            with self.graph.as_default(), tf.control_dependencies(others):
+                leaf = tf.identity(first)
+        if isinstance(leaf, tf.Variable) and feeds is not None and self._in_graph(leaf):
+            with self.graph.as_default():  # what an assign returned: its read after it
+                leaf = tf.convert_to_tensor(leaf)
         if isinstance(leaf, tf.Variable):
             if self._is_global_step(leaf):
                 return Fetch("global_step")
             return Fetch("variable", value=leaf)
+        if feeds is not None and isinstance(leaf, (tf.Tensor, tf.Operation)) \
+                and getattr(leaf, "graph", None) is self.graph:
+            fed = [value for tensor, value in feeds if tensor is leaf]
+            if fed:
+                return Fetch("constant", value=fed[0])
+            if isinstance(leaf, tf.Tensor) and leaf.ref() in self._keys:
+                return Fetch("output", key=self._keys[leaf.ref()])  # the last loop's value
+            if self._runs_on_host(leaf, feeds):
+                return Fetch("host", value=leaf)
         if isinstance(leaf, tf.Operation):
             return Fetch("operation")
         if isinstance(leaf, tf.Tensor):
@@ -142,6 +192,22 @@ class StepHooks:
         raise TypeError(
             f"Fetch argument {leaf!r} has invalid type {type(leaf)}: a hook may fetch "
             "tensors, operations, variables or their names.")
+
+    def _in_graph(self, variable):
+        """Whether `variable` is a variable of the step graph, not one of the model's (what
+        `v.assign(x)` returns in a graph)."""
+        try:
+            op = variable.op
+        except (AttributeError, ValueError, RuntimeError):
+            return False
+        return (isinstance(op, tf.Operation) and op.graph is self.graph
+                and all(variable is not v for v in self.variables.named_variables().values()))
+
+    def _runs_on_host(self, leaf, feeds):
+        if self._is_global_step(leaf):
+            return False
+        return self.session_runs.prune(
+            self.graph, [leaf], [tensor for tensor, _ in feeds]) is not None
 
     def _by_name(self, name):
         variables = self.variables.named_variables()

@@ -35,9 +35,24 @@ before_run() run once more there. Hooks must not create variables.
 `HookRun` is the engine's `hook_placement.HookPlacement`: the engine traces with it and
 never imports this code. How fetches are placed and resolved (not every fetch is a step
 output: the global step and the model's variables are read on the host when asked) is in
-`hook_fetches.py`. A `feed_dict` cannot be honoured and raises. `SessionStandIn.run`
-answers the same fetches and nothing else. In TRAIN, `CheckpointSaverHook`s are not called:
-the training loop saves on their schedule instead (see checkpoint_saves.py).
+`hook_fetches.py`. A SessionRunArgs `feed_dict` cannot be honoured and raises.
+
+`SessionStandIn.run(fetches, feed_dict)` is what TF1's Session.run did outside the device
+loop: the ops hooks, Scaffolds or program code built on the model's graph (assigns, reads,
+placeholders, fed or with defaults) run on the host (`engine.session_runs`), their writes
+reaching every replica's copy of the model's variables; fetches that need the step's input
+are the step outputs hooks requested, as in before_run, and cannot be fed. Savers made in
+hooks' code (`tf.compat.v1.train.Saver`, tf-slim's `assign_from_checkpoint_fn`) restore
+and save through it (`legacy_patches.RecordedSaver`).
+
+The first after_create_session() (and before_run()) of a traced step runs while the model
+is traced, before the estimator restores the checkpoint; TF1 ran it after. There, session
+runs read the values the variables will hold (the checkpoint's), and what they change
+(writes, restores, saves) is undone and done again, in order, right after the restore
+(`start()`), so the model sees what TF1's order gave it.
+
+In TRAIN, `CheckpointSaverHook`s are not called: the training loop saves on their schedule
+instead (see checkpoint_saves.py).
 """
 import contextlib
 
@@ -68,9 +83,9 @@ def validate_saving_listeners(listeners):
 class SessionStandIn:
     """What hooks get where TF1 gave them its `tf.compat.v1.Session`.
 
-    `run()` answers only what the host has: the global step, the model's variables (current
-    values), and the step outputs the hooks requested (values from the last loop). Anything
-    else raises, since no graph can be run outside the traced device loop.
+    `run()` answers the global step, the model's variables (current values), the step
+    outputs the hooks requested (values from the last loop), and runs on the host what
+    needs no step input, fed `feed_dict` (see the module docstring).
     """
 
     def __init__(self, hook_run):
@@ -84,15 +99,18 @@ class SessionStandIn:
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         del options, run_metadata
-        if feed_dict:
-            raise NotImplementedError(_FEED_MESSAGE)
-        resolved = self._hook_run.step_hooks.resolve(fetches, tracing=False)
-        return self._hook_run.values_of(resolved)
+        return self._hook_run.session_run(fetches, feed_dict)
 
     def restore_variables(self, restore_map, save_path):
         """What a hook's `Saver.restore(session, save_path)` does (`legacy_patches.
         RecordedSaver`): `{checkpoint name: variable}` restored from `save_path`."""
         self._hook_run.restore_variables(restore_map, save_path)
+
+    def save_variables(self, save_map, save_path, listed):
+        """What a hook's `Saver.save(session, save_path)` does: `{checkpoint name:
+        variable}` written to `save_path`, the directory's state file naming `listed`
+        (None: not written); returns `save_path`."""
+        return self._hook_run.save_variables(save_map, save_path, listed)
 
     def close(self):
         pass
@@ -104,9 +122,7 @@ class SessionStandIn:
         return False
 
 
-_FEED_MESSAGE = (
-    "tpu_estimator_compat cannot feed values into the traced device loop (a SessionRunArgs "
-    "or session.run feed_dict). Produce the values in input_fn or model_fn instead.")
+_FEED_MESSAGE = hook_fetches.FEED_MESSAGE
 
 
 class HookRun:
@@ -135,7 +151,10 @@ class HookRun:
         self._requests = None  # [(hook, args, resolved fetches)] of the current loop
         self._pending = None  # the first loop's requests, made before the loop
         self._loop_start_step = None  # the global step before the current loop, if fetched
-        self._deferred_restores = []  # hooks' Saver restores made before start()
+        # What hooks changed before start(), done again after the checkpoint's restore:
+        # ("restore", map, path), ("save", map, path, listed), ("run", subgraph, feeds,
+        # {id(variable): value written}).
+        self._deferred = []
         # Set by the estimator: called after a hook's Saver changed the variables.
         self.on_variables_restored = lambda: None
         # Set by the estimator: each loop is one step, as each Session.run of an Estimator
@@ -147,9 +166,9 @@ class HookRun:
         """Part of the engine's cache key: traces are per set of `hooks=` objects."""
         return tuple(id(hook) for hook in self.call_hooks)
 
-    def new_trace(self, variables):
+    def new_trace(self, variables, session_runs):
         """The StepHooks for a new trace of the step (called by the engine)."""
-        return hook_fetches.StepHooks(self, variables)
+        return hook_fetches.StepHooks(self, variables, session_runs)
 
     def begin_in_trace(self, step_hooks):
         """While the step is traced: begin(), after_create_session(), first before_run()."""
@@ -197,9 +216,10 @@ class HookRun:
         after_create_session() for a call whose hooks were not placed while compiling (the
         trace and its hooks were cached). `traced`: the compiled step's StepHooks."""
         self._started = True
-        for restore_map, save_path in self._deferred_restores:
-            self._restore_now(restore_map, save_path)
-        self._deferred_restores = []
+        for kind, *args in self._deferred:
+            {"restore": self._restore_now, "save": self._save_now,
+             "run": self._run_now}[kind](*args)
+        self._deferred = []
         if self._begun:
             return
         self._use(traced)
@@ -289,7 +309,55 @@ class HookRun:
         if self._started:
             self._restore_now(restore_map, save_path)
         else:
-            self._deferred_restores.append((restore_map, save_path))
+            self._deferred.append(("restore", restore_map, save_path))
+
+    def save_variables(self, save_map, save_path, listed):
+        """A hook's Saver saves: at once, or, before `start()`, after the restore there."""
+        if self._started:
+            return self._save_now(save_map, save_path, listed)
+        self._deferred.append(("save", save_map, save_path, listed))
+        return save_path
+
+    def _save_now(self, save_map, save_path, listed):
+        with tf.init_scope():
+            return checkpoints.save_to_prefix(save_map, save_path, listed)
+
+    def session_run(self, fetches, feed_dict):
+        """`SessionStandIn.run`: see the module docstring."""
+        feeds = self.step_hooks.feeds(feed_dict)
+        resolved = self.step_hooks.resolve(fetches, tracing=False, feeds=feeds)
+        leaves = tf.nest.flatten(resolved)
+        if feeds and any(fetch.kind == "output" for fetch in leaves):
+            raise NotImplementedError(_FEED_MESSAGE)
+        on_host = list({id(f.value): f.value for f in leaves if f.kind == "host"}.values())
+        values = dict(zip(map(id, on_host), self._run_on_host(on_host, feeds))) \
+            if on_host else {}
+        return tf.nest.map_structure(
+            lambda f: values[id(f.value)] if f.kind == "host" else self._value(f), resolved)
+
+    def _run_on_host(self, fetches, feeds):
+        subgraph = self.step_hooks.session_runs.prune(
+            self.step_hooks.graph, fetches, [tensor for tensor, _ in feeds])
+        feed_values = [value for _, value in feeds]
+        if self._started:
+            return self._run_now(subgraph, feed_values)
+        # Before the checkpoint's restore: reads get the values the variables will hold;
+        # writes are undone and done again after the restore.
+        before = subgraph.written_values()
+        values = subgraph.run(feed_values, variable_values=self._restored_value)
+        if subgraph.writes:
+            written = {id(v): value.numpy()
+                       for v, value in zip(subgraph.written, subgraph.written_values())}
+            subgraph.set_written(before)
+            self._deferred.append(("run", subgraph, feed_values, written))
+        return values
+
+    def _run_now(self, subgraph, feed_values, written=None):
+        del written  # what a deferred run wrote before start(); it writes it again
+        values = subgraph.run(feed_values)
+        if subgraph.written:
+            self.on_variables_restored()
+        return values
 
     def _restore_now(self, restore_map, save_path):
         with tf.init_scope():
@@ -307,10 +375,13 @@ class HookRun:
     def _restored_value(self, variable):
         """While tracing, before the variables hold their checkpoint's values: the value
         `variable` will hold once the checkpoint and the hooks' Savers have restored it."""
-        for restore_map, save_path in reversed(self._deferred_restores):
-            for name, restored in restore_map.items():
-                if restored is variable:
-                    return checkpoints.load_variable(save_path, name)
+        for kind, *args in reversed(self._deferred):
+            if kind == "restore":
+                for name, restored in args[0].items():
+                    if restored is variable:
+                        return checkpoints.load_variable(args[1], name)
+            elif kind == "run" and id(variable) in args[2]:
+                return args[2][id(variable)]
         with tf.init_scope():
             if self._checkpoint_path is not None:
                 try:
@@ -319,9 +390,6 @@ class HookRun:
                 except tf.errors.NotFoundError:
                     pass  # not restored from the checkpoint (a Scaffold's Saver)
             return variable.read_value().numpy()
-
-    def values_of(self, resolved):
-        return tf.nest.map_structure(self._value, resolved)
 
     def _loop_value(self, fetch):
         """A before_run() fetch's value in after_run(). The global step: with `every_step`,

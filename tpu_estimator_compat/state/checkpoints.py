@@ -263,6 +263,28 @@ def values_to_save(named_variables: dict):
     return names, [named_variables[name].read_value() for name in names]
 
 
+def save_to_prefix(named_variables: dict, prefix: str, listed) -> str:
+    """What `tf.compat.v1.train.Saver.save(sess, prefix)` writes: `prefix.index` and
+    `prefix.data-00000-of-00001` of `{tf1_name: variable}`, and unless `listed` is None the
+    state file of prefix's directory naming `listed` (checkpoint prefixes, oldest first,
+    `prefix` last) as given, as a Saver without `save_relative_paths` did. Returns
+    `prefix`."""
+    if not named_variables:
+        raise ValueError("The Saver has no variables to save.")
+    directory = os.path.dirname(prefix) or "."
+    if not tf.io.gfile.isdir(directory):
+        raise ValueError(
+            f"Parent directory of {prefix} doesn't exist, can't save (create it first, as "
+            "TF1's Saver required).")
+    names, tensors = values_to_save(named_variables)
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=tensors)
+    if listed is not None:
+        now = time.time()
+        _write_state(directory, [(path, now) for path in listed], now, relative=False)
+    return prefix
+
+
 def non_finite_variables(named_variables: dict) -> list:
     """Sorted names of the floating-point variables holding a NaN or an Inf."""
     names = sorted(n for n, v in named_variables.items() if v.dtype.is_floating)
@@ -405,13 +427,15 @@ def _index_readable(prefix):
     return True
 
 
-def _write_state(model_dir, kept, last_preserved):
+def _write_state(model_dir, kept, last_preserved, relative=True):
     """Atomically replaces the state file. Paths are stored as TF1's Estimator Saver wrote
     them (`save_relative_paths=True`): the checkpoint's file name, relative to model_dir
-    whether model_dir is relative or absolute. A failed write leaves no temporary file."""
+    whether model_dir is relative or absolute (`relative=False`: as given, as a plain
+    Saver wrote them). A failed write leaves no temporary file."""
+    stored = os.path.basename if relative else (lambda path: path)
     state = tf_training.CheckpointState(
-        model_checkpoint_path=os.path.basename(kept[-1][0]),
-        all_model_checkpoint_paths=[os.path.basename(p) for p, _ in kept],
+        model_checkpoint_path=stored(kept[-1][0]),
+        all_model_checkpoint_paths=[stored(p) for p, _ in kept],
         all_model_checkpoint_timestamps=[t for _, t in kept],
         last_preserved_timestamp=last_preserved)
     final = os.path.join(model_dir, STATE_FILENAME)

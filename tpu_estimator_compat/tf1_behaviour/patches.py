@@ -34,12 +34,15 @@
   restores checkpoints through its var_list, as TF1's session creator did with the
   Scaffold's saver (e.g. `Saver(ema.variables_to_restore())` to evaluate moving averages).
   SessionRunHooks' Savers are `RecordedSaver`s too (`recorded_savers()`): their
-  `restore(session, path)` asks the hooks' session stand-in to restore their var_list.
+  `restore(session, path)` and `save(session, path)` ask the hooks' session stand-in to
+  restore or save their var_list. tf-slim's `assign_from_checkpoint_fn` builds the Saver
+  of TensorFlow's saver module, which is replaced alike.
 """
 import contextlib
 import dataclasses
 import functools
 
+import numpy as np
 import tensorflow as tf
 
 from tpu_estimator_compat.api import optimizers
@@ -87,6 +90,7 @@ def patched_rebuilt_apis(recorded_calls, kept_alive, per_replica_updates=False):
          optimizers.v1_apply_gradients(per_replica_updates)),
         (distribute.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
         (tf.compat.v1.train, "Saver", RecordedSaver),  # as recorded_savers()
+        (training.saver_module, "Saver", RecordedSaver),
         (distribute.xla_module, "replica_id", _replica_id),
         (training.ResourceSummaryWriter, "init", _writer_init_as_op),
         (training.ResourceSummaryWriter, "__init__", writer_kept_alive),
@@ -104,13 +108,17 @@ def patched_rebuilt_apis(recorded_calls, kept_alive, per_replica_updates=False):
 
 @contextlib.contextmanager
 def recorded_savers():
-    """Within the block, `tf.compat.v1.train.Saver` is `RecordedSaver` (for hooks' code)."""
-    original = tf.compat.v1.train.Saver
-    tf.compat.v1.train.Saver = RecordedSaver
+    """Within the block, `tf.compat.v1.train.Saver` (and the module's own name, which
+    tf-slim's `assign_from_checkpoint_fn` uses) is `RecordedSaver` (for hooks' code)."""
+    modules = (tf.compat.v1.train, training.saver_module)
+    originals = [module.Saver for module in modules]
+    for module in modules:
+        module.Saver = RecordedSaver
     try:
         yield
     finally:
-        tf.compat.v1.train.Saver = original
+        for module, original in zip(modules, originals):
+            module.Saver = original
 
 
 _original_merge_call = distribute.ReplicaContext.merge_call
@@ -178,19 +186,23 @@ def _under_current_dependencies(value):
 
 
 class RecordedSaver:
-    """A `tf.compat.v1.train.Saver` made in the model's code: remembers what it restores.
+    """A `tf.compat.v1.train.Saver` made in the model's code: remembers what it restores
+    and saves.
 
-    Takes the Saver's arguments; only `var_list` has an effect (None: every global
-    variable when it is made).
+    Takes the Saver's arguments; `var_list` (None: every global variable when it is made)
+    and `max_to_keep` (how many of its saves the state file lists) have an effect.
     """
 
-    def __init__(self, var_list=None, *args, **kwargs):  # pylint: disable=unused-argument
+    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5,
+                 *args, **kwargs):  # pylint: disable=unused-argument
         if var_list is None:
             var_list = tf.compat.v1.global_variables()
         if isinstance(var_list, dict):
             self._by_name = dict(var_list)
         else:
             self._by_name = {tf1_variables.tf1_name(v): v for v in var_list}
+        self._max_to_keep = max_to_keep
+        self._saved = []  # the prefixes this Saver wrote, oldest first
 
     def restore_map(self):
         """`{checkpoint name: variable}`."""
@@ -207,6 +219,27 @@ class RecordedSaver:
                 f"got {sess!r}. Restore from a hook, or return the Saver in "
                 "Scaffold(saver=...) to have the estimator restore through it.")
         restore_variables(self.restore_map(), save_path)
+
+    def save(self, sess, save_path, global_step=None, latest_filename=None,
+             meta_graph_suffix="meta", write_meta_graph=True, write_state=True,
+             *args, **kwargs):  # pylint: disable=unused-argument
+        """Writes the var_list to `save_path` (`-<global_step>` appended when given, a
+        number or the global step's variable or tensor) through `sess`, and names it in
+        the directory's `checkpoint` file; returns the prefix. No `.meta` is written."""
+        save_variables = getattr(sess, "save_variables", None)
+        if save_variables is None:
+            raise NotImplementedError(
+                f"A tf.compat.v1.train.Saver built in the model's code saves through the "
+                f"session that SessionRunHooks get; got {sess!r}.")
+        if global_step is not None:
+            if not isinstance(global_step, (int, np.integer)):
+                global_step = sess.run(global_step)
+            save_path = f"{save_path}-{int(global_step)}"
+        self._saved = [path for path in self._saved if path != save_path] + [save_path]
+        if self._max_to_keep:
+            self._saved = self._saved[-self._max_to_keep:]
+        return save_variables(self.restore_map(), save_path,
+                              self._saved if write_state else None)
 
 
 def _as_variable(value):

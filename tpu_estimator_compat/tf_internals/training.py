@@ -8,6 +8,7 @@ from tensorflow.python.training import basic_session_run_hooks
 from tensorflow.python.training import checkpoint_state_pb2
 from tensorflow.python.ops import variables
 from tensorflow.python.training import moving_averages
+from tensorflow.python.training import saver
 from tensorflow.python.training.saving import saveable_object_util
 
 from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
@@ -21,6 +22,9 @@ SYMBOLS = uses(
              "a user's CheckpointSaverHook saves where, when and with the listeners it was "
              "given", per_instance=True)
       for field in ("_checkpoint_dir", "_save_path", "_saver", "_listeners", "_timer")),
+    Symbol(_SAVER, "Saver",
+           "tf-slim's assign_from_checkpoint_fn builds this module's Saver (not "
+           "tf.compat.v1.train's): replaced by RecordedSaver where model and hook code runs"),
     *(Symbol(_SAVER, f"Saver.{field}",
              "a user's Saver in a CheckpointSaverHook keeps the checkpoints it was told to",
              per_instance=True)
@@ -45,6 +49,7 @@ SavedModel = saved_model_pb2.SavedModel
 assign_moving_average = moving_averages.assign_moving_average
 op_list_to_dict = saveable_object_util.op_list_to_dict
 PartitionedVariable = variables.PartitionedVariable
+saver_module = saver
 ResourceSummaryWriter = summary_ops_v2._ResourceSummaryWriter  # pylint: disable=protected-access
 
 
