@@ -25,6 +25,7 @@ from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.tf_internals import graphs
 
 _PLACEHOLDERS = ("Placeholder", "PlaceholderV2")
+_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
 _CROSS_REPLICA_PREFIXES = ("Collective", "Nccl", "AllReduce", "CrossReplica")
 
 
@@ -97,10 +98,13 @@ class SessionRuns:
             return None
         for op in ops:
             if op.type in _PLACEHOLDERS and op not in captured:
+                output = op.outputs[0]
+                shape = output.shape.as_list() if output.shape.rank is not None else "<unknown>"
                 raise tf.errors.InvalidArgumentError(
                     None, op,
                     f"You must feed a value for placeholder tensor '{op.name}' with dtype "
-                    f"{op.outputs[0].dtype.name} and shape {op.outputs[0].shape}")
+                    f"{_TF_TYPE_NAMES.get(output.dtype.name, output.dtype.name)} and shape "
+                    f"{shape}".replace("None", "?"))
         owners = self._owners()
         reads, written = {}, []
         for op in ops:

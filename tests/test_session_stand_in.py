@@ -1,0 +1,186 @@
+"""The session SessionRunHooks get runs what TF1's Session ran outside the device loop.
+
+An EMA-loading hook as public ImageNet classifiers have it (tensorflow/tpu's efficientnet
+and mnasnet `LoadEMAHook`: `assign_from_checkpoint_fn(latest_checkpoint, ema.
+variables_to_restore(...))` in begin(), called with the session in after_create_session),
+and a hook that feeds placeholders, assigns the model's variable and saves with a Saver.
+The constants were printed by the original (TF 2.15 + tensorflow-estimator 2.15, graph mode,
+`TPUEstimator(use_tpu=False)`, the same model_fn and hooks; its hook built the Saver that
+`assign_from_checkpoint_fn` builds, as TF 2.15 has no tf.contrib). On 8 TPU cores the
+metric is over every example, and `loss` is replica 0's (the original's TPU `loss`: its
+per-step losses averaged over the steps), which the original printed by evaluating the
+rows replica 0 sees.
+"""
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tpu_estimator_compat as tec
+import tpu_estimator_compat.v1 as v1  # the TF1 namespace (`import tensorflow as tf`)
+
+FEATURES = (np.arange(64, dtype=np.float32).reshape(32, 2) % 9 - 4) / 4.0
+TARGETS = FEATURES @ np.array([[1.0], [-2.0]], np.float32) + 0.3
+HIDDEN_INIT = np.array([[0.3, -0.2, 0.1], [-0.4, 0.5, 0.2]], np.float32)
+
+# The original: train(max_steps=6) (train_batch_size 16), then evaluate(steps=2) (16 a step).
+ORIGINAL_EMA_KERNEL = [0.28796207904815674, -0.34230679273605347, -0.12900157272815704]
+ORIGINAL_EMA_BIAS = 0.24604607
+ORIGINAL_MAE = {"trained": 0.6779839, "ema": 0.70385665, "ema_bias_assigned": 0.70410377}
+ORIGINAL_LOSS = {"trained": 1.0282626, "ema": 1.0947883, "ema_bias_assigned": 1.0939428}
+ORIGINAL_REPLICA0_LOSS = {"trained": 0.3276159, "ema": 0.35282513,
+                          "ema_bias_assigned": 0.35493863}
+ORIGINAL_SAVED_NAMES = ["global_step", "hidden/bias", "hidden/kernel", "out/bias",
+                        "out/kernel"]
+ASSIGNED_BIAS = 0.25
+
+
+def input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices((FEATURES, TARGETS))
+    return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+    """Two dense layers; the train op maintains moving averages (efficientnet's way)."""
+    hidden = v1.layers.dense(features, 3, activation=tf.nn.tanh, name="hidden",
+                             kernel_initializer=v1.constant_initializer(HIDDEN_INIT))
+    predictions = v1.layers.dense(hidden, 1, name="out",
+                                  kernel_initializer=v1.zeros_initializer())
+    loss = v1.losses.mean_squared_error(labels, predictions)
+    if mode == tec.ModeKeys.EVAL:
+        def metric_fn(labels, predictions):
+            return {"mae": v1.metrics.mean_absolute_error(labels, predictions)}
+        return tec.TPUEstimatorSpec(mode, loss=loss,
+                                    eval_metrics=(metric_fn, [labels, predictions]))
+    global_step = v1.train.get_global_step()
+    optimizer = v1.train.GradientDescentOptimizer(0.1)
+    if params["use_tpu"]:
+        optimizer = v1.tpu.CrossShardOptimizer(optimizer)
+    train_op = optimizer.minimize(loss, global_step)
+    ema = v1.train.ExponentialMovingAverage(decay=0.9, num_updates=global_step)
+    with v1.control_dependencies([train_op]):
+        train_op = ema.apply(v1.trainable_variables())
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def get_ema_vars():
+    """efficientnet's utils.get_ema_vars."""
+    ema_vars = v1.trainable_variables() + v1.get_collection("moving_vars")
+    for v in v1.global_variables():
+        if "moving_mean" in v.name or "moving_variance" in v.name:
+            ema_vars.append(v)
+    return list(set(ema_vars))
+
+
+class LoadEMAHook(v1.train.SessionRunHook):
+    """efficientnet's LoadEMAHook, reading back the kernel it loaded."""
+
+    def __init__(self, model_dir):
+        self._model_dir = model_dir
+
+    def begin(self):
+        ema = v1.train.ExponentialMovingAverage(decay=0.0)
+        var_dict = ema.variables_to_restore(get_ema_vars())
+        self._load_ema = v1.contrib.framework.assign_from_checkpoint_fn(
+            v1.train.latest_checkpoint(self._model_dir), var_dict)
+        self.kernel = [v for v in v1.global_variables() if v.op.name == "out/kernel"][0]
+
+    def after_create_session(self, sess, coord):
+        self._load_ema(sess)
+        self.kernel_value = sess.run(self.kernel)
+
+
+class FeedHook(v1.train.SessionRunHook):
+    """A placeholder with a default, an assign fed from a placeholder, a Saver's save."""
+
+    def __init__(self, save_path):
+        self.save_path = save_path
+
+    def begin(self):
+        self.out_bias = [v for v in v1.global_variables() if v.op.name == "out/bias"][0]
+        self.scale = v1.placeholder_with_default(np.float32(1.0), [])
+        self.scaled = self.scale * self.out_bias
+        self.value = v1.placeholder(tf.float32, [1], name="bias_value")
+        self.assign = v1.assign(self.out_bias, self.value)
+        self.saver = v1.train.Saver()
+
+    def after_create_session(self, sess, coord):
+        self.default = sess.run(self.scaled)
+        self.fed = sess.run(self.scaled, feed_dict={self.scale: 2.0})
+        with pytest.raises(tf.errors.InvalidArgumentError) as unfed:
+            sess.run(self.assign)
+        self.unfed_error = unfed.value.message
+        sess.run(self.assign, feed_dict={self.value: [ASSIGNED_BIAS]})
+        self.assigned = sess.run([self.out_bias, self.scaled])
+
+    def end(self, sess):
+        self.saved = self.saver.save(sess, self.save_path)
+
+
+def _estimator(model_dir, use_tpu):
+    return tec.TPUEstimator(
+        model_fn, use_tpu=use_tpu, train_batch_size=16, eval_batch_size=16,
+        config=tec.RunConfig(model_dir=str(model_dir), save_summary_steps=None,
+                             tpu_config=tec.TPUConfig(iterations_per_loop=2)))
+
+
+@pytest.mark.slow  # trains and evaluates several times
+@pytest.mark.parametrize("cores", [None, 8], ids=["1_replica", "8_tpu_cores"])
+def test_an_ema_loading_hook_evaluates_the_moving_averages(tmp_path, monkeypatch, cores):
+    """Issue 32, item 1: `assign_from_checkpoint_fn(...)(sess)` in after_create_session
+    raised "cannot feed values into the traced device loop". Evaluations with the hooks
+    give the original's numbers; the next one without them the trained weights' again.
+    The first evaluation places the hooks while the model is traced (before the
+    checkpoint's restore), the later one in the cached trace."""
+    if cores:
+        from tpu_estimator_compat.engine import cluster_resolver, runtime  # noqa: PLC0415
+        monkeypatch.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, str(cores))
+        monkeypatch.setenv(runtime.SIMULATED_TPU_XLA_ENV, "0")
+    expected_loss = ORIGINAL_REPLICA0_LOSS if cores else ORIGINAL_LOSS
+    model_dir = tmp_path / "model"
+    estimator = _estimator(model_dir, use_tpu=bool(cores))
+    estimator.train(input_fn, max_steps=6)
+    np.testing.assert_allclose(
+        estimator.get_variable_value("out/kernel/ExponentialMovingAverage").ravel(),
+        ORIGINAL_EMA_KERNEL, rtol=1e-6)
+    os.makedirs(tmp_path / "saved")
+    save_path = str(tmp_path / "saved" / "model.ckpt")
+    feed_hook = FeedHook(save_path)
+    runs = {}
+    for name, hooks in [("ema_bias_assigned", [LoadEMAHook(str(model_dir)), feed_hook]),
+                        ("trained", []), ("ema", [LoadEMAHook(str(model_dir))])]:
+        runs[name] = estimator.evaluate(input_fn, steps=2, hooks=hooks)
+        if hooks:
+            np.testing.assert_allclose(hooks[0].kernel_value.ravel(), ORIGINAL_EMA_KERNEL,
+                                       rtol=1e-6)
+    runs["trained_again"] = estimator.evaluate(input_fn, steps=2)
+    for name, results in runs.items():
+        name = name.replace("_again", "")
+        np.testing.assert_allclose(results["mae"], ORIGINAL_MAE[name], rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(results["loss"], expected_loss[name], rtol=1e-6,
+                                   err_msg=name)
+
+    # The placeholder with a default, fed and not; the assign reached every replica (the
+    # metric over all examples is the original's).
+    np.testing.assert_allclose(feed_hook.default, [ORIGINAL_EMA_BIAS], rtol=1e-6)
+    np.testing.assert_allclose(feed_hook.fed, [2 * ORIGINAL_EMA_BIAS], rtol=1e-6)
+    np.testing.assert_allclose(feed_hook.assigned, [[ASSIGNED_BIAS], [ASSIGNED_BIAS]])
+    assert feed_hook.unfed_error == ("You must feed a value for placeholder tensor "
+                                     "'bias_value' with dtype float and shape [1]")
+
+    # The hook's Saver wrote the evaluated weights (the moving averages, the bias it
+    # assigned) where TF1's did; a model evaluating that checkpoint gets the same numbers.
+    assert feed_hook.saved == save_path
+    assert sorted(os.listdir(tmp_path / "saved")) == [
+        "checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index"]  # no .meta
+    assert tf.train.get_checkpoint_state(str(tmp_path / "saved")).model_checkpoint_path \
+        == save_path
+    assert [name for name, _ in tf.train.list_variables(save_path)] == ORIGINAL_SAVED_NAMES
+    np.testing.assert_allclose(tf.train.load_variable(save_path, "out/kernel").ravel(),
+                               ORIGINAL_EMA_KERNEL, rtol=1e-6)
+    np.testing.assert_allclose(tf.train.load_variable(save_path, "out/bias"), [ASSIGNED_BIAS])
+    results = _estimator(tmp_path / "other", use_tpu=bool(cores)).evaluate(
+        input_fn, steps=2, checkpoint_path=save_path)
+    np.testing.assert_allclose(results["mae"], ORIGINAL_MAE["ema_bias_assigned"], rtol=1e-6)
+    np.testing.assert_allclose(results["loss"], expected_loss["ema_bias_assigned"], rtol=1e-6)
