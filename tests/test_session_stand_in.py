@@ -184,3 +184,65 @@ def test_an_ema_loading_hook_evaluates_the_moving_averages(tmp_path, monkeypatch
         input_fn, steps=2, checkpoint_path=save_path)
     np.testing.assert_allclose(results["mae"], ORIGINAL_MAE["ema_bias_assigned"], rtol=1e-6)
     np.testing.assert_allclose(results["loss"], expected_loss["ema_bias_assigned"], rtol=1e-6)
+
+
+# -- a Scaffold's init_fn, run with the session when no checkpoint is restored ----------------
+
+PRETRAINED_KERNEL = np.array([[0.5], [-1.5]], np.float32)
+# The original: train(max_steps=2), then train(max_steps=4) resuming from the checkpoint.
+ORIGINAL_FINE_TUNED = {"dense/kernel": [0.5546677708625793, -1.5510166883468628],
+                       "dense/bias": [-0.06663964688777924], "bias_scale": 0.5}
+ORIGINAL_RESUMED_KERNEL = [0.6031221151351929, -1.5975641012191772]
+
+
+def _fine_tuning_model_fn(pretrained, scaffold_kind):
+    def model_fn(features, labels, mode, params):
+        predictions = v1.layers.dense(features, 1, name="dense",
+                                      kernel_initializer=v1.zeros_initializer())
+        bias_scale = v1.get_variable("bias_scale", [], initializer=v1.zeros_initializer(),
+                                     trainable=False)
+        loss = v1.losses.mean_squared_error(labels, predictions + bias_scale)
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, v1.train.get_global_step())
+
+        def scaffold_fn():
+            kernel = [v for v in v1.global_variables() if v.op.name == "dense/kernel"][0]
+            load = v1.contrib.framework.assign_from_checkpoint_fn(
+                pretrained, {"pretrained/kernel": kernel})
+            value = v1.placeholder(tf.float32, [], name="scale_value")
+            assign = v1.assign(bias_scale, value)
+            if scaffold_kind == "init_op":
+                return v1.train.Scaffold(init_op=assign, init_feed_dict={value: 0.5},
+                                         init_fn=lambda scaffold, sess: load(sess))
+
+            def init_fn(scaffold, sess):
+                load(sess)
+                sess.run(assign, feed_dict={value: 0.5})
+            return v1.train.Scaffold(init_fn=init_fn)
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, scaffold_fn=scaffold_fn)
+    return model_fn
+
+
+@pytest.mark.slow  # trains twice
+@pytest.mark.parametrize("scaffold_kind", ["init_fn", "init_op"])
+def test_a_scaffolds_init_fn_loads_a_pretrained_checkpoint_once(tmp_path, scaffold_kind):
+    """Fine-tuning from a pretrained checkpoint: scaffold_fn's Scaffold(init_fn=...) calls
+    `assign_from_checkpoint_fn(...)(sess)` and runs a fed assign, when training starts
+    without a checkpoint, not when it resumes from one. (With `init_op`, the assign fed
+    `init_feed_dict`: TF1's init_op would also hold `global_variables_initializer()`.)"""
+    pretrained = str(tmp_path / "pretrained" / "model.ckpt")
+    os.makedirs(os.path.dirname(pretrained))
+    tf.raw_ops.SaveV2(prefix=pretrained, tensor_names=["pretrained/kernel"],
+                      shape_and_slices=[""], tensors=[tf.constant(PRETRAINED_KERNEL)])
+    estimator = tec.TPUEstimator(
+        _fine_tuning_model_fn(pretrained, scaffold_kind), use_tpu=False,
+        train_batch_size=16, config=tec.RunConfig(model_dir=str(tmp_path / "model"),
+                                                  save_summary_steps=None))
+    estimator.train(input_fn, max_steps=2)
+    for name, expected in ORIGINAL_FINE_TUNED.items():
+        np.testing.assert_allclose(np.ravel(estimator.get_variable_value(name)), expected,
+                                   rtol=1e-5, err_msg=name)
+    estimator.train(input_fn, max_steps=4)
+    np.testing.assert_allclose(estimator.get_variable_value("dense/kernel").ravel(),
+                               ORIGINAL_RESUMED_KERNEL, rtol=1e-5)
+    assert estimator.get_variable_value("bias_scale") == 0.5

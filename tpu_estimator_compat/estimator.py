@@ -138,7 +138,7 @@ class Estimator:
         hook_run.every_step = self._hooks_every_step(runtime, hook_run)
         with call_input:
             engine.sync(latest, compiled, self._warm_start_from)
-            hook_run.start(compiled.traced.placed_hooks)
+            hook_run.start(compiled.traced.placed_hooks, compiled.traced.scaffold)
             step = engine.global_step
             last_step = max_steps if max_steps is not None else (
                 step + steps if steps is not None else float("inf"))
@@ -289,7 +289,7 @@ class Estimator:
         # A trainer beside this process may delete the chosen checkpoint meanwhile.
         checkpoint = chosen.read(
             lambda path: engine.sync(path, compiled, self._warm_start_from))
-        hook_run.start(compiled.traced.placed_hooks)
+        hook_run.start(compiled.traced.placed_hooks, compiled.traced.scaffold)
         return checkpoint, plan, call_input, engine, compiled, hook_run
 
     def _prepare(self, mode, input_fn, hook_run, until_input_ends=False):

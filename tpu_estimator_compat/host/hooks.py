@@ -211,19 +211,25 @@ class HookRun:
         self._pending = self._before_run(tracing=tracing)
         self._begun = True
 
-    def start(self, traced):
-        """Once the variables hold their checkpoint values: begin() and
-        after_create_session() for a call whose hooks were not placed while compiling (the
-        trace and its hooks were cached). `traced`: the compiled step's StepHooks."""
+    def start(self, traced, scaffold=None):
+        """Once the variables hold their checkpoint values: the Scaffold's initialization if
+        no checkpoint was restored (`_initialize`), what hooks changed before (see the
+        module docstring), then begin() and after_create_session() for a call whose hooks
+        were not placed while compiling (the trace and its hooks were cached).
+
+        Args:
+          traced: the compiled step's StepHooks.
+          scaffold: the Scaffold model_fn or scaffold_fn gave, or None.
+        """
         self._started = True
+        self._use(traced)
+        if scaffold is not None and self._checkpoint_path is None:
+            self._initialize(scaffold)
         for kind, *args in self._deferred:
             {"restore": self._restore_now, "save": self._save_now,
              "run": self._run_now}[kind](*args)
         self._deferred = []
-        if self._begun:
-            return
-        self._use(traced)
-        if not self.hooks:
+        if self._begun or not self.hooks:
             return
         with self._in_step_graph(), hook_fetches.variables_as_graph_elements():
             hook_fetches.ensure_global_step_read(traced.graph)
@@ -232,6 +238,25 @@ class HookRun:
             for hook in self.hooks:
                 hook.after_create_session(self.session, self.coord)
         self._begun = True
+
+    def _initialize(self, scaffold):
+        """What TF1's session manager did when no checkpoint was restored: the Scaffold's
+        `init_op` fed `init_feed_dict` (the model's variables, created with their initial
+        and warm-start values, have nothing left to initialize: only ops the user gave run),
+        then `init_fn(scaffold, session)`; then its `ready_op` must report nothing."""
+        with self._in_step_graph():
+            if scaffold.init_op is not None:
+                self.session.run(scaffold.init_op, feed_dict=scaffold.init_feed_dict)
+            if scaffold.init_fn is not None:
+                scaffold.init_fn(self.session)
+            if scaffold.ready_op is not None:
+                not_ready = self.session.run(scaffold.ready_op)
+                if np.size(not_ready):
+                    names = ", ".join(np.asarray(not_ready, dtype=bytes).ravel().astype(str))
+                    raise RuntimeError(
+                        "Init operations did not make model ready. The Scaffold's ready_op "
+                        f"reports: {names}. Initialize them in the Scaffold's init_op or "
+                        "init_fn.")
 
     def _in_step_graph(self):
         """Hooks are called with the step's graph as the default graph, as TF1 called them

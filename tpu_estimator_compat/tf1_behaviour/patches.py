@@ -110,15 +110,16 @@ def patched_rebuilt_apis(recorded_calls, kept_alive, per_replica_updates=False):
 def recorded_savers():
     """Within the block, `tf.compat.v1.train.Saver` (and the module's own name, which
     tf-slim's `assign_from_checkpoint_fn` uses) is `RecordedSaver` (for hooks' code)."""
-    modules = (tf.compat.v1.train, training.saver_module)
-    originals = [module.Saver for module in modules]
-    for module in modules:
-        module.Saver = RecordedSaver
+    replacements = [(tf.compat.v1.train, "Saver", RecordedSaver),
+                    (training.saver_module, "Saver", RecordedSaver)]
+    originals = [(module, name, getattr(module, name)) for module, name, _ in replacements]
+    for module, name, value in replacements:
+        setattr(module, name, value)
     try:
         yield
     finally:
-        for module, original in zip(modules, originals):
-            module.Saver = original
+        for module, name, value in originals:
+            setattr(module, name, value)
 
 
 _original_merge_call = distribute.ReplicaContext.merge_call
