@@ -193,6 +193,18 @@ PRETRAINED_KERNEL = np.array([[0.5], [-1.5]], np.float32)
 ORIGINAL_FINE_TUNED = {"dense/kernel": [0.5546677708625793, -1.5510166883468628],
                        "dense/bias": [-0.06663964688777924], "bias_scale": 0.5}
 ORIGINAL_RESUMED_KERNEL = [0.6031221151351929, -1.5975641012191772]
+# The same without the scaffold, the kernel initialized by a hook's init_from_checkpoint.
+ORIGINAL_HOOK_INITIALIZED = {"dense/kernel": [0.5542624592781067, -1.5568369626998901],
+                             "dense/bias": [0.11349707841873169], "bias_scale": 0.0}
+ORIGINAL_HOOK_RESUMED_KERNEL = [0.6028426885604858, -1.6061491966247559]
+
+
+class InitFromCheckpointHook(v1.train.SessionRunHook):
+    def __init__(self, pretrained):
+        self.pretrained = pretrained
+
+    def begin(self):
+        v1.train.init_from_checkpoint(self.pretrained, {"pretrained/kernel": "dense/kernel"})
 
 
 def _fine_tuning_model_fn(pretrained, scaffold_kind):
@@ -219,17 +231,20 @@ def _fine_tuning_model_fn(pretrained, scaffold_kind):
                 load(sess)
                 sess.run(assign, feed_dict={value: 0.5})
             return v1.train.Scaffold(init_fn=init_fn)
-        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, scaffold_fn=scaffold_fn)
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                    scaffold_fn=scaffold_fn if scaffold_kind else None)
     return model_fn
 
 
 @pytest.mark.slow  # trains twice
-@pytest.mark.parametrize("scaffold_kind", ["init_fn", "init_op"])
-def test_a_scaffolds_init_fn_loads_a_pretrained_checkpoint_once(tmp_path, scaffold_kind):
+@pytest.mark.parametrize("scaffold_kind", ["init_fn", "init_op", None])
+def test_init_fn_and_init_from_checkpoint_load_a_pretrained_checkpoint_once(tmp_path, scaffold_kind):
     """Fine-tuning from a pretrained checkpoint: scaffold_fn's Scaffold(init_fn=...) calls
     `assign_from_checkpoint_fn(...)(sess)` and runs a fed assign, when training starts
     without a checkpoint, not when it resumes from one. (With `init_op`, the assign fed
-    `init_feed_dict`: TF1's init_op would also hold `global_variables_initializer()`.)"""
+    `init_feed_dict`: TF1's init_op would also hold `global_variables_initializer()`.)
+    Without a scaffold, a hook's begin() calls `tf.train.init_from_checkpoint`, which acts
+    the same way."""
     pretrained = str(tmp_path / "pretrained" / "model.ckpt")
     os.makedirs(os.path.dirname(pretrained))
     tf.raw_ops.SaveV2(prefix=pretrained, tensor_names=["pretrained/kernel"],
@@ -238,11 +253,15 @@ def test_a_scaffolds_init_fn_loads_a_pretrained_checkpoint_once(tmp_path, scaffo
         _fine_tuning_model_fn(pretrained, scaffold_kind), use_tpu=False,
         train_batch_size=16, config=tec.RunConfig(model_dir=str(tmp_path / "model"),
                                                   save_summary_steps=None))
-    estimator.train(input_fn, max_steps=2)
-    for name, expected in ORIGINAL_FINE_TUNED.items():
+    hooks = [] if scaffold_kind else [InitFromCheckpointHook(pretrained)]
+    initialized, resumed_kernel = ((ORIGINAL_FINE_TUNED, ORIGINAL_RESUMED_KERNEL)
+                                   if scaffold_kind else
+                                   (ORIGINAL_HOOK_INITIALIZED, ORIGINAL_HOOK_RESUMED_KERNEL))
+    estimator.train(input_fn, max_steps=2, hooks=hooks)
+    for name, expected in initialized.items():
         np.testing.assert_allclose(np.ravel(estimator.get_variable_value(name)), expected,
                                    rtol=1e-5, err_msg=name)
-    estimator.train(input_fn, max_steps=4)
+    estimator.train(input_fn, max_steps=4, hooks=hooks)
     np.testing.assert_allclose(estimator.get_variable_value("dense/kernel").ravel(),
-                               ORIGINAL_RESUMED_KERNEL, rtol=1e-5)
-    assert estimator.get_variable_value("bias_scale") == 0.5
+                               resumed_kernel, rtol=1e-5)
+    assert estimator.get_variable_value("bias_scale") == initialized["bias_scale"]

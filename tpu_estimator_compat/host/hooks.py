@@ -60,6 +60,7 @@ import numpy as np
 import tensorflow as tf
 
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state import warm_start
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
@@ -155,6 +156,7 @@ class HookRun:
         # ("restore", map, path), ("save", map, path, listed), ("run", subgraph, feeds,
         # {id(variable): value written}).
         self._deferred = []
+        self._initial_values = []  # hooks' init_from_checkpoint calls made before start()
         # Set by the estimator: called after a hook's Saver changed the variables.
         self.on_variables_restored = lambda: None
         # Set by the estimator: each loop is one step, as each Session.run of an Estimator
@@ -174,7 +176,7 @@ class HookRun:
         """While the step is traced: begin(), after_create_session(), first before_run()."""
         self._use(step_hooks)
         if self.hooks:
-            with _tf1_code():
+            with _tf1_code(self._init_from_checkpoint):
                 self._begin(tracing=True)
 
     def reuse(self, traced):
@@ -223,6 +225,8 @@ class HookRun:
         """
         self._started = True
         self._use(traced)
+        for call in self._initial_values:
+            self._init_from_checkpoint(*call)
         if scaffold is not None and self._checkpoint_path is None:
             self._initialize(scaffold)
         for kind, *args in self._deferred:
@@ -238,6 +242,20 @@ class HookRun:
             for hook in self.hooks:
                 hook.after_create_session(self.session, self.coord)
         self._begun = True
+
+    def _init_from_checkpoint(self, ckpt_dir_or_file, assignment_map):
+        """`tf.compat.v1.train.init_from_checkpoint` in a hook: it changed the variables'
+        initializers, so it acts only when no checkpoint is restored, before the
+        Scaffold's init_fn (at `start()` if called before)."""
+        if self._checkpoint_path is not None:
+            return
+        if not self._started:
+            self._initial_values.append((ckpt_dir_or_file, dict(assignment_map)))
+            return
+        with tf.init_scope():
+            warm_start.init_from_checkpoint(ckpt_dir_or_file, assignment_map,
+                                            self.step_hooks.variables.named_variables())
+        self.on_variables_restored()
 
     def _initialize(self, scaffold):
         """What TF1's session manager did when no checkpoint was restored: the Scaffold's
@@ -263,7 +281,7 @@ class HookRun:
         with the model's graph (so `get_global_step()` works in every callback); the host
         work they do is Python and numpy, and the stand-in session reads eagerly."""
         stack = contextlib.ExitStack()
-        stack.enter_context(_tf1_code())
+        stack.enter_context(_tf1_code(self._init_from_checkpoint))
         if self.step_hooks is not None and self.step_hooks.graph is not None:
             stack.enter_context(self.step_hooks.graph.as_default())
         return stack
@@ -447,10 +465,11 @@ def _to_numpy(value):
     return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
 
 
-def _tf1_code():
+def _tf1_code(init_from_checkpoint):
     """Hooks' callbacks are TF1 code, as model_fn is: TF1 shapes and hashable variables
-    (`ema.variables_to_restore()`), and Savers that restore through the session stand-in."""
+    (`ema.variables_to_restore()`), Savers that restore through the session stand-in, and
+    `tf.compat.v1.train.init_from_checkpoint` calling `init_from_checkpoint`."""
     stack = contextlib.ExitStack()
     stack.enter_context(tf1_shapes.tf1_shapes())
-    stack.enter_context(legacy_patches.recorded_savers())
+    stack.enter_context(legacy_patches.recorded_savers(init_from_checkpoint))
     return stack

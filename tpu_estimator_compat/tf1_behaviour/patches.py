@@ -107,11 +107,13 @@ def patched_rebuilt_apis(recorded_calls, kept_alive, per_replica_updates=False):
 
 
 @contextlib.contextmanager
-def recorded_savers():
+def recorded_savers(init_from_checkpoint):
     """Within the block, `tf.compat.v1.train.Saver` (and the module's own name, which
-    tf-slim's `assign_from_checkpoint_fn` uses) is `RecordedSaver` (for hooks' code)."""
+    tf-slim's `assign_from_checkpoint_fn` uses) is `RecordedSaver`, and
+    `tf.compat.v1.train.init_from_checkpoint` is `init_from_checkpoint` (for hooks' code)."""
     replacements = [(tf.compat.v1.train, "Saver", RecordedSaver),
-                    (training.saver_module, "Saver", RecordedSaver)]
+                    (training.saver_module, "Saver", RecordedSaver),
+                    (tf.compat.v1.train, "init_from_checkpoint", init_from_checkpoint)]
     originals = [(module, name, getattr(module, name)) for module, name, _ in replacements]
     for module, name, value in replacements:
         setattr(module, name, value)
