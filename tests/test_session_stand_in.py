@@ -92,7 +92,8 @@ class LoadEMAHook(v1.train.SessionRunHook):
 
 
 class FeedHook(v1.train.SessionRunHook):
-    """A placeholder with a default, an assign fed from a placeholder, a Saver's save."""
+    """A placeholder with a default, an assign fed from a placeholder, a string fed, runs
+    through `run_context.session`, a Saver's save."""
 
     def __init__(self, save_path):
         self.save_path = save_path
@@ -104,6 +105,8 @@ class FeedHook(v1.train.SessionRunHook):
         self.value = v1.placeholder(tf.float32, [1], name="bias_value")
         self.assign = v1.assign(self.out_bias, self.value)
         self.saver = v1.train.Saver()
+        self.path = v1.placeholder(tf.string, [])
+        self.path_length = tf.strings.length(self.path)
 
     def after_create_session(self, sess, coord):
         self.default = sess.run(self.scaled)
@@ -113,6 +116,10 @@ class FeedHook(v1.train.SessionRunHook):
         self.unfed_error = unfed.value.message
         sess.run(self.assign, feed_dict={self.value: [ASSIGNED_BIAS]})
         self.assigned = sess.run([self.out_bias, self.scaled])
+        self.length = sess.run(self.path_length, feed_dict={self.path: self.save_path})
+
+    def after_run(self, run_context, run_values):
+        self.tripled = run_context.session.run(self.scaled, feed_dict={self.scale: 3.0})
 
     def end(self, sess):
         self.saved = self.saver.save(sess, self.save_path)
@@ -166,6 +173,8 @@ def test_an_ema_loading_hook_evaluates_the_moving_averages(tmp_path, monkeypatch
     np.testing.assert_allclose(feed_hook.default, [ORIGINAL_EMA_BIAS], rtol=1e-6)
     np.testing.assert_allclose(feed_hook.fed, [2 * ORIGINAL_EMA_BIAS], rtol=1e-6)
     np.testing.assert_allclose(feed_hook.assigned, [[ASSIGNED_BIAS], [ASSIGNED_BIAS]])
+    np.testing.assert_allclose(feed_hook.tripled, [3 * ASSIGNED_BIAS])
+    assert feed_hook.length == len(save_path)
     assert feed_hook.unfed_error == ("You must feed a value for placeholder tensor "
                                      "'bias_value' with dtype float and shape [1]")
 
