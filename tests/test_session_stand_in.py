@@ -247,7 +247,7 @@ def _fine_tuning_model_fn(pretrained, scaffold_kind):
 
 @pytest.mark.slow  # trains twice
 @pytest.mark.parametrize("scaffold_kind", ["init_fn", "init_op", None])
-def test_init_fn_and_init_from_checkpoint_load_a_pretrained_checkpoint_once(tmp_path, scaffold_kind):
+def test_init_fn_and_init_from_checkpoint_load_a_pretrained_checkpoint(tmp_path, scaffold_kind):
     """Fine-tuning from a pretrained checkpoint: scaffold_fn's Scaffold(init_fn=...) calls
     `assign_from_checkpoint_fn(...)(sess)` and runs a fed assign, when training starts
     without a checkpoint, not when it resumes from one. (With `init_op`, the assign fed

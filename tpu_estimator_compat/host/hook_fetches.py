@@ -16,8 +16,8 @@ fetches become step outputs (`ReplicaOutputs.hook_fetches`). Every fetch, then a
     'constant'     an eager tensor: its value
     'host'         (session.run only) a tensor or operation of the step graph that needs
                    no step input and is no step output: run on the host now, as TF1's
-                   Session ran it
-                   (`engine.session_runs`); its `value` is the tensor or operation
+                   Session ran it (`engine.session_runs`); `value` is the tensor or
+                   operation
 
 A session.run's fed tensors (`feeds`) are 'constant' when fetched, and cut what a 'host'
 fetch needs, as TF1's Session pruned at a feed.

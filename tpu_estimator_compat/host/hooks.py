@@ -156,7 +156,8 @@ class HookRun:
         # ("restore", map, path), ("save", map, path, listed), ("run", subgraph, feeds,
         # {id(variable): value written}).
         self._deferred = []
-        self._initial_values = []  # hooks' init_from_checkpoint calls made before start()
+        # Hooks' init_from_checkpoint calls made before start().
+        self._init_from_checkpoint_calls = []
         # Set by the estimator: called after a hook's Saver changed the variables.
         self.on_variables_restored = lambda: None
         # Set by the estimator: each loop is one step, as each Session.run of an Estimator
@@ -225,13 +226,17 @@ class HookRun:
         """
         self._started = True
         self._use(traced)
-        for call in self._initial_values:
+        for call in self._init_from_checkpoint_calls:
             self._init_from_checkpoint(*call)
         if scaffold is not None and self._checkpoint_path is None:
             self._initialize(scaffold)
         for kind, *args in self._deferred:
-            {"restore": self._restore_now, "save": self._save_now,
-             "run": self._run_now}[kind](*args)
+            if kind == "restore":
+                self._restore_now(*args)
+            elif kind == "save":
+                self._save_now(*args)
+            else:  # "run": done again (it wrote `args[2]` before)
+                self._run_now(*args[:2])
         self._deferred = []
         if self._begun or not self.hooks:
             return
@@ -250,7 +255,7 @@ class HookRun:
         if self._checkpoint_path is not None:
             return
         if not self._started:
-            self._initial_values.append((ckpt_dir_or_file, dict(assignment_map)))
+            self._init_from_checkpoint_calls.append((ckpt_dir_or_file, dict(assignment_map)))
             return
         with tf.init_scope():
             warm_start.init_from_checkpoint(ckpt_dir_or_file, assignment_map,
@@ -395,8 +400,7 @@ class HookRun:
             self._deferred.append(("run", subgraph, feed_values, written))
         return values
 
-    def _run_now(self, subgraph, feed_values, written=None):
-        del written  # what a deferred run wrote before start(); it writes it again
+    def _run_now(self, subgraph, feed_values):
         values = subgraph.run(feed_values)
         if subgraph.written:
             self.on_variables_restored()
