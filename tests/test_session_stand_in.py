@@ -233,7 +233,9 @@ def _fine_tuning_model_fn(pretrained, scaffold_kind):
             value = v1.placeholder(tf.float32, [], name="scale_value")
             assign = v1.assign(bias_scale, value)
             if scaffold_kind == "init_op":
-                return v1.train.Scaffold(init_op=assign, init_feed_dict={value: 0.5},
+                with v1.control_dependencies([v1.global_variables_initializer()]):
+                    init_op = v1.group(assign)
+                return v1.train.Scaffold(init_op=init_op, init_feed_dict={value: 0.5},
                                          init_fn=lambda scaffold, sess: load(sess))
 
             def init_fn(scaffold, sess):
@@ -250,9 +252,8 @@ def _fine_tuning_model_fn(pretrained, scaffold_kind):
 def test_init_fn_and_init_from_checkpoint_load_a_pretrained_checkpoint(tmp_path, scaffold_kind):
     """Fine-tuning from a pretrained checkpoint: scaffold_fn's Scaffold(init_fn=...) calls
     `assign_from_checkpoint_fn(...)(sess)` and runs a fed assign, when training starts
-    without a checkpoint, not when it resumes from one. (With `init_op`, the assign fed
-    `init_feed_dict`: TF1's init_op would also hold `global_variables_initializer()`.)
-    Without a scaffold, a hook's begin() calls `tf.train.init_from_checkpoint`, which acts
+    without a checkpoint, not when it resumes from one; or its init_op (the variables'
+    initializers, then the assign) runs fed `init_feed_dict`. Without a scaffold, a hook's begin() calls `tf.train.init_from_checkpoint`, which acts
     the same way."""
     pretrained = str(tmp_path / "pretrained" / "model.ckpt")
     os.makedirs(os.path.dirname(pretrained))

@@ -8,9 +8,12 @@ variable's `.op` raises.
 
 `install()` makes both follow the TF1-code policy of `tf1_shapes` (user functions the engine
 calls, TF1 graphs): there, variables and graph tensors hash and compare by identity, as in
-TF1, and `.op` of an eagerly created variable is a `VariableOp` carrying its TF1 name.
-Everywhere else TensorFlow 2's behaviour is unchanged. v1 optimizers key their slots by a
-variable's `.op` when it has one; for eagerly created variables they keep TF2's key (the
+TF1, and `.op` of an eagerly created variable is a `VariableOp` carrying its TF1 name;
+its `.initializer` (which TensorFlow leaves None) is an op that does nothing in the graph
+being built, since the variable got its value when it was created, so
+`tf.compat.v1.global_variables_initializer()` builds (a Scaffold's `init_op`). Everywhere
+else TensorFlow 2's behaviour is unchanged. v1 optimizers key their slots by a variable's
+`.op` when it has one; for eagerly created variables they keep TF2's key (the
 variable's unique id), wherever the slot is looked up from.
 """
 import re
@@ -23,6 +26,7 @@ from tpu_estimator_compat.tf_internals import tensors
 GLOBAL_STEP_NAME = "global_step"  # TF1's name of the global step variable
 _REPLICA_SUFFIX = re.compile(r"/replica_\d+$")  # a mirrored variable's copy on replica N
 _variable_op, _distributed_variable_op = tensors.variable_op_properties()
+_initializer_properties = tensors.variable_initializer_properties()
 _optimizer_slot_key = tensors.optimizer_slot_key()
 
 
@@ -66,6 +70,17 @@ def _tf1_distributed_op(variable):
     return _distributed_variable_op.fget(variable)
 
 
+def _tf1_initializer(original):
+    """An `initializer` property giving, in TF1 code building a graph, an op that does
+    nothing for an eagerly created variable; `original`'s value elsewhere."""
+    def initializer(variable):
+        if (tensors.is_eagerly_created(variable) and tf1_shapes.building_tf1_code()
+                and not tf.executing_eagerly()):
+            return tf.no_op(name=f"{tf1_name(variable)}/Assign")
+        return original.fget(variable)
+    return property(initializer, doc=original.__doc__)
+
+
 def _slot_key(variable):
     container = tensors.value_container(variable)
     if tensors.is_eagerly_created(container):
@@ -81,3 +96,5 @@ def install():
     tensors.set_variable_op_properties(
         property(_tf1_op, doc=_variable_op.__doc__),
         property(_tf1_distributed_op, doc=_distributed_variable_op.__doc__))
+    tensors.set_variable_initializer_properties(
+        *map(_tf1_initializer, _initializer_properties))

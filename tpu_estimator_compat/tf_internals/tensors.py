@@ -19,6 +19,11 @@ SYMBOLS = uses(
            "`variable.op.name` of an eagerly created variable is its TF1 name in TF1 code"),
     Symbol("tensorflow.python.distribute.values", "DistributedVariable.op",
            "`variable.op.name` of a mirrored variable is its TF1 name in TF1 code"),
+    Symbol("tensorflow.python.ops.resource_variable_ops", "BaseResourceVariable.initializer",
+           "`tf.compat.v1.global_variables_initializer()` in TF1 code (a Scaffold's init_op) "
+           "builds, as an op doing nothing, for eagerly created variables"),
+    Symbol("tensorflow.python.distribute.values", "DistributedVariable.initializer",
+           "the same for mirrored variables"),
     Symbol("tensorflow.python.training.optimizer", "_var_key",
            "v1 optimizers find the slots of eagerly created variables"),
     Symbol("tensorflow.python.distribute.distribute_utils", "value_container",
@@ -72,6 +77,17 @@ def variable_op_properties():
 def set_variable_op_properties(resource_op, distributed_op):
     resource_variable_ops.BaseResourceVariable.op = resource_op
     distribute_values.DistributedVariable.op = distributed_op
+
+
+def variable_initializer_properties():
+    """The `initializer` properties of (resource variables, distributed variables)."""
+    return (resource_variable_ops.BaseResourceVariable.initializer,
+            distribute_values.DistributedVariable.initializer)
+
+
+def set_variable_initializer_properties(resource_initializer, distributed_initializer):
+    resource_variable_ops.BaseResourceVariable.initializer = resource_initializer
+    distribute_values.DistributedVariable.initializer = distributed_initializer
 
 
 def is_eagerly_created(variable):
