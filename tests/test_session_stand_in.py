@@ -139,7 +139,8 @@ def test_an_ema_loading_hook_evaluates_the_moving_averages(tmp_path, monkeypatch
     raised "cannot feed values into the traced device loop". Evaluations with the hooks
     give the original's numbers; the next one without them the trained weights' again.
     The first evaluation places the hooks while the model is traced (before the
-    checkpoint's restore), the later one in the cached trace."""
+    checkpoint's restore), the next one with hooks in that trace (before the restore too),
+    the last one (the same hooks again) calls them after the restore."""
     if cores:
         from tpu_estimator_compat.engine import cluster_resolver, runtime  # noqa: PLC0415
         monkeypatch.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, str(cores))
@@ -154,9 +155,9 @@ def test_an_ema_loading_hook_evaluates_the_moving_averages(tmp_path, monkeypatch
     os.makedirs(tmp_path / "saved")
     save_path = str(tmp_path / "saved" / "model.ckpt")
     feed_hook = FeedHook(save_path)
-    runs = {}
+    runs, ema_hooks = {}, [LoadEMAHook(str(model_dir))]
     for name, hooks in [("ema_bias_assigned", [LoadEMAHook(str(model_dir)), feed_hook]),
-                        ("trained", []), ("ema", [LoadEMAHook(str(model_dir))])]:
+                        ("trained", []), ("ema", ema_hooks), ("ema_again", ema_hooks)]:
         runs[name] = estimator.evaluate(input_fn, steps=2, hooks=hooks)
         if hooks:
             np.testing.assert_allclose(hooks[0].kernel_value.ravel(), ORIGINAL_EMA_KERNEL,
