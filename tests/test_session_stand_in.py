@@ -276,3 +276,36 @@ def test_init_fn_and_init_from_checkpoint_load_a_pretrained_checkpoint(tmp_path,
     np.testing.assert_allclose(estimator.get_variable_value("dense/kernel").ravel(),
                                resumed_kernel, rtol=1e-5)
     assert estimator.get_variable_value("bias_scale") == initialized["bias_scale"]
+
+
+class SaveThriceHook(v1.train.SessionRunHook):
+    def __init__(self, save_path):
+        self.save_path = save_path
+
+    def begin(self):
+        self.saver = v1.train.Saver(max_to_keep=2)
+        self.global_step = v1.train.get_global_step()
+
+    def end(self, sess):
+        self.saved = [self.saver.save(sess, self.save_path, global_step=step)
+                      for step in (1, 2, self.global_step)]
+
+
+@pytest.mark.slow  # trains and evaluates
+def test_a_hooks_saver_keeps_its_last_max_to_keep_checkpoints(tmp_path):
+    """As TF1's Saver: `global_step` (a number or the global step's tensor) names the
+    checkpoint; the state file lists the last `max_to_keep`, older files are deleted."""
+    estimator = _estimator(tmp_path / "model", use_tpu=False)
+    estimator.train(input_fn, max_steps=3)
+    os.makedirs(tmp_path / "saved")
+    hook = SaveThriceHook(str(tmp_path / "saved" / "model.ckpt"))
+    estimator.evaluate(input_fn, steps=1, hooks=[hook])
+    prefix = str(tmp_path / "saved" / "model.ckpt")
+    assert hook.saved == [f"{prefix}-1", f"{prefix}-2", f"{prefix}-3"]
+    state = tf.train.get_checkpoint_state(str(tmp_path / "saved"))
+    assert list(state.all_model_checkpoint_paths) == [f"{prefix}-2", f"{prefix}-3"]
+    assert state.model_checkpoint_path == f"{prefix}-3"
+    assert sorted(os.listdir(tmp_path / "saved")) == [
+        "checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index",
+        "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
+    assert tf.train.load_variable(f"{prefix}-3", "global_step") == 3

@@ -107,11 +107,11 @@ class SessionStandIn:
         RecordedSaver`): `{checkpoint name: variable}` restored from `save_path`."""
         self._hook_run.restore_variables(restore_map, save_path)
 
-    def save_variables(self, save_map, save_path, listed):
+    def save_variables(self, save_map, save_path, listed, dropped):
         """What a hook's `Saver.save(session, save_path)` does: `{checkpoint name:
         variable}` written to `save_path`, the directory's state file naming `listed`
-        (None: not written); returns `save_path`."""
-        return self._hook_run.save_variables(save_map, save_path, listed)
+        (None: not written), the checkpoints `dropped` deleted; returns `save_path`."""
+        return self._hook_run.save_variables(save_map, save_path, listed, dropped)
 
     def close(self):
         pass
@@ -153,7 +153,7 @@ class HookRun:
         self._pending = None  # the first loop's requests, made before the loop
         self._loop_start_step = None  # the global step before the current loop, if fetched
         # What hooks changed before start(), done again after the checkpoint's restore:
-        # ("restore", map, path), ("save", map, path, listed), ("run", subgraph, feeds,
+        # ("restore", map, path), ("save", map, path, listed, dropped), ("run", subgraph, feeds,
         # {id(variable): value written}).
         self._deferred = []
         # Hooks' init_from_checkpoint calls made before start().
@@ -359,16 +359,16 @@ class HookRun:
         else:
             self._deferred.append(("restore", restore_map, save_path))
 
-    def save_variables(self, save_map, save_path, listed):
+    def save_variables(self, save_map, save_path, listed, dropped):
         """A hook's Saver saves: at once, or, before `start()`, after the restore there."""
         if self._started:
-            return self._save_now(save_map, save_path, listed)
-        self._deferred.append(("save", save_map, save_path, listed))
+            return self._save_now(save_map, save_path, listed, dropped)
+        self._deferred.append(("save", save_map, save_path, listed, dropped))
         return save_path
 
-    def _save_now(self, save_map, save_path, listed):
+    def _save_now(self, save_map, save_path, listed, dropped):
         with tf.init_scope():
-            return checkpoints.save_to_prefix(save_map, save_path, listed)
+            return checkpoints.save_to_prefix(save_map, save_path, listed, dropped)
 
     def session_run(self, fetches, feed_dict):
         """`SessionStandIn.run`: see the module docstring."""

@@ -263,12 +263,12 @@ def values_to_save(named_variables: dict):
     return names, [named_variables[name].read_value() for name in names]
 
 
-def save_to_prefix(named_variables: dict, prefix: str, listed) -> str:
+def save_to_prefix(named_variables: dict, prefix: str, listed, dropped=()) -> str:
     """What `tf.compat.v1.train.Saver.save(sess, prefix)` writes: `prefix.index` and
     `prefix.data-00000-of-00001` of `{tf1_name: variable}`, and unless `listed` is None the
     state file of prefix's directory naming `listed` (checkpoint prefixes, oldest first,
-    `prefix` last) as given, as a Saver without `save_relative_paths` did. Returns
-    `prefix`."""
+    `prefix` last) as given, as a Saver without `save_relative_paths` did; then deletes the
+    files of the checkpoints `dropped` (past the Saver's max_to_keep). Returns `prefix`."""
     if not named_variables:
         raise ValueError("The Saver has no variables to save.")
     directory = os.path.dirname(prefix) or "."
@@ -282,6 +282,8 @@ def save_to_prefix(named_variables: dict, prefix: str, listed) -> str:
     if listed is not None:
         now = time.time()
         _write_state(directory, [(path, now) for path in listed], now, relative=False)
+    for old_prefix in dropped:
+        _remove_files(old_prefix)
     return prefix
 
 

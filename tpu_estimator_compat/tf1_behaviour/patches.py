@@ -193,7 +193,8 @@ class RecordedSaver:
     and saves.
 
     Takes the Saver's arguments; `var_list` (None: every global variable when it is made)
-    and `max_to_keep` (how many of its saves the state file lists) have an effect.
+    and `max_to_keep` (how many of its saves are kept and listed in the state file) have
+    an effect.
     """
 
     def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5,
@@ -238,11 +239,11 @@ class RecordedSaver:
             if not isinstance(global_step, (int, np.integer)):
                 global_step = sess.run(global_step)
             save_path = f"{save_path}-{int(global_step)}"
-        self._saved = [path for path in self._saved if path != save_path] + [save_path]
-        if self._max_to_keep:
-            self._saved = self._saved[-self._max_to_keep:]
+        saved = [path for path in self._saved if path != save_path] + [save_path]
+        kept = saved[-self._max_to_keep:] if self._max_to_keep else saved
+        self._saved = kept
         return save_variables(self.restore_map(), save_path,
-                              self._saved if write_state else None)
+                              kept if write_state else None, saved[:len(saved) - len(kept)])
 
 
 def _as_variable(value):
