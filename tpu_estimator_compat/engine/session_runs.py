@@ -91,11 +91,9 @@ class SessionRuns:
         unfed, as TF1's Session did."""
         fed = list(fed)
         ops = step_graph.ops_in_copy_order(fetches, {t.ref() for t in fed})
-        captured = {internal.op: external for external, internal in graph.captures}
-        step_inputs = getattr(graph, "step_input_ops", frozenset())
-        if any(op in step_inputs or op.type.startswith(_CROSS_REPLICA_PREFIXES)
-               for op in ops):
+        if _needs_device_loop(graph, ops):
             return None
+        captured = {internal.op: external for external, internal in graph.captures}
         for op in ops:
             if op.type in _PLACEHOLDERS and op not in captured:
                 output = op.outputs[0]
@@ -115,6 +113,12 @@ class SessionRuns:
             elif _has_effect(op):
                 written += [v for v in variables if all(v is not w for w in written)]
         return HostSubgraph(self, graph, list(fetches), fed, ops, reads, written)
+
+    def needs_device_loop(self, graph, fetches, fed=()):
+        """Whether `fetches` with `fed` fed need the step's input or all replicas (what
+        `prune` answers with None), without preparing a run."""
+        return _needs_device_loop(graph, step_graph.ops_in_copy_order(
+            fetches, {t.ref() for t in fed}))
 
     def _owners(self):
         """{id(a replica's variable handle): the model's variable}."""
@@ -138,6 +142,11 @@ class SessionRuns:
                 other.assign(first.read_value())
         if variables:
             self._store.restored()
+
+
+def _needs_device_loop(graph, ops):
+    step_inputs = getattr(graph, "step_input_ops", frozenset())
+    return any(op in step_inputs or op.type.startswith(_CROSS_REPLICA_PREFIXES) for op in ops)
 
 
 def _has_effect(op):

@@ -206,8 +206,8 @@ class StepHooks:
     def _runs_on_host(self, leaf, feeds):
         if self._is_global_step(leaf):
             return False
-        return self.session_runs.prune(
-            self.graph, [leaf], [tensor for tensor, _ in feeds]) is not None
+        return not self.session_runs.needs_device_loop(
+            self.graph, [leaf], [tensor for tensor, _ in feeds])
 
     def _by_name(self, name):
         variables = self.variables.named_variables()
