@@ -315,3 +315,43 @@ def test_a_hook_fetching_an_untraced_tensor_fails_clearly(tmp_path, one_device):
     estimator = make_estimator(tmp_path, one_device, Model())
     with pytest.raises(ValueError, match="first before_run"):
         estimator.train(train_input_fn, steps=12, hooks=[LateFetch()])
+
+
+def test_a_session_run_feeding_what_the_device_loop_computes_fails_clearly(tmp_path,
+                                                                          one_device):
+    """session.run runs on the host what needs no step input; a step output (the last
+    loop's value) or the step's input cannot be fed: the device loop computes them."""
+    errors = []
+
+    class FeedingHook(RecordingHook):
+        def begin(self):
+            super().begin()
+            self.scale = v1.placeholder_with_default(1.0, [])
+            self.first_feature = v1.get_default_graph().get_tensor_by_name("first_feature:0")
+
+        def after_run(self, run_context, run_values):
+            super().after_run(run_context, run_values)
+            session = run_context.session
+            for fetches, feed_dict in [
+                    (self.first_feature, {self.scale: 2.0}),
+                    (self.scale, {_placeholder_under(self.first_feature): [[0.0]]})]:
+                with pytest.raises(NotImplementedError) as error:
+                    session.run(fetches, feed_dict=feed_dict)
+                errors.append(str(error.value))
+            self.doubled = session.run(self.scale * 2.0, feed_dict={self.scale: 3.0})
+
+    hook = FeedingHook(fetches={"first_feature": "first_feature:0"})
+    estimator = make_estimator(tmp_path, one_device, Model())
+    estimator.train(train_input_fn, steps=4, hooks=[hook])
+    assert errors == [
+        "tpu_estimator_compat cannot feed values into the traced device loop (a "
+        "SessionRunArgs or session.run feed_dict). Produce the values in input_fn or "
+        "model_fn instead."] * 2
+    assert hook.doubled == 6.0
+
+
+def _placeholder_under(tensor):
+    """The placeholder `tensor` is computed from, through each op's first input."""
+    while tensor.op.type != "Placeholder":
+        tensor = tensor.op.inputs[0]
+    return tensor
