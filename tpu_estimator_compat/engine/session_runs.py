@@ -12,6 +12,9 @@ calls it once, on the host; the model's variables are captured as in the step:
                                                         collective): the device loop
     subgraph.run(feeds, variable_values=None)           [numpy or None per fetch]
 
+The same fetches and fed tensors asked again get the same subgraph, whose function is
+traced once (a hook's session.run every loop costs a call, not a trace).
+
 The hooks' ops were built for one replica (the first), so a write reaches that replica's
 copy of a mirrored variable; it is then copied to every replica's copy, as the replicas'
 copies are kept equal. `variable_values` stands in for the reads of the model's variables
@@ -26,6 +29,7 @@ from tpu_estimator_compat.tf_internals import graphs
 
 _PLACEHOLDERS = ("Placeholder", "PlaceholderV2")
 _TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
+_MAX_PRUNED = 256
 _CROSS_REPLICA_PREFIXES = ("Collective", "Nccl", "AllReduce", "CrossReplica")
 
 
@@ -39,6 +43,7 @@ class HostSubgraph:
     ops: list  # in copy order
     reads: dict  # ReadVariableOp output ref -> (tensor, model variable)
     written: list  # model variables the ops update
+    function: object = None  # step_graph.ops_function of the ops, made on the first run
 
     @property
     def writes(self):
@@ -50,15 +55,19 @@ class HostSubgraph:
         (None for an operation). `variable_values(variable)`: the value a read of one of
         the model's variables gets, instead of reading it (in a run that writes nothing:
         a read may be the value an assign returns)."""
-        fed = list(zip(self.fed, feeds))
-        ops = self.ops
-        if variable_values is not None and self.reads and not self.writes:
-            fed += [(tensor, variable_values(variable))
-                    for tensor, variable in self.reads.values()]
-            ops = step_graph.ops_in_copy_order(self.fetches, {t.ref() for t, _ in fed})
         tensors = [t for t in self.fetches if isinstance(t, tf.Tensor)]
         with tf.init_scope():  # eagerly, also while a step is being traced
-            values = step_graph.run_ops(self.graph, ops, tensors, fed)
+            if variable_values is not None and self.reads and not self.writes:
+                fed = list(zip(self.fed, feeds)) + [
+                    (tensor, variable_values(variable))
+                    for tensor, variable in self.reads.values()]
+                ops = step_graph.ops_in_copy_order(self.fetches, {t.ref() for t, _ in fed})
+                values = step_graph.run_ops(self.graph, ops, tensors, fed)
+            else:
+                if self.function is None:
+                    self.function = step_graph.ops_function(
+                        self.graph, self.ops, tensors, self.fed)
+                values = self.function(feeds)
             self.runs.share_writes(self.written)
         values = iter(values)
         return [next(values).numpy() if isinstance(t, tf.Tensor) else None
@@ -83,6 +92,7 @@ class SessionRuns:
     def __init__(self, strategy, store):
         self._strategy = strategy
         self._store = store
+        self._pruned = {}  # (graph, fetches, fed) -> HostSubgraph, run again when asked again
 
     def prune(self, graph, fetches, fed=()):
         """The `HostSubgraph` computing `fetches` (tensors, operations of `graph`) with the
@@ -90,6 +100,10 @@ class SessionRuns:
         step's input or all replicas). Raises InvalidArgumentError for a placeholder left
         unfed, as TF1's Session did."""
         fed = list(fed)
+        key = (graph, tuple(f.ref() if isinstance(f, tf.Tensor) else f for f in fetches),
+               tuple(t.ref() for t in fed))
+        if key in self._pruned:
+            return self._pruned[key]
         ops = step_graph.ops_in_copy_order(fetches, {t.ref() for t in fed})
         if _needs_device_loop(graph, ops):
             return None
@@ -112,7 +126,10 @@ class SessionRuns:
                 reads[op.outputs[0].ref()] = (op.outputs[0], variables[0])
             elif _has_effect(op):
                 written += [v for v in variables if all(v is not w for w in written)]
-        return HostSubgraph(self, graph, list(fetches), fed, ops, reads, written)
+        if len(self._pruned) >= _MAX_PRUNED:  # fetches made afresh each time (identities)
+            self._pruned.clear()
+        self._pruned[key] = HostSubgraph(self, graph, list(fetches), fed, ops, reads, written)
+        return self._pruned[key]
 
     def needs_device_loop(self, graph, fetches, fed=()):
         """Whether `fetches` with `fed` fed need the step's input or all replicas (what

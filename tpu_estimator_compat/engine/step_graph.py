@@ -118,14 +118,22 @@ def run_now(operations):
 
 def run_ops(graph, ops, outputs, fed=()):
     """`outputs` of `ops` copied out of `graph` and run now in a function of their own; the
-    tensors of `fed` ([(tensor of graph, value)]) replaced by their values (arguments of
-    the function: a file name or an array is not made a constant of it)."""
-    refs = [tensor.ref() for tensor, _ in fed]
-    values = [tf.convert_to_tensor(value, tensor.dtype) for tensor, value in fed]
+    tensors of `fed` ([(tensor of graph, value)]) replaced by their values."""
+    return ops_function(graph, ops, outputs, [tensor for tensor, _ in fed])(
+        [value for _, value in fed])
+
+
+def ops_function(graph, ops, outputs, fed_tensors=()):
+    """`run_ops` as a function of the values of `fed_tensors`, to call again and again: the
+    values are arguments of its tf.function (a file name or an array is not made a
+    constant of it), which traces once per shape."""
+    refs = [tensor.ref() for tensor in fed_tensors]
     # A partial, not a lambda: TensorFlow warns of "retracing" when tf.functions of one code
     # object trace again and again (one per traced program or variable here).
-    return tf.function(functools.partial(_copy_fed, graph, ops, refs, outputs),
-                       autograph=False)(values)
+    function = tf.function(functools.partial(_copy_fed, graph, ops, refs, outputs),
+                           autograph=False)
+    return lambda values: function([tf.convert_to_tensor(value, tensor.dtype)
+                                    for tensor, value in zip(fed_tensors, values)])
 
 
 def _copy_fed(graph, ops, refs, outputs, values):
