@@ -132,6 +132,7 @@ class Estimator:
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners, lock):
         latest = checkpoints.latest_checkpoint(self.model_dir)
+        checkpoints.warn_of_newer_checkpoints(latest, self.model_dir)
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
         runtime, plan, call_input, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                     hook_run)

@@ -8,7 +8,10 @@ starting, with the same named errors:
   not taken for "no checkpoint" (which would restart training from step 0 and overwrite
   `model.ckpt-0`...): the newest readable `model.ckpt-<step>` in model_dir takes its place,
   with a warning in the log (the file is rewritten at the next save); if none is readable,
-  `CorruptCheckpointStateError`.
+  `CorruptCheckpointStateError`. Only checkpoints inside model_dir are its own: a state
+  file naming another directory's checkpoint (a copied model_dir) means the one of that file
+  name in model_dir (`localize`), else `ForeignCheckpointError`; retention never deletes
+  another directory's files.
 * `resolve_checkpoint_path(path)`: a directory gives its latest checkpoint, a prefix itself;
   a path where nothing exists raises `CheckpointNotFoundError`, listing what is there.
 
@@ -28,6 +31,8 @@ STATE_FILENAME = "checkpoint"
 INDEX_SUFFIX = ".index"
 _INDEX_FILE = re.compile(re.escape(CHECKPOINT_BASENAME) + r"-(\d+)" + re.escape(INDEX_SUFFIX)
                          + "$")
+_STEP = re.compile(re.escape(CHECKPOINT_BASENAME) + r"-(\d+)$")
+_STATE_READS = 3  # state files read while a trainer's retention moves the latest on
 _recovered = {}  # (state file, its bytes, checkpoint steps) -> state: checked, logged once
 _MISSING = "missing"  # the problem of a state file that does not exist
 
@@ -69,6 +74,30 @@ class CheckpointNotFoundError(tf.errors.NotFoundError, ValueError):
 
     def __reduce__(self):
         return type(self), (self.path, self._message)
+
+
+class ForeignCheckpointError(CheckpointNotFoundError):
+    """The state file names a checkpoint of another directory (absolute paths, as TF1's
+    `Saver` wrote by default, in a copied model_dir) and model_dir has no file of that name.
+
+    Checkpoints outside model_dir are never read as its latest, nor deleted by its retention.
+    """
+
+    def __init__(self, model_dir, foreign_path):
+        self.model_dir = model_dir
+        self.foreign_path = foreign_path
+        name = os.path.basename(foreign_path)
+        super().__init__(foreign_path, (
+            f"The checkpoint state file {os.path.join(model_dir, STATE_FILENAME)} names "
+            f"{foreign_path}, outside model_dir {model_dir}, which holds no {name} (was "
+            "model_dir copied from that directory?). Checkpoints outside model_dir are never "
+            f"restored nor deleted as its own: copy {foreign_path}.* into {model_dir}, or "
+            f"pass checkpoint_path='{foreign_path}' to read it where it is, or delete "
+            f"{os.path.join(model_dir, STATE_FILENAME)} to go on from the newest checkpoint "
+            "in model_dir."))
+
+    def __reduce__(self):
+        return type(self), (self.model_dir, self.foreign_path)
 
 
 def read_state(model_dir):
@@ -115,15 +144,62 @@ def checkpoint_steps(model_dir) -> tuple:
 def latest_checkpoint(model_dir) -> str | None:
     """The checkpoint the state file of `model_dir` names as newest, or None if there is none.
 
-    Unlike `tf.train.latest_checkpoint`, a named checkpoint whose files are missing is still
-    returned, so that restoring it reports the damage instead of silently starting afresh;
-    a damaged state file is recovered from (see the module docstring).
+    Only checkpoints inside model_dir are returned: a path of another directory in the state
+    file (a model_dir copied with absolute paths in its state file) means the checkpoint of
+    that file name in model_dir. A named checkpoint of which no file exists gives the newest
+    one in model_dir, with a warning (the state file is re-read first: a trainer's retention
+    may have moved it on). Unlike `tf.train.latest_checkpoint`, a named checkpoint with some
+    of its files missing is still returned, so that restoring it reports the damage instead
+    of silently starting afresh; a damaged state file is recovered from (see the module
+    docstring).
+
+    Raises:
+      ForeignCheckpointError: the state file names a checkpoint of another directory that
+        model_dir has no copy of.
     """
     model_dir = as_str(model_dir)
-    state = read_state(model_dir)
-    if state is None:
-        return None
-    return localize(state.model_checkpoint_path, model_dir)
+    named = None
+    for _ in range(_STATE_READS):
+        state = read_state(model_dir)
+        if state is None:
+            return None
+        if state.model_checkpoint_path == named:
+            break  # the state file did not move on: the named checkpoint is gone
+        named = state.model_checkpoint_path
+        latest = localize(named, model_dir)
+        if _has_files(latest):
+            return latest
+    if latest != named and _has_files(named):
+        raise ForeignCheckpointError(model_dir, named)
+    steps = checkpoint_steps(model_dir)
+    if not steps:
+        return latest  # nothing else to go on from: reading it reports what is missing
+    newest = os.path.join(model_dir, f"{CHECKPOINT_BASENAME}-{steps[0]}")
+    logging.warning(
+        "The checkpoint state file %s names %s, of which no file exists; going on from the "
+        "newest checkpoint in %s, %s (the state file is rewritten at the next checkpoint).",
+        os.path.join(model_dir, STATE_FILENAME), named, model_dir, newest)
+    return newest
+
+
+def warn_of_newer_checkpoints(checkpoint_path, model_dir) -> list:
+    """Logs a warning when model_dir holds checkpoints of a higher step than
+    `checkpoint_path` (the state file's latest, which training goes on from, as TF1 did);
+    returns them, newest first."""
+    match = _STEP.search(os.path.basename(checkpoint_path or ""))
+    if match is None:
+        return []
+    model_dir = as_str(model_dir)
+    newer = [os.path.join(model_dir, f"{CHECKPOINT_BASENAME}-{step}")
+             for step in checkpoint_steps(model_dir) if step > int(match.group(1))]
+    if newer:
+        logging.warning(
+            "The checkpoint state file %s names %s as the latest checkpoint, but %s holds "
+            "newer ones: %s. Going on from %s, as the state file says; to go on from %s "
+            "instead, delete the state file (the newest readable checkpoint is then used).",
+            os.path.join(model_dir, STATE_FILENAME), checkpoint_path, model_dir,
+            ", ".join(newer), checkpoint_path, newer[0])
+    return newer
 
 
 def previous_checkpoints(model_dir) -> list:
@@ -154,12 +230,9 @@ def resolve_checkpoint_path(ckpt_dir_or_path) -> str:
             raise CheckpointNotFoundError(
                 path, f"Could not find trained model in model_dir: {path}.")
         return latest
-    directory, base = os.path.split(path)
-    directory = directory or "."
-    if tf.io.gfile.isdir(directory) and any(
-            name.startswith(base + ".") for name in tf.io.gfile.listdir(directory)):
+    if _has_files(path):
         return path  # a checkpoint's files exist; reading it reports any damage
-    raise CheckpointNotFoundError(path, _not_found_message(path, directory))
+    raise CheckpointNotFoundError(path, _not_found_message(path, os.path.dirname(path) or "."))
 
 
 def _not_found_message(path, directory):
@@ -177,11 +250,26 @@ def _not_found_message(path, directory):
 
 
 def localize(path, model_dir):
-    """Maps a state-file path into model_dir when the directory has been moved since."""
-    if not path or tf.io.gfile.exists(path + INDEX_SUFFIX):
+    """The checkpoint a state-file path means inside model_dir: a path of another directory
+    (model_dir copied or moved with absolute paths in its state file) gives the checkpoint of
+    that file name in model_dir, so that nothing outside model_dir is read or deleted."""
+    if not path or _same_directory(os.path.dirname(path), model_dir):
         return path
-    local = os.path.join(model_dir, os.path.basename(path))
-    return local if tf.io.gfile.exists(local + INDEX_SUFFIX) else path
+    return os.path.join(model_dir, os.path.basename(path))
+
+
+def _same_directory(first, second):
+    if "://" in first or "://" in second:
+        return first.rstrip("/") == second.rstrip("/")
+    return os.path.realpath(first or ".") == os.path.realpath(second or ".")
+
+
+def _has_files(prefix):
+    """Whether any file of a checkpoint prefix (index, data, meta) exists."""
+    directory, base = os.path.split(prefix)
+    directory = directory or "."
+    return tf.io.gfile.isdir(directory) and any(
+        name.startswith(base + ".") for name in tf.io.gfile.listdir(directory))
 
 
 def as_str(path):
