@@ -178,8 +178,7 @@ class TrainerLock:
     def __init__(self, model_dir):
         self._model_dir = checkpoint_paths.as_str(model_dir)
         self._file = os.path.join(self._model_dir, LOCK_FILENAME)
-        self._me = {"host": socket.gethostname(), "pid": os.getpid(),
-                    "started": _start_time(os.getpid()), "token": uuid.uuid4().hex}
+        self._me = {**this_process(), "token": uuid.uuid4().hex}
 
     def acquire(self):
         """Claims model_dir.
@@ -189,7 +188,7 @@ class TrainerLock:
         """
         owner = self._read()
         if owner is not None and not self._is_mine(owner):
-            if _alive_here(owner):
+            if alive_here(owner):
                 raise SecondTrainerError(self._model_dir, owner)
             if owner.get("host") != self._me["host"]:
                 logging.warning(
@@ -201,7 +200,7 @@ class TrainerLock:
                              self._model_dir, owner.get("pid"))
         self._write()
         owner = self._read()  # two trainers starting at once: one rename wins
-        if owner is not None and owner["token"] != self._me["token"] and _alive_here(owner):
+        if owner is not None and owner["token"] != self._me["token"] and alive_here(owner):
             raise SecondTrainerError(self._model_dir, owner)
 
     def check(self):
@@ -235,8 +234,14 @@ class TrainerLock:
         tf.io.gfile.rename(temp, self._file, overwrite=True)
 
 
-def _alive_here(owner):
-    """Whether the lock's owner is a running process on this host (False when unknown)."""
+def this_process() -> dict:
+    """`{"host", "pid", "started"}` of this process: what `alive_here` recognises."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "started": _start_time(os.getpid())}
+
+
+def alive_here(owner):
+    """Whether `owner` (`this_process()` of some process: a lock's owner, an export's
+    writer) is a running process on this host (False when unknown)."""
     if owner.get("host") != socket.gethostname() or not isinstance(owner.get("pid"), int):
         return False
     try:
