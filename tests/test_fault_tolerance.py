@@ -1,9 +1,12 @@
 """Preemption, NaN losses, damaged checkpoints and unwritable model_dirs."""
+import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -12,6 +15,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+from tpu_estimator_compat.engine import worker_start
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 
@@ -325,3 +329,63 @@ def test_relative_model_dir_resumes_its_own_run_not_one_in_the_working_directory
     second.train(train_then_kill.input_fn, steps=1)
     assert int(checkpoints.load_variable("runB", "global_step")) == 3
     assert tf.train.latest_checkpoint("runB") == os.path.join("runB", "model.ckpt-3")
+
+
+def _worker_tf_config(addresses, index):
+    return {"cluster": {"worker": addresses}, "task": {"type": "worker", "index": index}}
+
+
+def _free_address():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_a_peer_that_never_starts_is_named_at_every_interval_and_then_raises(caplog):
+    addresses = [_free_address(), _free_address()]
+    caplog.set_level(logging.INFO)
+    with pytest.raises(worker_start.WorkerStartTimeoutError,
+                       match=rf"worker 1 \({addresses[1]}\) of TF_CONFIG's cluster did not "
+                             r"start within 0\.6 s \(nothing was run or written\).*"
+                             "TPU_ESTIMATOR_COMPAT_WORKER_START_TIMEOUT_SECS"):
+        worker_start.wait_for_peers(_worker_tf_config(addresses, 0), 0.6, log_every_secs=0.1)
+    waits = [r.getMessage() for r in caplog.records if "Waiting for" in r.getMessage()]
+    assert len(waits) >= 2
+    assert all(m.startswith(f"Waiting for worker 1 ({addresses[1]}) of TF_CONFIG's cluster "
+                            "to start (") and m.endswith("; giving up after 0.6 s).")
+               for m in waits)
+
+
+def test_workers_waiting_for_each_other_all_start():
+    # Each worker then starts its server on its port, as creating the strategy does.
+    addresses = [_free_address(), _free_address(), _free_address()]
+    errors, servers = [], []
+
+    def worker(index):
+        try:
+            worker_start.wait_for_peers(_worker_tf_config(addresses, index), 30)
+        except Exception as error:  # pylint: disable=broad-except
+            errors.append(error)
+            return
+        server = socket.socket()
+        server.bind(("127.0.0.1", int(addresses[index].rsplit(":", 1)[1])))
+        server.listen(8)
+        servers.append(server)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for server in servers:
+        server.close()
+    assert errors == [] and len(servers) == 3
+
+
+def test_the_worker_start_timeout_is_read_from_the_environment():
+    env = worker_start.START_TIMEOUT_ENV
+    assert worker_start.start_timeout_secs({}) == 900.0
+    assert worker_start.start_timeout_secs({env: "30"}) == 30.0
+    assert worker_start.start_timeout_secs({env: "0"}) is None
+    with pytest.raises(ValueError, match=f"{env}='soon' must be a number of seconds >= 0"):
+        worker_start.start_timeout_secs({env: "soon"})
