@@ -212,8 +212,17 @@ class Estimator:
                 checkpoint_path, mode, strip_default_attrs):
         if not serving_input_receiver_fn:
             raise ValueError("An input_receiver_fn must be defined.")
-        checkpoint = export_lib.resolve_checkpoint_path(
-            self.model_dir, checkpoint_path, self._warm_start_from)
+        # A trainer beside this process may delete the latest checkpoint meanwhile.
+        chosen = sharing.choose_checkpoint(checkpoint_path, self.model_dir)
+        if chosen.path is None:  # no checkpoint: warm_start_from's, else the original's error
+            chosen = sharing.ChosenCheckpoint(export_lib.resolve_checkpoint_path(
+                self.model_dir, None, self._warm_start_from))
+        return chosen.load(lambda path: self._export_checkpoint(
+            path, export_dir_base, serving_input_receiver_fn, assets_extra, as_text, mode,
+            strip_default_attrs))[1]
+
+    def _export_checkpoint(self, checkpoint, export_dir_base, serving_input_receiver_fn,
+                           assets_extra, as_text, mode, strip_default_attrs):
         # Several workers: only the chief (or the evaluator task) writes the export; the
         # others export into a temporary directory that is removed (multi_worker.export_dir_for).
         with multi_worker.export_dir_for(run_config_lib.writes_model_dir(self._config),
@@ -233,19 +242,14 @@ class Estimator:
         return checkpoints.latest_checkpoint(self.model_dir)
 
     def get_variable_names(self):
-        return checkpoints.list_variable_names(self._require_checkpoint())
+        return sharing.load_latest(self.model_dir, checkpoints.list_variable_names)
 
     def get_variable_value(self, name):
-        return checkpoints.load_variable(self._require_checkpoint(), name)
+        return sharing.load_latest(self.model_dir,
+                                   lambda path: checkpoints.load_variable(path, name))
 
     def eval_dir(self, name=None):
         return os.path.join(self.model_dir, "eval" if not name else "eval_" + name)
-
-    def _require_checkpoint(self):
-        latest = self.latest_checkpoint()
-        if latest is None:
-            raise ValueError(f"Could not find trained model in model_dir: {self.model_dir}.")
-        return latest
 
     # -- policies (Estimator's; TPUEstimator overrides) ------------------------------------
     def _check_user_fns(self, input_fn, mode):

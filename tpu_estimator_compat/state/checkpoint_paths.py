@@ -13,7 +13,9 @@ starting, with the same named errors:
   name in model_dir (`localize`), else `ForeignCheckpointError`; retention never deletes
   another directory's files.
 * `resolve_checkpoint_path(path)`: a directory gives its latest checkpoint, a prefix itself;
-  a path where nothing exists raises `CheckpointNotFoundError`, listing what is there.
+  a path where nothing exists raises `CheckpointNotFoundError`, listing what is there, or
+  `CheckpointDeletedError` when a trainer's retention deleted it (the state file no longer
+  lists it): "deleted by retention", not "corrupt".
 
 Damaged checkpoint files are reported when read (`checkpoints.CorruptCheckpointError`).
 """
@@ -98,6 +100,48 @@ class ForeignCheckpointError(CheckpointNotFoundError):
 
     def __reduce__(self):
         return type(self), (self.model_dir, self.foreign_path)
+
+
+class CheckpointDeletedError(CheckpointNotFoundError):
+    """The checkpoint being restored was deleted (by a trainer's retention) while it was read.
+
+    Attributes:
+      paths: the checkpoints that vanished, in the order they were tried.
+    """
+
+    def __init__(self, paths, model_dir=None):
+        self.paths = list(paths)
+        self.model_dir = model_dir
+        if model_dir is None:
+            fix = ("Pass checkpoint_path=None to use the newest checkpoint of model_dir, or "
+                   "copy the checkpoint out of the trainer's model_dir first.")
+        else:
+            fix = (f"The trainer writing {model_dir} deletes checkpoints beyond its "
+                   "keep_checkpoint_max faster than this process restores one: raise the "
+                   "trainer's RunConfig(keep_checkpoint_max=...) or save less often "
+                   "(save_checkpoints_steps/_secs).")
+        super().__init__(self.paths[-1], (
+            f"Checkpoint {', then '.join(self.paths)} deleted while we read it: deleted by "
+            f"retention (a trainer's keep_checkpoint_max) or by another process, not damaged. "
+            f"{fix}"))
+
+    def __reduce__(self):
+        return type(self), (self.paths, self.model_dir)
+
+
+def deleted_by_retention(path) -> bool:
+    """Whether checkpoint `path` is gone (no index) and its directory's state file no longer
+    lists it: a trainer's retention deleted it, it is not damaged."""
+    directory = os.path.dirname(path) or "."
+    if tf.io.gfile.exists(path + INDEX_SUFFIX) or not checkpoint_steps(directory):
+        return False
+    try:
+        state = read_state(directory)
+    except CorruptCheckpointStateError:
+        return False
+    listed = [localize(p, directory)
+              for p in [state.model_checkpoint_path, *state.all_model_checkpoint_paths]]
+    return path not in listed
 
 
 def read_state(model_dir):
@@ -232,6 +276,8 @@ def resolve_checkpoint_path(ckpt_dir_or_path) -> str:
         return latest
     if _has_files(path):
         return path  # a checkpoint's files exist; reading it reports any damage
+    if deleted_by_retention(path):
+        raise CheckpointDeletedError([path], os.path.dirname(path) or ".")
     raise CheckpointNotFoundError(path, _not_found_message(path, os.path.dirname(path) or "."))
 
 

@@ -31,8 +31,8 @@ from google.protobuf import text_format
 from tpu_estimator_compat.state import checkpoint_paths
 from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.state.checkpoint_paths import (  # pylint: disable=unused-import
-    CHECKPOINT_BASENAME, STATE_FILENAME, CheckpointNotFoundError, CorruptCheckpointStateError,
-    ForeignCheckpointError, latest_checkpoint, previous_checkpoints, resolve_checkpoint_path,
+    CHECKPOINT_BASENAME, STATE_FILENAME, CheckpointDeletedError, CheckpointNotFoundError,
+    CorruptCheckpointStateError, ForeignCheckpointError, latest_checkpoint, previous_checkpoints, resolve_checkpoint_path,
     warn_of_newer_checkpoints)
 
 _INDEX_SUFFIX = checkpoint_paths.INDEX_SUFFIX
@@ -380,7 +380,10 @@ def list_variable_names(ckpt_dir_or_path: str) -> list:
 
 def corrupt_error(path, cause):
     """A CorruptCheckpointError naming the damaged file and the fallbacks of its model_dir
-    (`cause`: the error reading it)."""
+    (`cause`: the error reading it); a `CheckpointDeletedError` when the checkpoint is gone
+    because a trainer's retention deleted it (it is no longer in the state file)."""
+    if checkpoint_paths.deleted_by_retention(path):
+        return checkpoint_paths.CheckpointDeletedError([path], os.path.dirname(path) or ".")
     index = path + _INDEX_SUFFIX
     detail = (str(getattr(cause, "message", cause)).strip().splitlines()
               or [type(cause).__name__])[-1]

@@ -23,36 +23,11 @@ import tensorflow as tf
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.state import checkpoint_paths
 from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.state.checkpoint_paths import CheckpointNotFoundError
+from tpu_estimator_compat.state.checkpoint_paths import (  # pylint: disable=unused-import
+    CheckpointDeletedError, CheckpointNotFoundError)
 
 LOCK_FILENAME = ".trainer_lock"
 _ATTEMPTS = 3  # checkpoints that may vanish under one read before giving up
-
-
-class CheckpointDeletedError(CheckpointNotFoundError):
-    """The checkpoint being restored was deleted (by a trainer's retention) while it was read.
-
-    Attributes:
-      paths: the checkpoints that vanished, in the order they were tried.
-    """
-
-    def __init__(self, paths, model_dir=None):
-        self.paths = list(paths)
-        self.model_dir = model_dir
-        if model_dir is None:
-            fix = ("Pass checkpoint_path=None to use the newest checkpoint of model_dir, or "
-                   "copy the checkpoint out of the trainer's model_dir first.")
-        else:
-            fix = (f"The trainer writing {model_dir} deletes checkpoints beyond its "
-                   "keep_checkpoint_max faster than this process restores one: raise the "
-                   "trainer's RunConfig(keep_checkpoint_max=...) or save less often "
-                   "(save_checkpoints_steps/_secs).")
-        super().__init__(self.paths[-1], (
-            f"Checkpoint {', then '.join(self.paths)} deleted while we read it (a trainer's "
-            f"keep_checkpoint_max retention or another process removed it). {fix}"))
-
-    def __reduce__(self):
-        return type(self), (self.paths, self.model_dir)
 
 
 class ChosenCheckpoint:
@@ -77,15 +52,21 @@ class ChosenCheckpoint:
           CheckpointDeletedError: the checkpoint vanished and no newer one could be read in
             its place (after `_ATTEMPTS` vanished checkpoints when following the latest).
         """
+        return self.load(read_fn)[0]
+
+    def load(self, read_fn):
+        """Calls `read_fn(path)` as `read` does; returns `(the path read, its result)`."""
         vanished = []
         path, existed = self.path, self._existed
         while True:
             try:
-                read_fn(path)
-                return path
+                return path, read_fn(path)
             except (CheckpointNotFoundError, tf.errors.NotFoundError,
                     tf.errors.DataLossError) as error:
-                if path is None or not existed or _index_exists(path):
+                deleted = path is not None and (
+                    existed and not _index_exists(path)
+                    or checkpoint_paths.deleted_by_retention(path))
+                if not deleted:
                     raise  # missing from the start, or damaged: reported as such
                 vanished.append(path)
                 newer = (checkpoint_paths.latest_checkpoint(self._model_dir)
@@ -96,6 +77,20 @@ class ChosenCheckpoint:
                                 "keep_checkpoint_max retention); restoring the newest "
                                 "checkpoint, %s, instead.", path, newer)
                 path, existed = newer, _index_exists(newer)
+
+
+def load_latest(model_dir, read_fn):
+    """`read_fn(model_dir's latest checkpoint)`, on the next newest one when a trainer's
+    retention deletes it meanwhile (`get_variable_value`, export).
+
+    Raises:
+      ValueError: model_dir holds no checkpoint.
+      CheckpointDeletedError: checkpoints kept vanishing (see `ChosenCheckpoint.read`).
+    """
+    chosen = choose_checkpoint(None, model_dir)
+    if chosen.path is None:
+        raise ValueError(f"Could not find trained model in model_dir: {model_dir}.")
+    return chosen.load(read_fn)[1]
 
 
 def choose_checkpoint(checkpoint_path, model_dir) -> ChosenCheckpoint:
