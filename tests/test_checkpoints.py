@@ -642,3 +642,19 @@ def test_a_state_file_naming_an_older_checkpoint_warns_of_the_newer_ones(tmp_pat
     assert (f"names {paths[0]} as the latest checkpoint, but {tmp_path} holds newer ones: "
             f"{paths[2]}, {paths[1]}. Going on from {paths[0]}") in caplog.text
     assert checkpoints.warn_of_newer_checkpoints(paths[2], str(tmp_path)) == []
+
+
+@pytest.mark.parametrize("directory", ["run[1]", "a\\b"])
+def test_a_model_dir_with_glob_characters_reads_its_checkpoints(tmp_path, directory):
+    model_dir = str(tmp_path / "sweep" / directory)
+    saver = CheckpointSaver(model_dir, max_to_keep=1)
+    saver.save(make_variables(offset=1.0), 1)
+    path = saver.save(make_variables(offset=2.0), 2)
+
+    assert checkpoints.latest_checkpoint(model_dir) == path
+    assert checkpoints.load_variable(model_dir, "dense/bias").tolist() == [3.0, 3.0, 3.0]
+    restored = make_variables()
+    checkpoints.restore(restored, model_dir)
+    assert_same_values(values_of(restored), values_of(make_variables(offset=2.0)))
+    (tmp_path / "sweep" / directory / "checkpoint").unlink()  # recovered by reading the files
+    assert checkpoints.latest_checkpoint(model_dir) == path

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.engine import worker_start
+from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 
@@ -389,3 +390,27 @@ def test_the_worker_start_timeout_is_read_from_the_environment():
     assert worker_start.start_timeout_secs({env: "0"}) is None
     with pytest.raises(ValueError, match=f"{env}='soon' must be a number of seconds >= 0"):
         worker_start.start_timeout_secs({env: "soon"})
+
+
+def test_train_evaluate_predict_and_export_in_a_model_dir_with_glob_characters(tmp_path):
+    import helpers
+    model_dir = tmp_path / "sweep" / "run[1]"
+    estimator = helpers.make_estimator(model_dir, use_tpu=False)
+    estimator.train(helpers.input_fn, max_steps=2)
+    estimator.train(helpers.input_fn, max_steps=4)  # resumes from model.ckpt-2
+
+    assert estimator.get_variable_value("global_step") == 4
+    assert estimator.evaluate(helpers.input_fn, steps=1)["global_step"] == 4
+    w_sum = train_then_kill.w_sum_model_fn
+    reader = helpers.make_estimator(model_dir, model=w_sum, use_tpu=False)
+    prediction = next(reader.predict(train_then_kill.predict_input_fn))
+    assert prediction == pytest.approx(float(np.sum(estimator.get_variable_value("linear/w"))))
+
+    def receiver_fn():
+        features = v1.placeholder(tf.float32, [None, 4])
+        return receivers.TensorServingInputReceiver(features, features)
+    export_dir = reader.export_saved_model(str(tmp_path / "exports[1]"), receiver_fn)
+    np.testing.assert_array_equal(
+        checkpoints.load_variable(os.path.join(os.fsdecode(export_dir), "variables",
+                                               "variables"), "linear/w"),
+        estimator.get_variable_value("linear/w"))

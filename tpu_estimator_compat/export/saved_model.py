@@ -18,6 +18,7 @@ import tensorflow as tf
 from google.protobuf import text_format
 
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state import glob_safe
 from tpu_estimator_compat.api import export_outputs as export_output_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import tpu as tf_tpu
@@ -270,7 +271,7 @@ def _state_graph(graph, saver):
 def _restore(saver, session, checkpoint_path, mode):
     checkpoints.open_reader(checkpoint_path)  # a missing or damaged index: named error
     try:
-        saver.restore(session, checkpoint_path)
+        saver.restore(session, glob_safe.readable_prefix(checkpoint_path))
     except tf.errors.OpError as e:
         if not (isinstance(e, tf.errors.NotFoundError) and "not found in checkpoint" in str(e)):
             raise checkpoints.corrupt_error(checkpoint_path, e) from e

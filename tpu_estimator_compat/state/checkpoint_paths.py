@@ -26,6 +26,7 @@ import tensorflow as tf
 from absl import logging
 from google.protobuf import text_format
 
+from tpu_estimator_compat.state import glob_safe
 from tpu_estimator_compat.tf_internals import training as tf_training
 
 CHECKPOINT_BASENAME = "model.ckpt"
@@ -364,10 +365,11 @@ def _damage(problem):
 
 def _readable(prefix):
     """Whether every tensor of a checkpoint can be read."""
+    readable = glob_safe.readable_prefix(prefix)
     try:
-        dtypes = tf.train.load_checkpoint(prefix).get_variable_to_dtype_map()
+        dtypes = tf.train.load_checkpoint(readable).get_variable_to_dtype_map()
         names = sorted(dtypes)
-        tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=names,
+        tf.raw_ops.RestoreV2(prefix=readable, tensor_names=names,
                              shape_and_slices=[""] * len(names),
                              dtypes=[dtypes[name] for name in names])
     except (tf.errors.OpError, ValueError, IndexError):
