@@ -275,3 +275,21 @@ def test_export_beside_retention_exports_the_next_newest(tmp_path, monkeypatch):
     exported = tf.train.load_checkpoint(os.path.join(os.fsdecode(path), "variables",
                                                      "variables"))
     assert exported.get_tensor("linear/w").tolist() == [[2.0], [2.0], [2.0]]
+
+
+def test_a_failed_lock_release_does_not_hide_why_training_failed(tmp_path, monkeypatch,
+                                                                  caplog):
+    def read_only(path):
+        raise tf.errors.PermissionDeniedError(None, None, f"{path}; Read-only file system")
+
+    with pytest.raises(checkpoints.CheckpointWriteError, match="Could not write the checkpoint "
+                                                               "for step 7"):
+        with sharing.training_in(str(tmp_path), is_chief=True):
+            monkeypatch.setattr(tf.io.gfile, "remove", read_only)  # the disk turns read-only
+            raise checkpoints.CheckpointWriteError(str(tmp_path), 7, "Read-only file system")
+    assert (f"Could not remove the trainer lock {tmp_path}/.trainer_lock ("
+            in caplog.text and "Read-only file system" in caplog.text)
+    monkeypatch.undo()
+    with sharing.training_in(str(tmp_path), is_chief=True):  # the same process trains again
+        pass
+    assert not os.path.exists(tmp_path / sharing.LOCK_FILENAME)

@@ -160,8 +160,21 @@ def training_in(model_dir, is_chief):
     lock.acquire()
     try:
         yield lock
-    finally:
+    except BaseException:
+        _release_after_failure(lock)
+        raise
+    lock.release()
+
+
+def _release_after_failure(lock):
+    """Releases the lock of a train() call that failed, without hiding why it failed (a disk
+    turned read-only fails both the save and the release): a failed release is logged."""
+    try:
         lock.release()
+    except (tf.errors.OpError, OSError) as error:
+        logging.warning("Could not remove the trainer lock %s (%s); a later train() of this "
+                        "process, or the next trainer once it has ended, takes it over.",
+                        lock.path, error)
 
 
 class TrainerLock:
@@ -205,6 +218,10 @@ class TrainerLock:
             self._write()  # removed by hand: claim it again
         elif owner["token"] != self._me["token"] and not self._is_mine(owner):
             raise SecondTrainerError(self._model_dir, owner, taken_over=True)
+
+    @property
+    def path(self):
+        return self._file
 
     def release(self):
         owner = self._read()
