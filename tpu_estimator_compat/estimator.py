@@ -176,12 +176,13 @@ class Estimator:
     @eager_calls.eager_generator
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):
-        """Yields predictions for every input example, in input order.
+        """Yields predictions for every input example, in input order (forever from an
+        endless input, as the original: `next(estimator.predict(...))` takes the first).
 
         `hooks` and the spec's `prediction_hooks` run once per device loop.
         """
         _, plan, call_input, engine, compiled, hook_run = self._start_inference(
-            ModeKeys.PREDICT, input_fn, hooks, checkpoint_path)
+            ModeKeys.PREDICT, input_fn, hooks, checkpoint_path, until_input_ends=False)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
         with call_input:
