@@ -22,6 +22,7 @@ from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 
 import train_then_kill
 from train_then_kill import make_estimator
+import helpers
 
 v1 = tf.compat.v1
 SCRIPT = os.path.join(os.path.dirname(__file__), "train_then_kill.py")
@@ -393,7 +394,6 @@ def test_the_worker_start_timeout_is_read_from_the_environment():
 
 
 def test_train_evaluate_predict_and_export_in_a_model_dir_with_glob_characters(tmp_path):
-    import helpers
     model_dir = tmp_path / "sweep" / "run[1]"
     estimator = helpers.make_estimator(model_dir, use_tpu=False)
     estimator.train(helpers.input_fn, max_steps=2)
@@ -414,3 +414,68 @@ def test_train_evaluate_predict_and_export_in_a_model_dir_with_glob_characters(t
         checkpoints.load_variable(os.path.join(os.fsdecode(export_dir), "variables",
                                                "variables"), "linear/w"),
         estimator.get_variable_value("linear/w"))
+
+
+def _write_records(path, count=64):
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for row in range(count):
+            writer.write(tf.train.Example(features=tf.train.Features(feature={
+                "x": tf.train.Feature(float_list=tf.train.FloatList(
+                    value=helpers.FEATURES[row].tolist())),
+                "y": tf.train.Feature(float_list=tf.train.FloatList(
+                    value=helpers.TARGETS[row].tolist()))})).SerializeToString())
+    return path.read_bytes()
+
+
+def _records_input_fn(files, label_key="y"):
+    spec = {"x": tf.io.FixedLenFeature([4], tf.float32),
+            label_key: tf.io.FixedLenFeature([1], tf.float32)}
+
+    def input_fn(params):
+        dataset = tf.data.TFRecordDataset([str(f) for f in files]).map(
+            lambda record: tf.io.parse_single_example(record, spec))
+        return dataset.map(lambda f: (f["x"], f[label_key])).repeat().batch(
+            params["batch_size"], drop_remainder=True)
+    return input_fn
+
+
+@pytest.mark.parametrize("damage, expected", [
+    ("corrupt", r"\(corrupted record at byte offset 1920\)"),
+    ("truncate", r"\(truncated record at byte offset 2520\)")])
+def test_a_damaged_tfrecord_is_named_with_the_step_and_the_last_checkpoint(
+        tmp_path, damage, expected):
+
+    good, bad = tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"
+    _write_records(good, count=8)  # shorter than the offset: not the damaged one
+    data = _write_records(bad)
+    if damage == "corrupt":
+        data = data[:len(data) // 2] + bytes([data[len(data) // 2] ^ 0xFF]) + data[
+            len(data) // 2 + 1:]
+    else:
+        data = data[:len(data) * 2 // 3]
+    bad.write_bytes(data)
+    model_dir = tmp_path / "model"
+    estimator = helpers.make_estimator(model_dir, use_tpu=False, save_checkpoints_steps=2)
+
+    with pytest.raises(tf.errors.DataLossError,
+                       match=rf"A record of input_fn's data is corrupt or truncated {expected} "
+                             rf"in {bad}\. Training stopped at global step \d+; the last intact "
+                             rf"checkpoint is {model_dir}/model\.ckpt-4 \(a rerun resumes from "
+                             r"it\)\. Re-create or remove that file"):
+        estimator.train(_records_input_fn([bad, good]), max_steps=20)
+
+
+def test_a_parse_spec_naming_an_absent_feature_names_the_files_and_the_feature(tmp_path):
+
+    records = tmp_path / "train.tfrecord"
+    _write_records(records)
+    estimator = helpers.make_estimator(tmp_path / "model", use_tpu=False)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"input_fn's dataset failed on the records of {records}: Feature: "
+                             r"z \(data type: float\) is required but could not be found\. "
+                             r"Training stopped at global step 0;"):
+        estimator.train(_records_input_fn([records], label_key="z"), max_steps=4)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"failed on the records of {records}: Feature: z .*Evaluation of "
+                             rf"{tmp_path}/model/model\.ckpt-0 stopped\."):
+        estimator.evaluate(_records_input_fn([records], label_key="z"), steps=2)

@@ -27,6 +27,7 @@ from tpu_estimator_compat.host import evaluation
 from tpu_estimator_compat.export import saved_model as export_lib
 from tpu_estimator_compat.host import hooks as hooks_lib
 from tpu_estimator_compat.engine import input_checks
+from tpu_estimator_compat.engine import input_errors
 from tpu_estimator_compat.engine import input_release
 from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat import log as logging
@@ -143,13 +144,19 @@ class Estimator:
             step = engine.global_step
             last_step = max_steps if max_steps is not None else (
                 step + steps if steps is not None else float("inf"))
-            training.run_training(engine, compiled, call_input.iterator, training.TrainingPlan(
-                config=self._config, model_dir=self.model_dir, last_step=last_step,
-                iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
-                examples_per_step=self._examples_per_step(plan, runtime),
-                host_call_every_n_steps=(
-                    self._config.tpu_config.experimental_host_call_every_n_steps),
-                tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners, lock)
+            stopped = lambda: (  # noqa: E731
+                f"Training stopped at global step {engine.global_step}; "
+                + _last_checkpoint_phrase(self.model_dir))
+            with input_errors.named_input_errors(call_input.iterator, stopped):
+                training.run_training(
+                    engine, compiled, call_input.iterator, training.TrainingPlan(
+                        config=self._config, model_dir=self.model_dir, last_step=last_step,
+                        iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
+                        examples_per_step=self._examples_per_step(plan, runtime),
+                        host_call_every_n_steps=(
+                            self._config.tpu_config.experimental_host_call_every_n_steps),
+                        tpu_semantics=runtime.tpu_semantics),
+                    hook_run, saving_listeners, lock)
 
     # -- evaluate ---------------------------------------------------------------------------
     @eager_calls.eager
@@ -164,7 +171,8 @@ class Estimator:
         self._check_eval_steps(steps)
         checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
             ModeKeys.EVAL, input_fn, hooks, checkpoint_path, until_input_ends=steps is None)
-        with call_input:
+        stopped = lambda: f"Evaluation of {checkpoint or 'the initial weights'} stopped."  # noqa: E731
+        with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
             return evaluation.run_evaluation(
                 engine, compiled, call_input.iterator, steps=steps,
                 global_step=engine.global_step, eval_dir=self.eval_dir(name),
@@ -181,11 +189,13 @@ class Estimator:
 
         `hooks` and the spec's `prediction_hooks` run once per device loop.
         """
-        _, plan, call_input, engine, compiled, hook_run = self._start_inference(
+        checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
             ModeKeys.PREDICT, input_fn, hooks, checkpoint_path, until_input_ends=False)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
-        with call_input:
+        stopped = lambda: (f"Prediction with {checkpoint or 'the initial weights'} stopped "  # noqa: E731
+                           "after the predictions yielded so far.")
+        with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
             yield from prediction.generate_predictions(
                 compiled, call_input.iterator, steps_per_loop=steps_per_loop,
                 predict_keys=predict_keys, yield_single_examples=yield_single_examples,
@@ -431,6 +441,13 @@ def export_estimator_savedmodel(estimator, export_dir_base, serving_input_receiv
         train_batch_size=2048, eval_batch_size=2048)  # required, unused by export
     return tpu_estimator.export_saved_model(export_dir_base, serving_input_receiver_fn,
                                             assets_extra, as_text, checkpoint_path)
+
+def _last_checkpoint_phrase(model_dir):
+    latest = checkpoints.latest_checkpoint(model_dir)
+    if latest is None:
+        return "no checkpoint was written yet."
+    return f"the last intact checkpoint is {latest} (a rerun resumes from it)."
+
 
 def _rows_per_replica_copy(plan):
     """With BROADCAST input only replica 0's rows count (every replica has the same)."""
