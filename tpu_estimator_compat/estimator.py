@@ -472,6 +472,9 @@ def _check_eval_steps(steps):
         raise ValueError(f"Eval steps must be positive, got {steps}")
 
 
+_MAX_ROWS = 2**31 - 1
+
+
 def _check_batch_size(name, value):
     if value is None:
         return
@@ -479,6 +482,11 @@ def _check_batch_size(name, value):
         raise TypeError(f"{name} must be int, got {type(value)}")
     if value < 1:
         raise ValueError(f"{name} must be positive, got {value}")
+    if value > _MAX_ROWS:
+        raise ValueError(
+            f"{name} ({value}) is larger than a batch TensorFlow can hold: a tensor dimension "
+            f"has at most {_MAX_ROWS} (2**31 - 1) rows in its kernels. Use a smaller batch "
+            "size.")
 
 
 def _check_train_steps(steps, max_steps, use_tpu):

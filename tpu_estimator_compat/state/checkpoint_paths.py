@@ -131,18 +131,22 @@ class CheckpointDeletedError(CheckpointNotFoundError):
 
 
 def deleted_by_retention(path) -> bool:
-    """Whether checkpoint `path` is gone (no index) and its directory's state file no longer
-    lists it: a trainer's retention deleted it, it is not damaged."""
+    """Whether checkpoint `path` is gone (no index) the way retention deletes: its directory's
+    state file no longer lists it, and lists only newer checkpoints (retention deletes the
+    oldest first). A path that never existed among them is not taken for deleted."""
     directory = os.path.dirname(path) or "."
-    if tf.io.gfile.exists(path + INDEX_SUFFIX) or not checkpoint_steps(directory):
+    match = _STEP.search(os.path.basename(path))
+    if (match is None or tf.io.gfile.exists(path + INDEX_SUFFIX)
+            or not checkpoint_steps(directory)):
         return False
     try:
         state = read_state(directory)
     except CorruptCheckpointStateError:
         return False
-    listed = [localize(p, directory)
+    listed = [_STEP.search(os.path.basename(p))
               for p in [state.model_checkpoint_path, *state.all_model_checkpoint_paths]]
-    return path not in listed
+    steps = [int(m.group(1)) for m in listed if m]
+    return bool(steps) and int(match.group(1)) < min(steps)
 
 
 def read_state(model_dir):
