@@ -658,3 +658,14 @@ def test_a_model_dir_with_glob_characters_reads_its_checkpoints(tmp_path, direct
     assert_same_values(values_of(restored), values_of(make_variables(offset=2.0)))
     (tmp_path / "sweep" / directory / "checkpoint").unlink()  # recovered by reading the files
     assert checkpoints.latest_checkpoint(model_dir) == path
+
+
+def test_a_state_file_path_that_is_a_directory_is_named(tmp_path):
+    (tmp_path / "checkpoint").mkdir()
+    message = (rf"{tmp_path}/checkpoint is a directory, but that path is model_dir's checkpoint "
+               r"state file .*nothing was read or written\. Rename or move that directory")
+    with pytest.raises(checkpoints.StateFileIsADirectoryError, match=message):
+        checkpoints.latest_checkpoint(str(tmp_path))
+    with pytest.raises(checkpoints.StateFileIsADirectoryError, match=message):
+        CheckpointSaver(str(tmp_path))
+    assert os.listdir(tmp_path) == ["checkpoint"]

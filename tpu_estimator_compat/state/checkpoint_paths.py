@@ -149,6 +149,22 @@ def deleted_by_retention(path) -> bool:
     return bool(steps) and int(match.group(1)) < min(steps)
 
 
+class StateFileIsADirectoryError(tf.errors.FailedPreconditionError):
+    """model_dir holds a directory named `checkpoint`, where the state file belongs."""
+
+    def __init__(self, state_file):
+        self.state_file = state_file
+        super().__init__(
+            None, None,
+            f"{state_file} is a directory, but that path is model_dir's checkpoint state file "
+            f"(the file naming the latest {CHECKPOINT_BASENAME}-<step>, as TF1 wrote it); "
+            "nothing was read or written. Rename or move that directory (or choose another "
+            "model_dir).")
+
+    def __reduce__(self):
+        return type(self), (self.state_file,)
+
+
 def read_state(model_dir):
     """The CheckpointState of `model_dir` (paths made absolute), or None when it holds no
     checkpoint. A missing or damaged state file beside checkpoints is recovered from.
@@ -156,8 +172,11 @@ def read_state(model_dir):
     Raises:
       CorruptCheckpointStateError: the state file is missing or damaged and nothing can
         replace it.
+      StateFileIsADirectoryError: the state file's path is a directory.
     """
     state_file = os.path.join(model_dir, STATE_FILENAME)
+    if tf.io.gfile.isdir(state_file):
+        raise StateFileIsADirectoryError(state_file)
     if tf.io.gfile.exists(state_file):
         with tf.io.gfile.GFile(state_file, "rb") as file:
             content = file.read()

@@ -33,8 +33,8 @@ from tpu_estimator_compat.state import glob_safe
 from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.state.checkpoint_paths import (  # pylint: disable=unused-import
     CHECKPOINT_BASENAME, STATE_FILENAME, CheckpointDeletedError, CheckpointNotFoundError,
-    CorruptCheckpointStateError, ForeignCheckpointError, latest_checkpoint, previous_checkpoints, resolve_checkpoint_path,
-    warn_of_newer_checkpoints)
+    CorruptCheckpointStateError, ForeignCheckpointError, StateFileIsADirectoryError,
+    latest_checkpoint, previous_checkpoints, resolve_checkpoint_path, warn_of_newer_checkpoints)
 
 _INDEX_SUFFIX = checkpoint_paths.INDEX_SUFFIX
 _DATA_SUFFIX = ".data-00000-of-00001"
