@@ -479,3 +479,25 @@ def test_a_parse_spec_naming_an_absent_feature_names_the_files_and_the_feature(t
                        match=rf"failed on the records of {records}: Feature: z .*Evaluation of "
                              rf"{tmp_path}/model/model\.ckpt-0 stopped\."):
         estimator.evaluate(_records_input_fn([records], label_key="z"), steps=2)
+
+
+def test_inf_in_a_non_trainable_variable_is_not_blamed_on_a_gradient(tmp_path):
+    def model_fn(features, labels, mode, params):
+        loss = v1.losses.mean_squared_error(labels, tf.matmul(features, v1.get_variable(
+            "w", [4, 1], initializer=v1.constant_initializer(0.1))))
+        moving = v1.get_variable("moving", [], trainable=False,
+                                 initializer=v1.zeros_initializer())
+        step = v1.train.get_global_step()
+        update = moving.assign(tf.where(step >= 3, np.inf, 0.0))
+        train_op = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=tf.group(train_op, update))
+
+    estimator = helpers.make_estimator(tmp_path, model=model_fn, use_tpu=False,
+                                       save_checkpoints_steps=2)
+    with pytest.raises(NanLossDuringTrainingError) as raised:
+        estimator.train(helpers.input_fn, max_steps=10)
+    message = str(raised.value)
+    assert ("at global step 4 1 variable(s) hold NaN/Inf (moving: not trainable, so no "
+            "gradient put it there but an update of model_fn") in message, message
+    assert "a gradient was not finite" not in message
+    assert checkpoint_step(tmp_path) == 2

@@ -132,10 +132,12 @@ class _Saves:
         return checkpoints.latest_checkpoint(self._directory) == _path(self._directory, step)
 
     def _save(self, step):
-        non_finite = checkpoints.non_finite_variables(self._engine.store.named_variables())
+        named_variables = self._engine.store.named_variables()
+        non_finite = checkpoints.non_finite_variables(named_variables)
         if non_finite:  # the same on every worker: the variables are mirrored
             raise NanLossDuringTrainingError(
-                step, step, checkpoints.latest_checkpoint(self._directory), non_finite)
+                step, step, checkpoints.latest_checkpoint(self._directory), non_finite,
+                untrained=[name for name in non_finite if not named_variables[name].trainable])
         for listener in self._listeners:
             listener.before_save(self._session, step)
         if self._lock is not None:
