@@ -31,16 +31,16 @@ class NanLossDuringTrainingError(tf.compat.v1.train.NanLossDuringTrainingError):
             return "NaN loss during training."
         if self.variables:
             trained = [name for name in self.variables if name not in self.untrained]
-            causes = []
-            if trained:
-                causes.append(f"{_names(trained)}: a gradient was not finite")
-            if self.untrained:
-                causes.append(
-                    f"{_names(self.untrained)}: not trainable, so no gradient put it there but "
-                    "an update of model_fn (an assign, a moving average of NaN/Inf values)")
+            if not self.untrained:
+                cause = f"({_names(trained)}): a gradient was not finite"
+            else:
+                cause = (f"({_names(self.untrained)}: not trainable, so no gradient put it there "
+                         "but an update of model_fn (an assign, a moving average of NaN/Inf "
+                         "values)" + (f"; {_names(trained)}: a gradient was not finite"
+                                      if trained else "") + ")")
             what = (f"Every replica's loss was finite, but at global step {self.loop_end} "
-                    f"{len(self.variables)} variable(s) hold NaN/Inf ({'; '.join(causes)}). "
-                    f"The checkpoint for step {self.loop_end} was not written")
+                    f"{len(self.variables)} variable(s) hold NaN/Inf {cause}. The checkpoint "
+                    f"for step {self.loop_end} was not written")
         else:
             what = (f"The loss of at least one replica was not finite during the loop of "
                     f"global steps {self.loop_start}..{self.loop_end}")
