@@ -71,14 +71,14 @@ def wait_for_peers(tf_config, timeout_secs, log_every_secs=_LOG_EVERY_SECS):
     Raises:
       WorkerStartTimeoutError: some tasks did not answer within `timeout_secs`.
     """
-    task = tf_config.get("task") or {}
+    cluster, task = tf_config.get("cluster") or {}, tf_config.get("task") or {}
     mine = (task.get("type"), task.get("index"))
     peers = {f"{job} {index} ({address})": address
-             for job in _CLUSTER_JOBS
-             for index, address in enumerate((tf_config.get("cluster") or {}).get(job) or [])
+             for job in _CLUSTER_JOBS for index, address in enumerate(cluster.get(job) or [])
              if (job, index) != mine}
-    own = ((tf_config.get("cluster") or {}).get(mine[0]) or [None] * (1 + (mine[1] or 0)))
-    own_address = own[mine[1]] if isinstance(mine[1], int) and mine[1] < len(own) else None
+    my_job = cluster.get(mine[0]) or []
+    own_address = (my_job[mine[1]] if isinstance(mine[1], int) and 0 <= mine[1] < len(my_job)
+                   else None)
     start, last_log = time.monotonic(), None
     with _listening_on(own_address):
         while True:
@@ -94,7 +94,7 @@ def wait_for_peers(tf_config, timeout_secs, log_every_secs=_LOG_EVERY_SECS):
                 limit = (f"; giving up after {timeout_secs:g} s" if timeout_secs is not None
                          else "")
                 logging.warning("Waiting for %s of TF_CONFIG's cluster to start (%.0f s so "
-                             "far%s).", ", ".join(sorted(peers)), now - start, limit)
+                                "far%s).", ", ".join(sorted(peers)), now - start, limit)
             time.sleep(_PROBE_EVERY_SECS)
 
 

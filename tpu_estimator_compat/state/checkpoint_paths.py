@@ -11,11 +11,14 @@ starting, with the same named errors:
   `CorruptCheckpointStateError`. Only checkpoints inside model_dir are its own: a state
   file naming another directory's checkpoint (a copied model_dir) means the one of that file
   name in model_dir (`localize`), else `ForeignCheckpointError`; retention never deletes
-  another directory's files.
+  another directory's files. A named checkpoint of which no file exists gives the newest one
+  in model_dir (warning); `warn_of_newer_checkpoints` tells training when the state file
+  names an older checkpoint than model_dir holds; a directory in the state file's place
+  raises `StateFileIsADirectoryError`.
 * `resolve_checkpoint_path(path)`: a directory gives its latest checkpoint, a prefix itself;
   a path where nothing exists raises `CheckpointNotFoundError`, listing what is there, or
-  `CheckpointDeletedError` when a trainer's retention deleted it (the state file no longer
-  lists it): "deleted by retention", not "corrupt".
+  `CheckpointDeletedError` when a trainer's retention deleted it (older than every
+  checkpoint the state file lists): "deleted by retention", not "corrupt".
 
 Damaged checkpoint files are reported when read (`checkpoints.CorruptCheckpointError`).
 """

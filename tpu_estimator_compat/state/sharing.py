@@ -1,10 +1,12 @@
-"""A model_dir shared between processes: evaluators beside one trainer.
+"""A model_dir shared between processes: readers beside one trainer.
 
-* An evaluator (`evaluate`/`predict` of the latest checkpoint in another process, as the
-  `evaluator` task of train_and_evaluate) reads checkpoints that the trainer's retention
-  (`keep_checkpoint_max`) deletes at any moment. `ChosenCheckpoint.read` restores again from
-  the newest checkpoint when the chosen one vanished while being read, and raises
-  `CheckpointDeletedError` ("deleted while we read it") when that keeps happening.
+* A reader (`evaluate`/`predict`/`export_saved_model`/`get_variable_value` of the latest
+  checkpoint in another process, as the `evaluator` task of train_and_evaluate) reads
+  checkpoints that the trainer's retention (`keep_checkpoint_max`) deletes at any moment.
+  `ChosenCheckpoint.read`/`load` (`load_latest`) read again from the newest checkpoint when
+  the chosen one vanished while being read, and raise `CheckpointDeletedError` ("deleted
+  while we read it: deleted by retention") when that keeps happening.
+* A train() that fails releases the lock without hiding its error (`training_in`).
 * Two trainers writing one model_dir delete each other's checkpoints and temporary files.
   `TrainerLock` (a file `model_dir/.trainer_lock` naming the process: host, pid, start time)
   makes a second trainer fail at its start with `SecondTrainerError`, and a trainer whose
@@ -31,7 +33,8 @@ _ATTEMPTS = 3  # checkpoints that may vanish under one read before giving up
 
 
 class ChosenCheckpoint:
-    """The checkpoint an evaluate/predict call restores, chosen before its model is traced.
+    """The checkpoint an evaluate/predict/export/`get_variable_value` call reads, chosen
+    before its model is traced.
 
     Args:
       path: a checkpoint prefix, or None (nothing to restore).
