@@ -144,9 +144,9 @@ class Estimator:
             step = engine.global_step
             last_step = max_steps if max_steps is not None else (
                 step + steps if steps is not None else float("inf"))
-            stopped = lambda: (  # noqa: E731
-                f"Training stopped at global step {engine.global_step}; "
-                + _last_checkpoint_phrase(self.model_dir))
+            def stopped():
+                return (f"Training stopped at global step {engine.global_step}; "
+                        + _last_checkpoint_phrase(self.model_dir))
             with input_errors.named_input_errors(call_input.iterator, stopped):
                 training.run_training(
                     engine, compiled, call_input.iterator, training.TrainingPlan(
@@ -171,7 +171,7 @@ class Estimator:
         self._check_eval_steps(steps)
         checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
             ModeKeys.EVAL, input_fn, hooks, checkpoint_path, until_input_ends=steps is None)
-        stopped = lambda: f"Evaluation of {checkpoint or 'the initial weights'} stopped."  # noqa: E731
+        stopped = f"Evaluation of {checkpoint or 'the initial weights'} stopped."
         with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
             return evaluation.run_evaluation(
                 engine, compiled, call_input.iterator, steps=steps,
@@ -193,8 +193,8 @@ class Estimator:
             ModeKeys.PREDICT, input_fn, hooks, checkpoint_path, until_input_ends=False)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
-        stopped = lambda: (f"Prediction with {checkpoint or 'the initial weights'} stopped "  # noqa: E731
-                           "after the predictions yielded so far.")
+        stopped = (f"Prediction with {checkpoint or 'the initial weights'} stopped after the "
+                   "predictions yielded so far.")
         with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
             yield from prediction.generate_predictions(
                 compiled, call_input.iterator, steps_per_loop=steps_per_loop,

@@ -68,8 +68,9 @@ def files_read_by(iterator) -> list:
 
 @contextlib.contextmanager
 def named_input_errors(iterator, situation):
-    """Re-raises input errors of the block naming input_fn's files; `situation()` gives the
-    sentence that follows (e.g. the step reached and the last intact checkpoint)."""
+    """Re-raises input errors of the block naming input_fn's files; `situation` (a str, or a
+    function returning one) is the sentence that follows (e.g. the step reached and the last
+    intact checkpoint)."""
     try:
         yield
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
@@ -77,7 +78,8 @@ def named_input_errors(iterator, situation):
         if isinstance(error, (InputRecordError, InputPipelineError)) or not any(
                 node in text for node in _INPUT_NODES):
             raise
-        raise _named(error, text, files_read_by(iterator), situation()) from None
+        raise _named(error, text, files_read_by(iterator),
+                     situation() if callable(situation) else situation) from None
 
 
 def _named(error, text, files, situation):

@@ -10,8 +10,9 @@ class NanLossDuringTrainingError(tf.compat.v1.train.NanLossDuringTrainingError):
     Either some replica's loss was not finite during the loop of global steps
     `loop_start..loop_end`, or (`variables` set) every loss was finite but the variables held
     NaN/Inf when a checkpoint was due at `loop_end` (a NaN gradient, e.g. on a loop's last
-    step; for the non-trainable ones among them, `untrained`, an update op of model_fn). No checkpoint is ever written from non-finite weights, so `latest_checkpoint`
-    (None: none yet) holds the newest finite weights.
+    step; for the non-trainable ones among them, `untrained`, an update op of model_fn). No
+    checkpoint is ever written from non-finite weights, so `latest_checkpoint` (None: none
+    yet) holds the newest finite weights.
     """
 
     def __init__(self, loop_start=None, loop_end=None, latest_checkpoint=None, variables=None,
