@@ -339,6 +339,8 @@ def _same_directory(first, second):
 
 def _has_files(prefix):
     """Whether any file of a checkpoint prefix (index, data, meta) exists."""
+    if tf.io.gfile.exists(prefix + INDEX_SUFFIX):
+        return True
     directory, base = os.path.split(prefix)
     directory = directory or "."
     return tf.io.gfile.isdir(directory) and any(
