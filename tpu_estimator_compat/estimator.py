@@ -442,6 +442,7 @@ def export_estimator_savedmodel(estimator, export_dir_base, serving_input_receiv
     return tpu_estimator.export_saved_model(export_dir_base, serving_input_receiver_fn,
                                             assets_extra, as_text, checkpoint_path)
 
+
 def _last_checkpoint_phrase(model_dir):
     latest = checkpoints.latest_checkpoint(model_dir)
     if latest is None:
