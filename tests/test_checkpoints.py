@@ -2,6 +2,7 @@
 import json
 import os
 import pickle
+import shutil
 import signal
 import subprocess
 import sys
@@ -562,3 +563,109 @@ def test_state_file_with_paths_made_relative_twice_is_read_inside_model_dir(
     restored = make_variables()
     checkpoints.restore(restored, "runB")
     assert_same_values(values_of(restored), values_of(make_variables(offset=4.0)))
+
+
+def write_absolute_state(model_dir, steps):
+    """A state file as TF1's `Saver` wrote by default: absolute paths."""
+    paths = [os.path.join(model_dir, f"model.ckpt-{step}") for step in steps]
+    with open(os.path.join(model_dir, "checkpoint"), "w") as file:
+        file.write(f'model_checkpoint_path: "{paths[-1]}"\n'
+                   + "".join(f'all_model_checkpoint_paths: "{p}"\n' for p in paths))
+
+
+def test_a_copied_model_dir_never_deletes_nor_adopts_the_original_checkpoints(tmp_path):
+    original, copy = str(tmp_path / "A"), str(tmp_path / "B")
+    saver = CheckpointSaver(original, max_to_keep=3)
+    for step in (1, 2, 3):
+        saver.save(make_variables(offset=float(step)), step)
+    write_absolute_state(original, (1, 2, 3))
+    shutil.copytree(original, copy)
+    files_of_original = sorted(os.listdir(original))
+
+    assert checkpoints.latest_checkpoint(copy) == os.path.join(copy, "model.ckpt-3")
+    assert checkpoints.previous_checkpoints(copy) == [
+        os.path.join(copy, "model.ckpt-2"), os.path.join(copy, "model.ckpt-1")]
+    copy_saver = CheckpointSaver(copy, max_to_keep=3)
+    copy_saver.save(make_variables(offset=4.0), 4)
+    copy_saver.save(make_variables(offset=5.0), 5)
+
+    assert sorted(os.listdir(original)) == files_of_original
+    assert sorted(name for name in os.listdir(copy) if name.endswith(".index")) == [
+        "model.ckpt-3.index", "model.ckpt-4.index", "model.ckpt-5.index"]
+    assert copy_saver.last_checkpoints == [
+        os.path.join(copy, f"model.ckpt-{step}") for step in (3, 4, 5)]
+
+
+def test_a_foreign_latest_checkpoint_missing_from_the_copy_is_a_named_error(tmp_path):
+    original, copy = str(tmp_path / "A"), str(tmp_path / "B")
+    saver = CheckpointSaver(original)
+    for step in (1, 2):
+        saver.save(make_variables(offset=float(step)), step)
+    write_absolute_state(original, (1, 2))
+    shutil.copytree(original, copy)
+    for name in os.listdir(copy):
+        if name.startswith("model.ckpt-2"):
+            os.remove(os.path.join(copy, name))
+    foreign = os.path.join(original, "model.ckpt-2")
+
+    with pytest.raises(checkpoints.ForeignCheckpointError,
+                       match=f"names {foreign}, outside model_dir {copy}, which holds no "
+                             f"model.ckpt-2 .*copy {foreign}.* into {copy}"):
+        checkpoints.latest_checkpoint(copy)
+    with pytest.raises(checkpoints.ForeignCheckpointError):
+        checkpoints.restore(make_variables(), copy)
+    error = checkpoints.ForeignCheckpointError(copy, foreign)
+    assert pickle.loads(pickle.dumps(error)).message == error.message
+
+
+def test_a_state_file_naming_a_vanished_checkpoint_goes_on_from_the_newest(tmp_path, caplog):
+    paths = save_three(str(tmp_path))
+    (tmp_path / "checkpoint").write_text(
+        'model_checkpoint_path: "model.ckpt-9"\nall_model_checkpoint_paths: "model.ckpt-9"\n')
+
+    assert checkpoints.latest_checkpoint(str(tmp_path)) == paths[2]
+    assert (f"names {tmp_path}/model.ckpt-9, of which no file exists; going on from the "
+            f"newest checkpoint in {tmp_path}, {paths[2]}") in caplog.text
+    restored = make_variables()
+    checkpoints.restore(restored, str(tmp_path))
+    assert restored["dense/bias"].numpy().tolist() == [3.0, 3.0, 3.0]
+
+
+def test_a_state_file_naming_an_older_checkpoint_warns_of_the_newer_ones(tmp_path, caplog):
+    paths = save_three(str(tmp_path))
+    (tmp_path / "checkpoint").write_text(
+        'model_checkpoint_path: "model.ckpt-1"\nall_model_checkpoint_paths: "model.ckpt-1"\n')
+
+    latest = checkpoints.latest_checkpoint(str(tmp_path))
+    assert latest == paths[0]
+    assert checkpoints.warn_of_newer_checkpoints(latest, str(tmp_path)) == paths[:0:-1]
+    assert (f"names {paths[0]} as the latest checkpoint, but {tmp_path} holds newer ones: "
+            f"{paths[2]}, {paths[1]}. Going on from {paths[0]}") in caplog.text
+    assert checkpoints.warn_of_newer_checkpoints(paths[2], str(tmp_path)) == []
+
+
+@pytest.mark.parametrize("directory", ["run[1]", "a\\b"])
+def test_a_model_dir_with_glob_characters_reads_its_checkpoints(tmp_path, directory):
+    model_dir = str(tmp_path / "sweep" / directory)
+    saver = CheckpointSaver(model_dir, max_to_keep=1)
+    saver.save(make_variables(offset=1.0), 1)
+    path = saver.save(make_variables(offset=2.0), 2)
+
+    assert checkpoints.latest_checkpoint(model_dir) == path
+    assert checkpoints.load_variable(model_dir, "dense/bias").tolist() == [3.0, 3.0, 3.0]
+    restored = make_variables()
+    checkpoints.restore(restored, model_dir)
+    assert_same_values(values_of(restored), values_of(make_variables(offset=2.0)))
+    (tmp_path / "sweep" / directory / "checkpoint").unlink()  # recovered by reading the files
+    assert checkpoints.latest_checkpoint(model_dir) == path
+
+
+def test_a_state_file_path_that_is_a_directory_is_named(tmp_path):
+    (tmp_path / "checkpoint").mkdir()
+    message = (rf"{tmp_path}/checkpoint is a directory, but that path is model_dir's checkpoint "
+               r"state file .*nothing was read or written\. Rename or move that directory")
+    with pytest.raises(checkpoints.StateFileIsADirectoryError, match=message):
+        checkpoints.latest_checkpoint(str(tmp_path))
+    with pytest.raises(checkpoints.StateFileIsADirectoryError, match=message):
+        CheckpointSaver(str(tmp_path))
+    assert os.listdir(tmp_path) == ["checkpoint"]

@@ -588,3 +588,19 @@ def test_resolve_model_dir_default_config_and_type_check():
     assert resolve_model_dir(None, "/tmp/x").model_dir == "/tmp/x"
     with raises(ValueError, "config must be an instance of `RunConfig`, but provided"):
         resolve_model_dir({"model_dir": "/tmp/x"}, None)
+
+
+def test_a_gcs_model_dir_without_network_or_credentials_says_so(monkeypatch):
+    def unreachable(path):
+        raise tf.errors.FailedPreconditionError(
+            None, None, "Error executing an HTTP request: libcurl code 6 meaning 'Could not "
+            "resolve hostname', error details: Could not resolve host: www.googleapis.com\n\t "
+            f"when reading metadata of {path}")
+    monkeypatch.setattr(tf.io.gfile, "exists", unreachable)
+    with pytest.raises(tf.errors.FailedPreconditionError,
+                       match=r"Cannot reach model_dir gs://bucket/run on Google Cloud Storage: "
+                             r"Error executing an HTTP request: libcurl code 6 .*when reading "
+                             r"metadata of gs://bucket/run\. Check this machine's network "
+                             r"connection to storage\.googleapis\.com, and its Google Cloud "
+                             r"credentials"):
+        resolve_model_dir(RunConfig(model_dir="gs://bucket/run"), None)

@@ -610,3 +610,54 @@ def test_export_dir_base_that_is_a_file_is_named(model_dir, tmp_path):
     with pytest.raises(ValueError, match=rf"{a_file}, above export_dir_base "
                                          rf"{a_file}/sub, is a file"):
         _export(model_dir, a_file / "sub", _raw_receiver_fn())
+
+
+def _variables_of(export_dir):
+    reader = tf.train.load_checkpoint(os.path.join(os.fsdecode(export_dir), "variables",
+                                                   "variables"))
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+
+
+def test_an_export_published_by_another_process_meanwhile_is_neither_returned_nor_touched(
+        model_dir, tmp_path):
+    # While this call builds its SavedModel, another process takes the timestamp this call
+    # started in (it picked that name before this call's temporary directory existed).
+    def receiver_fn():
+        started = min(int(name.split("-")[1]) for name in os.listdir(tmp_path)
+                      if name.startswith("temp-"))
+        other = tmp_path / str(started)
+        if not other.exists():
+            other.mkdir()
+            (other / "saved_model.pb").write_text("another process's model")
+        return _raw_receiver_fn()()
+
+    path = _export(model_dir, tmp_path, receiver_fn)
+
+    others = [name for name in os.listdir(tmp_path) if name != os.path.basename(os.fsdecode(path))]
+    assert len(others) == 1 and others[0].isdigit()
+    assert int(os.path.basename(path)) > int(others[0])
+    assert (tmp_path / others[0] / "saved_model.pb").read_text() == "another process's model"
+    reader = tf.train.load_checkpoint(os.path.join(model_dir, "model.ckpt-5"))
+    exported = _variables_of(path)
+    for name in ("hidden/kernel", "logits/bias"):
+        np.testing.assert_array_equal(exported[name], reader.get_tensor(name))
+    assert set(_meta_graphs(path)) == {_SERVE, _SERVE_TPU}
+
+
+def test_temporary_directories_of_ended_exports_are_removed(model_dir, tmp_path):
+    from tpu_estimator_compat.export import export_dirs
+    from tpu_estimator_compat.state import sharing
+    me = sharing.this_process()
+    # Our pid with another start time: a process that ended and whose pid was reused.
+    ended = f"temp-1700000000-{me['host']}-{me['pid']}-{me['started'] + 1}-0123abcd"
+    running = f"temp-1700000000-{me['host']}-{me['pid']}-{me['started']}-0123abcd"
+    elsewhere = f"temp-1700000000-another-host-{me['pid']}-{me['started'] + 1}-0123abcd"
+    for name in (ended, running, elsewhere, "temp-1700000000"):
+        (tmp_path / name / "variables").mkdir(parents=True)
+    assert os.path.basename(export_dirs.temp_dir(tmp_path)) != os.path.basename(
+        export_dirs.temp_dir(tmp_path))
+
+    path = _export(model_dir, tmp_path, _raw_receiver_fn(), export_to_tpu=False)
+
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [os.path.basename(os.fsdecode(path)), running, elsewhere, "temp-1700000000"])

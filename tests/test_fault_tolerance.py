@@ -1,9 +1,12 @@
 """Preemption, NaN losses, damaged checkpoints and unwritable model_dirs."""
+import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -12,11 +15,14 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+from tpu_estimator_compat.engine import worker_start
+from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 
 import train_then_kill
 from train_then_kill import make_estimator
+import helpers
 
 v1 = tf.compat.v1
 SCRIPT = os.path.join(os.path.dirname(__file__), "train_then_kill.py")
@@ -325,3 +331,173 @@ def test_relative_model_dir_resumes_its_own_run_not_one_in_the_working_directory
     second.train(train_then_kill.input_fn, steps=1)
     assert int(checkpoints.load_variable("runB", "global_step")) == 3
     assert tf.train.latest_checkpoint("runB") == os.path.join("runB", "model.ckpt-3")
+
+
+def _worker_tf_config(addresses, index):
+    return {"cluster": {"worker": addresses}, "task": {"type": "worker", "index": index}}
+
+
+def _free_address():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_a_peer_that_never_starts_is_named_at_every_interval_and_then_raises(caplog):
+    addresses = [_free_address(), _free_address()]
+    caplog.set_level(logging.INFO)
+    with pytest.raises(worker_start.WorkerStartTimeoutError,
+                       match=rf"worker 1 \({addresses[1]}\) of TF_CONFIG's cluster did not "
+                             r"start within 0\.6 s \(nothing was run or written\).*"
+                             "TPU_ESTIMATOR_COMPAT_WORKER_START_TIMEOUT_SECS"):
+        worker_start.wait_for_peers(_worker_tf_config(addresses, 0), 0.6, log_every_secs=0.1)
+    waits = [r.getMessage() for r in caplog.records if "Waiting for" in r.getMessage()]
+    assert len(waits) >= 2
+    assert all(m.startswith(f"Waiting for worker 1 ({addresses[1]}) of TF_CONFIG's cluster "
+                            "to start (") and m.endswith("; giving up after 0.6 s).")
+               for m in waits)
+
+
+def test_workers_waiting_for_each_other_all_start():
+    # Each worker then starts its server on its port, as creating the strategy does.
+    addresses = [_free_address(), _free_address(), _free_address()]
+    errors, servers = [], []
+
+    def worker(index):
+        try:
+            worker_start.wait_for_peers(_worker_tf_config(addresses, index), 30)
+        except Exception as error:  # pylint: disable=broad-except
+            errors.append(error)
+            return
+        server = socket.socket()
+        server.bind(("127.0.0.1", int(addresses[index].rsplit(":", 1)[1])))
+        server.listen(8)
+        servers.append(server)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for server in servers:
+        server.close()
+    assert errors == [] and len(servers) == 3
+
+
+def test_the_worker_start_timeout_is_read_from_the_environment():
+    env = worker_start.START_TIMEOUT_ENV
+    assert worker_start.start_timeout_secs({}) == 900.0
+    assert worker_start.start_timeout_secs({env: "30"}) == 30.0
+    assert worker_start.start_timeout_secs({env: "0"}) is None
+    with pytest.raises(ValueError, match=f"{env}='soon' must be a number of seconds >= 0"):
+        worker_start.start_timeout_secs({env: "soon"})
+
+
+def test_train_evaluate_predict_and_export_in_a_model_dir_with_glob_characters(tmp_path):
+    model_dir = tmp_path / "sweep" / "run[1]"
+    estimator = helpers.make_estimator(model_dir, use_tpu=False)
+    estimator.train(helpers.input_fn, max_steps=2)
+    estimator.train(helpers.input_fn, max_steps=4)  # resumes from model.ckpt-2
+
+    assert estimator.get_variable_value("global_step") == 4
+    assert estimator.evaluate(helpers.input_fn, steps=1)["global_step"] == 4
+    w_sum = train_then_kill.w_sum_model_fn
+    reader = helpers.make_estimator(model_dir, model=w_sum, use_tpu=False)
+    prediction = next(reader.predict(train_then_kill.predict_input_fn))
+    assert prediction == pytest.approx(float(np.sum(estimator.get_variable_value("linear/w"))))
+
+    def receiver_fn():
+        features = v1.placeholder(tf.float32, [None, 4])
+        return receivers.TensorServingInputReceiver(features, features)
+    export_dir = reader.export_saved_model(str(tmp_path / "exports[1]"), receiver_fn)
+    np.testing.assert_array_equal(
+        checkpoints.load_variable(os.path.join(os.fsdecode(export_dir), "variables",
+                                               "variables"), "linear/w"),
+        estimator.get_variable_value("linear/w"))
+
+
+def _write_records(path, count=64):
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for row in range(count):
+            writer.write(tf.train.Example(features=tf.train.Features(feature={
+                "x": tf.train.Feature(float_list=tf.train.FloatList(
+                    value=helpers.FEATURES[row].tolist())),
+                "y": tf.train.Feature(float_list=tf.train.FloatList(
+                    value=helpers.TARGETS[row].tolist()))})).SerializeToString())
+    return path.read_bytes()
+
+
+def _records_input_fn(files, label_key="y"):
+    spec = {"x": tf.io.FixedLenFeature([4], tf.float32),
+            label_key: tf.io.FixedLenFeature([1], tf.float32)}
+
+    def input_fn(params):
+        dataset = tf.data.TFRecordDataset([str(f) for f in files]).map(
+            lambda record: tf.io.parse_single_example(record, spec))
+        return dataset.map(lambda f: (f["x"], f[label_key])).repeat().batch(
+            params["batch_size"], drop_remainder=True)
+    return input_fn
+
+
+@pytest.mark.parametrize("damage, expected", [
+    ("corrupt", r"\(corrupted record at byte offset 1920\)"),
+    ("truncate", r"\(truncated record at byte offset 2520\)")])
+def test_a_damaged_tfrecord_is_named_with_the_step_and_the_last_checkpoint(
+        tmp_path, damage, expected):
+
+    good, bad = tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"
+    _write_records(good, count=8)  # shorter than the offset: not the damaged one
+    data = _write_records(bad)
+    if damage == "corrupt":
+        data = data[:len(data) // 2] + bytes([data[len(data) // 2] ^ 0xFF]) + data[
+            len(data) // 2 + 1:]
+    else:
+        data = data[:len(data) * 2 // 3]
+    bad.write_bytes(data)
+    model_dir = tmp_path / "model"
+    estimator = helpers.make_estimator(model_dir, use_tpu=False, save_checkpoints_steps=2)
+
+    with pytest.raises(tf.errors.DataLossError,
+                       match=rf"A record of input_fn's data is corrupt or truncated {expected} "
+                             rf"in {bad}\. Training stopped at global step \d+; the last intact "
+                             rf"checkpoint is {model_dir}/model\.ckpt-4 \(a rerun resumes from "
+                             r"it\)\. Re-create or remove that file"):
+        estimator.train(_records_input_fn([bad, good]), max_steps=20)
+
+
+def test_a_parse_spec_naming_an_absent_feature_names_the_files_and_the_feature(tmp_path):
+
+    records = tmp_path / "train.tfrecord"
+    _write_records(records)
+    estimator = helpers.make_estimator(tmp_path / "model", use_tpu=False)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"input_fn's dataset failed on the records of {records}: Feature: "
+                             r"z \(data type: float\) is required but could not be found\. "
+                             r"Training stopped at global step 0;"):
+        estimator.train(_records_input_fn([records], label_key="z"), max_steps=4)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"failed on the records of {records}: Feature: z .*Evaluation of "
+                             rf"{tmp_path}/model/model\.ckpt-0 stopped\."):
+        estimator.evaluate(_records_input_fn([records], label_key="z"), steps=2)
+
+
+def test_inf_in_a_non_trainable_variable_is_not_blamed_on_a_gradient(tmp_path):
+    def model_fn(features, labels, mode, params):
+        loss = v1.losses.mean_squared_error(labels, tf.matmul(features, v1.get_variable(
+            "w", [4, 1], initializer=v1.constant_initializer(0.1))))
+        moving = v1.get_variable("moving", [], trainable=False,
+                                 initializer=v1.zeros_initializer())
+        step = v1.train.get_global_step()
+        update = moving.assign(tf.where(step >= 3, np.inf, 0.0))
+        train_op = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=tf.group(train_op, update))
+
+    estimator = helpers.make_estimator(tmp_path, model=model_fn, use_tpu=False,
+                                       save_checkpoints_steps=2)
+    with pytest.raises(NanLossDuringTrainingError) as raised:
+        estimator.train(helpers.input_fn, max_steps=10)
+    message = str(raised.value)
+    assert ("at global step 4 1 variable(s) hold NaN/Inf (moving: not trainable, so no "
+            "gradient put it there but an update of model_fn") in message, message
+    assert "a gradient was not finite" not in message
+    assert checkpoint_step(tmp_path) == 2

@@ -289,6 +289,10 @@ CASES = [
          "train_batch_size must be int", r"int"),
     Case("zero eval batch size", lambda d, s: estimator(d, s, eval_batch_size=0), ValueError,
          "eval_batch_size must be positive", r"positive"),
+    Case("batch size beyond a tensor dimension", lambda d, s: estimator(
+        d, s, train_batch_size=2**34), ValueError,
+        r"train_batch_size \(17179869184\) is larger than a batch TensorFlow can hold",
+        r"smaller batch size"),
     Case("bad export api version", lambda d, s: estimator(
         d, s, export_saved_model_api_version=3), ValueError,
         "export_saved_model_api_version should be 1 or 2", r"1 or 2"),
@@ -372,6 +376,15 @@ CASES = [
         {"x": [[1.0, 2.0], [3.0]]}, [[1.0], [2.0]])), ValueError,
         r"input_fn returned values that cannot be converted to tensors .*non-rectangular.*"
         r"\{'x': \[\[1\.0, 2\.0\], \[3\.0\]\]\}", r"pad the rows to one length"),
+    Case("a None feature", lambda d, s: train(d, s, input_function=lambda params: (
+        {"x": tf.ones([16, 2]), "mask": None}, tf.ones([16, 1]))), TypeError,
+        r"input_fn returned None at input_fn\(\)\[0\]\['mask'\]",
+        r"Drop that key from the dict, or give it a tensor value"),
+    Case("a None feature in dataset elements", lambda d, s: train(
+        d, s, input_function=lambda params: input_fn(params).map(
+            lambda x, y: ({"x": x, "mask": None}, y))), TypeError,
+        r"input_fn's dataset elements hold None at input_fn\(\)\[0\]\['mask'\]",
+        r"Drop that key from the dict"),
     Case("train(None)", lambda d, s: estimator(d, s).train(None, steps=2), TypeError,
          r"input_fn must be a function .*; got NoneType: None", r"Pass the function itself"),
     Case("evaluate(None)", lambda d, s: estimator(d, s, eval_batch_size=16).evaluate(None),

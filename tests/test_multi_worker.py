@@ -386,3 +386,19 @@ def test_sigterm_to_one_worker_stops_both_after_a_checkpoint(tmp_path):
         assert match, log[-3000:]
         steps.add(int(match.group(1)))
     assert steps == {latest_step(model_dir)}  # both stopped after the same loop, then saved
+
+
+def test_a_worker_whose_peer_never_starts_names_it_and_stops_after_the_timeout(tmp_path):
+    cluster = {"worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
+    env = dict(os.environ, TF_CONFIG=tf_config(cluster, 0), TF_CPP_MIN_LOG_LEVEL="2",
+               TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES="1", PYTHONUNBUFFERED="1",
+               TPU_ESTIMATOR_COMPAT_WORKER_START_TIMEOUT_SECS="3")
+    ran = subprocess.run(
+        [sys.executable, WORKER_SCRIPT, "main", str(tmp_path / "model"), str(tmp_path / "r.json")],
+        env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_SECS, cwd=REPO_ROOT)
+    assert ran.returncode != 0
+    missing = f"worker 1 ({cluster['worker'][1]})"
+    assert f"Waiting for {missing} of TF_CONFIG's cluster to start" in ran.stderr
+    assert (f"WorkerStartTimeoutError: Multi-worker training did not start: {missing} of "
+            "TF_CONFIG's cluster did not start within 3 s") in ran.stderr
+    assert checkpoints.latest_checkpoint(str(tmp_path / "model")) is None

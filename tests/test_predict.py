@@ -154,3 +154,18 @@ def test_predictions_with_k_rows_per_example_off_the_tpu(tmp_path, examples):
     rows = [float(p["flat"]) for p in estimator.predict(
         lambda params: tf.data.Dataset.from_tensor_slices(features).batch(params["batch_size"]))]
     assert rows == [float(v) for v in range(2 * examples)]
+
+
+@pytest.mark.parametrize("use_tpu", [True, False])
+def test_predict_yields_from_an_endless_input(trained_dir, one_device, use_tpu):
+    estimator = make_estimator(trained_dir, one_device, use_tpu=use_tpu)
+    expected = [p["index"] for p in estimator.predict(predict_input_fn)]
+
+    def endless_input_fn(params):
+        return predict_input_fn(params).repeat()
+
+    predictions = estimator.predict(endless_input_fn)
+    assert next(predictions)["index"] == expected[0]
+    rest = [next(predictions)["index"] for _ in range(2 * NUM_EXAMPLES - 1)]
+    predictions.close()
+    assert rest == expected[1:] + expected

@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+from tpu_estimator_compat.export import receivers as tec_export
 from tpu_estimator_compat.state import checkpoint_paths
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.state import sharing
@@ -205,3 +207,89 @@ def test_training_already_at_max_steps_skips_without_claiming_model_dir(tmp_path
     finally:
         stop(holder)
     assert "Skipping training since max_steps has already saved." in caplog.text
+
+
+def retention_on_first_open(monkeypatch, saver, value):
+    """Makes a trainer's save (max_to_keep=1: it deletes the latest checkpoint) happen just
+    before this process first opens a checkpoint."""
+    real_open = checkpoints.open_reader
+    saved = []
+
+    def open_after_a_save(path):
+        if not saved:  # the trainer runs eagerly, on its own (here: a thread)
+            def save():
+                variables = value()
+                saved.append(saver.save(variables, int(variables["global_step"].numpy())))
+            trainer = threading.Thread(target=save)
+            trainer.start()
+            trainer.join()
+        return real_open(path)
+    monkeypatch.setattr(checkpoints, "open_reader", open_after_a_save)
+    return saved
+
+
+def test_get_variable_value_beside_retention_reads_the_next_newest(tmp_path, monkeypatch):
+    saver = CheckpointSaver(str(tmp_path), max_to_keep=1)
+    saver.save(small_variables(1.0), 1)
+    estimator = tec.Estimator(train_then_kill.w_sum_model_fn, model_dir=str(tmp_path))
+    saved = retention_on_first_open(monkeypatch, saver, lambda: small_variables(2.0))
+
+    assert estimator.get_variable_value("w").tolist() == [2.0, 2.0]
+    assert saved == [os.path.join(str(tmp_path), "model.ckpt-2")]
+
+
+def test_a_checkpoint_deleted_by_retention_is_not_called_corrupt(tmp_path):
+    saver = CheckpointSaver(str(tmp_path), max_to_keep=1)
+    first = saver.save(small_variables(1.0), 1)
+    reader = tf.train.load_checkpoint(first)  # opened before the trainer's next save
+    saver.save(small_variables(2.0), 2)
+    del reader
+
+    with pytest.raises(sharing.CheckpointDeletedError,
+                       match=r"model\.ckpt-1 deleted while we read it: deleted by retention"):
+        checkpoints.load_variable(first, "w")
+    error = checkpoints.corrupt_error(first, tf.errors.DataLossError(None, None, "truncated"))
+    assert isinstance(error, sharing.CheckpointDeletedError)
+    assert "deleted by retention" in str(error) and "corrupt" not in str(error)
+
+
+def linear_w(value):
+    return {"linear/w": tf.Variable(np.full([3, 1], value, np.float32)),
+            "global_step": tf.Variable(int(value), dtype=tf.int64)}
+
+
+def test_export_beside_retention_exports_the_next_newest(tmp_path, monkeypatch):
+    model_dir = str(tmp_path / "model")
+    saver = CheckpointSaver(model_dir, max_to_keep=1)
+    saver.save(linear_w(1.0), 1)
+    estimator = tec.Estimator(train_then_kill.w_sum_model_fn, model_dir=model_dir)
+    saved = retention_on_first_open(monkeypatch, saver, lambda: linear_w(2.0))
+
+    def receiver_fn():
+        features = tf.compat.v1.placeholder(tf.float32, [None, 4])
+        return tec_export.TensorServingInputReceiver(features, features)
+
+    path = estimator.export_saved_model(str(tmp_path / "exports"), receiver_fn)
+
+    assert saved == [os.path.join(model_dir, "model.ckpt-2")]
+    exported = tf.train.load_checkpoint(os.path.join(os.fsdecode(path), "variables",
+                                                     "variables"))
+    assert exported.get_tensor("linear/w").tolist() == [[2.0], [2.0], [2.0]]
+
+
+def test_a_failed_lock_release_does_not_hide_why_training_failed(tmp_path, monkeypatch,
+                                                                  caplog):
+    def read_only(path):
+        raise tf.errors.PermissionDeniedError(None, None, f"{path}; Read-only file system")
+
+    with pytest.raises(checkpoints.CheckpointWriteError, match="Could not write the checkpoint "
+                                                               "for step 7"):
+        with sharing.training_in(str(tmp_path), is_chief=True):
+            monkeypatch.setattr(tf.io.gfile, "remove", read_only)  # the disk turns read-only
+            raise checkpoints.CheckpointWriteError(str(tmp_path), 7, "Read-only file system")
+    assert (f"Could not remove the trainer lock {tmp_path}/.trainer_lock ("
+            in caplog.text and "Read-only file system" in caplog.text)
+    monkeypatch.undo()
+    with sharing.training_in(str(tmp_path), is_chief=True):  # the same process trains again
+        pass
+    assert not os.path.exists(tmp_path / sharing.LOCK_FILENAME)

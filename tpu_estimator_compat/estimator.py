@@ -27,6 +27,7 @@ from tpu_estimator_compat.host import evaluation
 from tpu_estimator_compat.export import saved_model as export_lib
 from tpu_estimator_compat.host import hooks as hooks_lib
 from tpu_estimator_compat.engine import input_checks
+from tpu_estimator_compat.engine import input_errors
 from tpu_estimator_compat.engine import input_release
 from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat import log as logging
@@ -132,6 +133,7 @@ class Estimator:
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners, lock):
         latest = checkpoints.latest_checkpoint(self.model_dir)
+        checkpoints.warn_of_newer_checkpoints(latest, self.model_dir)
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
         runtime, plan, call_input, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                     hook_run)
@@ -142,13 +144,19 @@ class Estimator:
             step = engine.global_step
             last_step = max_steps if max_steps is not None else (
                 step + steps if steps is not None else float("inf"))
-            training.run_training(engine, compiled, call_input.iterator, training.TrainingPlan(
-                config=self._config, model_dir=self.model_dir, last_step=last_step,
-                iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
-                examples_per_step=self._examples_per_step(plan, runtime),
-                host_call_every_n_steps=(
-                    self._config.tpu_config.experimental_host_call_every_n_steps),
-                tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners, lock)
+            def stopped():
+                return (f"Training stopped at global step {engine.global_step}; "
+                        + _last_checkpoint_phrase(self.model_dir))
+            with input_errors.named_input_errors(call_input.iterator, stopped):
+                training.run_training(
+                    engine, compiled, call_input.iterator, training.TrainingPlan(
+                        config=self._config, model_dir=self.model_dir, last_step=last_step,
+                        iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
+                        examples_per_step=self._examples_per_step(plan, runtime),
+                        host_call_every_n_steps=(
+                            self._config.tpu_config.experimental_host_call_every_n_steps),
+                        tpu_semantics=runtime.tpu_semantics),
+                    hook_run, saving_listeners, lock)
 
     # -- evaluate ---------------------------------------------------------------------------
     @eager_calls.eager
@@ -163,7 +171,8 @@ class Estimator:
         self._check_eval_steps(steps)
         checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
             ModeKeys.EVAL, input_fn, hooks, checkpoint_path, until_input_ends=steps is None)
-        with call_input:
+        stopped = f"Evaluation of {checkpoint or 'the initial weights'} stopped."
+        with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
             return evaluation.run_evaluation(
                 engine, compiled, call_input.iterator, steps=steps,
                 global_step=engine.global_step, eval_dir=self.eval_dir(name),
@@ -175,15 +184,18 @@ class Estimator:
     @eager_calls.eager_generator
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):
-        """Yields predictions for every input example, in input order.
+        """Yields predictions for every input example, in input order (forever from an
+        endless input, as the original: `next(estimator.predict(...))` takes the first).
 
         `hooks` and the spec's `prediction_hooks` run once per device loop.
         """
-        _, plan, call_input, engine, compiled, hook_run = self._start_inference(
-            ModeKeys.PREDICT, input_fn, hooks, checkpoint_path)
+        checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
+            ModeKeys.PREDICT, input_fn, hooks, checkpoint_path, until_input_ends=False)
         steps_per_loop = training.IterationSizer(
             self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
-        with call_input:
+        stopped = (f"Prediction with {checkpoint or 'the initial weights'} stopped after the "
+                   "predictions yielded so far.")
+        with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
             yield from prediction.generate_predictions(
                 compiled, call_input.iterator, steps_per_loop=steps_per_loop,
                 predict_keys=predict_keys, yield_single_examples=yield_single_examples,
@@ -211,8 +223,17 @@ class Estimator:
                 checkpoint_path, mode, strip_default_attrs):
         if not serving_input_receiver_fn:
             raise ValueError("An input_receiver_fn must be defined.")
-        checkpoint = export_lib.resolve_checkpoint_path(
-            self.model_dir, checkpoint_path, self._warm_start_from)
+        # A trainer beside this process may delete the latest checkpoint meanwhile.
+        chosen = sharing.choose_checkpoint(checkpoint_path, self.model_dir)
+        if chosen.path is None:  # no checkpoint: warm_start_from's, else the original's error
+            chosen = sharing.ChosenCheckpoint(export_lib.resolve_checkpoint_path(
+                self.model_dir, None, self._warm_start_from))
+        return chosen.load(lambda path: self._export_checkpoint(
+            path, export_dir_base, serving_input_receiver_fn, assets_extra, as_text, mode,
+            strip_default_attrs))[1]
+
+    def _export_checkpoint(self, checkpoint, export_dir_base, serving_input_receiver_fn,
+                           assets_extra, as_text, mode, strip_default_attrs):
         # Several workers: only the chief (or the evaluator task) writes the export; the
         # others export into a temporary directory that is removed (multi_worker.export_dir_for).
         with multi_worker.export_dir_for(run_config_lib.writes_model_dir(self._config),
@@ -232,19 +253,14 @@ class Estimator:
         return checkpoints.latest_checkpoint(self.model_dir)
 
     def get_variable_names(self):
-        return checkpoints.list_variable_names(self._require_checkpoint())
+        return sharing.load_latest(self.model_dir, checkpoints.list_variable_names)
 
     def get_variable_value(self, name):
-        return checkpoints.load_variable(self._require_checkpoint(), name)
+        return sharing.load_latest(self.model_dir,
+                                   lambda path: checkpoints.load_variable(path, name))
 
     def eval_dir(self, name=None):
         return os.path.join(self.model_dir, "eval" if not name else "eval_" + name)
-
-    def _require_checkpoint(self):
-        latest = self.latest_checkpoint()
-        if latest is None:
-            raise ValueError(f"Could not find trained model in model_dir: {self.model_dir}.")
-        return latest
 
     # -- policies (Estimator's; TPUEstimator overrides) ------------------------------------
     def _check_user_fns(self, input_fn, mode):
@@ -426,6 +442,14 @@ def export_estimator_savedmodel(estimator, export_dir_base, serving_input_receiv
     return tpu_estimator.export_saved_model(export_dir_base, serving_input_receiver_fn,
                                             assets_extra, as_text, checkpoint_path)
 
+
+def _last_checkpoint_phrase(model_dir):
+    latest = checkpoints.latest_checkpoint(model_dir)
+    if latest is None:
+        return "no checkpoint was written yet."
+    return f"the last intact checkpoint is {latest} (a rerun resumes from it)."
+
+
 def _rows_per_replica_copy(plan):
     """With BROADCAST input only replica 0's rows count (every replica has the same)."""
     return (plan.model_fn_batch_size
@@ -449,6 +473,9 @@ def _check_eval_steps(steps):
         raise ValueError(f"Eval steps must be positive, got {steps}")
 
 
+_MAX_ROWS = 2**31 - 1
+
+
 def _check_batch_size(name, value):
     if value is None:
         return
@@ -456,6 +483,11 @@ def _check_batch_size(name, value):
         raise TypeError(f"{name} must be int, got {type(value)}")
     if value < 1:
         raise ValueError(f"{name} must be positive, got {value}")
+    if value > _MAX_ROWS:
+        raise ValueError(
+            f"{name} ({value}) is larger than a batch TensorFlow can hold: a tensor dimension "
+            f"has at most {_MAX_ROWS} (2**31 - 1) rows in its kernels. Use a smaller batch "
+            "size.")
 
 
 def _check_train_steps(steps, max_steps, use_tpu):

@@ -48,6 +48,7 @@ def check_result(result):
             f"input_fn returned a {kind} holding tf.data.Datasets (at {', '.join(datasets)}); "
             f"expected {_EXPECTED}. Return one Dataset whose elements are (features, labels): "
             "tf.data.Dataset.zip((features_dataset, labels_dataset)).")
+    _check_no_none(result, lambda value: value is None, "input_fn returned")
     if isinstance(result, tuple) and len(result) != 2:
         raise TypeError(
             f"input_fn returned a tuple of {len(result)} items; expected {_EXPECTED}. Return "
@@ -78,12 +79,27 @@ def check_element_spec(element_spec):
             "elements that are features or (features, labels) tensors. Combine the datasets "
             "with tf.data.Dataset.zip((features_dataset, labels_dataset)) instead of nesting "
             "them.")
+    _check_no_none(element_spec, lambda spec: type(spec).__name__ == "NoneTensorSpec",
+                   "input_fn's dataset elements hold")
     if isinstance(element_spec, tuple) and len(element_spec) != 2:
         raise TypeError(
             f"input_fn's dataset elements are tuples of {len(element_spec)} items "
             f"({element_spec}); expected features, or a (features, labels) pair. Put the "
             "extra tensors into the features dict, e.g. dataset.map(lambda a, b, y: "
             "({'a': a, 'b': b}, y)).")
+
+
+def _check_no_none(structure, is_none, what):
+    """Raises TypeError naming the features (or labels' parts) that are None; labels may be
+    None as a whole (`(features, None)`)."""
+    labels_path = "input_fn()[1]" if isinstance(structure, tuple) else None
+    nones = [path for path, leaf in _paths(structure)
+             if is_none(leaf) and path != labels_path]
+    if nones:
+        raise TypeError(
+            f"{what} None at {', '.join(nones)}; every feature (and every part of the labels) "
+            "must be a tensor. Drop that key from the dict, or give it a tensor value (e.g. "
+            "tf.zeros([batch_size])).")
 
 
 def _paths(structure, prefix="input_fn()"):

@@ -28,6 +28,7 @@ creation cost 0.08 s of each evaluate() call on one replica and 0.4-0.7 s on 8.
 import tensorflow as tf
 
 from tpu_estimator_compat.engine import input_checks
+from tpu_estimator_compat.engine import input_errors
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import padding
@@ -71,6 +72,7 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
     the fix, before any work; one of unknown length is logged as running to its end.
     """
     strategy = runtime.strategy
+    called = []  # input_fn's datasets: an input error names their files (`input_errors`)
     if _on_local_cpus(strategy):
         # The host dataset's iterator, without MultiDeviceIterator's hop to devices that
         # share the host's memory (and its per-call tracing of per-device functions).
@@ -78,14 +80,17 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
             num_input_pipelines=1, input_pipeline_id=0,
             num_replicas_in_sync=strategy.num_replicas_in_sync)
         with tf.device(strategy.extended.worker_devices[0]):
-            return iter(_host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts,
-                                         until_input_ends)(context))
-    dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
-                                until_input_ends)
-    # MultiDeviceIterator's per-device datasets without an autotuning thread (TensorFlow
-    # offers no option for them).
-    with tf_data.per_device_datasets_transformed(_without_autotune):
-        return iter(dataset)
+            iterator = iter(_host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts,
+                                             until_input_ends, called)(context))
+    else:
+        dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
+                                    until_input_ends, called)
+        # MultiDeviceIterator's per-device datasets without an autotuning thread (TensorFlow
+        # offers no option for them).
+        with tf_data.per_device_datasets_transformed(_without_autotune):
+            iterator = iter(dataset)
+    input_errors.remember(iterator, called)
+    return iterator
 
 
 def _on_local_cpus(strategy):
@@ -127,17 +132,22 @@ def step_element_reader(strategy, iterator):
     return read
 
 
-def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False):
+def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False,
+                      called=None):
     """The distributed dataset for one call of train/evaluate/predict.
 
-    `estimator_facts` carries the user's params, the RunConfig and `use_tpu`.
+    `estimator_facts` carries the user's params, the RunConfig and `use_tpu`; input_fn's
+    datasets are appended to the list `called` (if given).
     """
     return runtime.strategy.distribute_datasets_from_function(
-        _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends))
+        _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends,
+                         called))
 
 
-def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends):
-    """`host_dataset(input_context)`: one host's dataset of replica batches."""
+def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends,
+                     called=None):
+    """`host_dataset(input_context)`: one host's dataset of replica batches (input_fn's
+    datasets appended to `called`, if given)."""
     with_signals = mode != ModeKeys.TRAIN
     if runtime.num_hosts > 1:
         logging.info(
@@ -151,6 +161,8 @@ def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input
             datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
                               input_context)
                         for index in range(plan.input_fn_calls_per_host)]
+        if called is not None:
+            called.extend(datasets)
         if until_input_ends:
             _check_input_ends(datasets[0])
         if with_signals:

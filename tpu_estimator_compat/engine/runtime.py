@@ -32,8 +32,10 @@ import os
 import tensorflow as tf
 
 from tpu_estimator_compat.config import run_config as run_config_lib
+from tpu_estimator_compat.config import tf_config as tf_config_lib
 from tpu_estimator_compat.engine import cluster_resolver as cluster_resolver_lib
 from tpu_estimator_compat.engine import model_parallelism
+from tpu_estimator_compat.engine import worker_start
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import distribute
 
@@ -193,14 +195,16 @@ def is_multi_worker_cluster(config):
     return True
 
 
-def multi_worker_strategy(communication_options=None):
+def multi_worker_strategy(communication_options=None, start_timeout_secs=None):
     """This process's `tf.distribute.MultiWorkerMirroredStrategy`, built from TF_CONFIG.
 
     Created on the first call and then reused: TensorFlow allows one collective runtime per
     process. In TensorFlow 2.21 it can only be created before the process runs its first
     TensorFlow operation, so call this at program start when the program runs TensorFlow
-    code before `train()` (the estimator calls it itself otherwise). Creating it blocks until
-    every worker of TF_CONFIG has started. Peer failures are detected by TensorFlow's
+    code before `train()` (the estimator calls it itself otherwise). Creating it waits until
+    every worker of TF_CONFIG has started, logging the ones it waits for every 30 s, and
+    raises `WorkerStartTimeoutError` naming them after `start_timeout_secs`
+    (`worker_start.py`). Peer failures are detected by TensorFlow's
     coordination service (its default heartbeat timeout, 10 s in TF 2.21), which aborts the
     collectives of the surviving workers.
 
@@ -208,11 +212,18 @@ def multi_worker_strategy(communication_options=None):
       communication_options: a `tf.distribute.experimental.CommunicationOptions`, used only
         by the call that creates the strategy (e.g. `timeout_seconds` to also bound
         collectives that wait on a live but stuck worker).
+      start_timeout_secs: how long to wait for the other workers to start; None: the
+        environment variable TPU_ESTIMATOR_COMPAT_WORKER_START_TIMEOUT_SECS, else 900 s;
+        0 waits forever.
 
     Raises:
       RuntimeError: TensorFlow already ran an operation in this process.
+      WorkerStartTimeoutError: other workers did not start within the start timeout.
     """
     if not _multi_worker_strategies:
+        if start_timeout_secs is None:
+            start_timeout_secs = worker_start.start_timeout_secs()
+        worker_start.wait_for_peers(tf_config_lib.load_tf_config(), start_timeout_secs or None)
         try:
             strategy = tf.distribute.MultiWorkerMirroredStrategy(
                 communication_options=communication_options)

@@ -13,18 +13,19 @@ the variables stay on the CPU. That function is aliased `tpu_func` in the MetaGr
 """
 import dataclasses
 import os
-import time
 
 import tensorflow as tf
 from google.protobuf import text_format
 
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state import glob_safe
 from tpu_estimator_compat.api import export_outputs as export_output_lib
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import tpu as tf_tpu
 from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.engine import lookup_tables
 from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.export import export_dirs
 from tpu_estimator_compat.export import preflight
 from tpu_estimator_compat.export import receivers
 from tpu_estimator_compat.export import signatures
@@ -142,8 +143,9 @@ def export_saved_model(plan) -> bytes:
     """Exports a trained `model_fn` as a SavedModel, as `TPUEstimator.export_saved_model`,
     following `plan` (an `ExportPlan`).
 
-    Writes `export_dir_base/<unix timestamp>/` (built under `temp-<timestamp>` and renamed,
-    so a half-written export is never visible) with the MetaGraphs:
+    Writes `export_dir_base/<unix timestamp>/` (built in a temporary directory unique to the
+    call and renamed, so a half-written export is never visible: `export_dirs.py`) with the
+    MetaGraphs:
       * tags `{serve}` (`{train}`/`{eval}` for those modes): the CPU graph, with variables,
         if `export_to_cpu`;
       * tags `{serve, tpu}`: the TPU inference graph, if `export_to_tpu` and mode PREDICT;
@@ -163,7 +165,8 @@ def export_saved_model(plan) -> bytes:
     if not plan.add_use_tpu_param:  # params_for leaves out keys whose value is None
         requests = [dataclasses.replace(r, use_tpu_param=None) for r in requests]
     preflight.check_export_dir_base(plan.export_dir_base)
-    export_dir, temp_dir = _export_dirs(plan.export_dir_base)
+    export_dirs.remove_abandoned(plan.export_dir_base)
+    temp_dir = export_dirs.temp_dir(plan.export_dir_base)
     try:
         builder = tf.compat.v1.saved_model.Builder(temp_dir)
         tpu_function_name = None
@@ -174,7 +177,7 @@ def export_saved_model(plan) -> bytes:
         if tpu_function_name:
             _add_function_alias(temp_dir, _TPU_TAGS, tpu_function_name, plan.as_text)
         _copy_assets_extra(temp_dir, plan.assets_extra)
-        tf.io.gfile.rename(temp_dir, export_dir)
+        export_dir = export_dirs.publish(temp_dir, plan.export_dir_base)
     except _WRITE_ERRORS as error:
         if not preflight.is_write_error(error):
             raise
@@ -215,17 +218,6 @@ def _meta_graph_requests(export_to_cpu, export_to_tpu, mode, api_version):
         raise ValueError(f"Nothing to export: export_to_cpu is False and mode {mode} is not "
                          "exported for TPU.")
     return requests
-
-
-def _export_dirs(export_dir_base):
-    """(final dir, temp dir) as bytes; the timestamp is bumped past existing exports."""
-    timestamp = int(time.time())
-    base = os.fsencode(export_dir_base)
-    while (tf.io.gfile.exists(os.path.join(base, b"%d" % timestamp)) or
-           tf.io.gfile.exists(os.path.join(base, b"temp-%d" % timestamp))):
-        timestamp += 1
-    return (os.path.join(base, b"%d" % timestamp),
-            os.path.join(base, b"temp-%d" % timestamp))
 
 
 def _add_meta_graph(builder, request, plan):
@@ -279,7 +271,7 @@ def _state_graph(graph, saver):
 def _restore(saver, session, checkpoint_path, mode):
     checkpoints.open_reader(checkpoint_path)  # a missing or damaged index: named error
     try:
-        saver.restore(session, checkpoint_path)
+        saver.restore(session, glob_safe.readable_prefix(checkpoint_path))
     except tf.errors.OpError as e:
         if not (isinstance(e, tf.errors.NotFoundError) and "not found in checkpoint" in str(e)):
             raise checkpoints.corrupt_error(checkpoint_path, e) from e

@@ -139,10 +139,12 @@ class _Saves:
     def _save(self, step):
         if self._replica_sync is not None:  # every worker checks (a collective)
             self._replica_sync.verify(step, checkpoints.latest_checkpoint(self._directory))
-        non_finite = checkpoints.non_finite_variables(self._engine.store.named_variables())
+        named_variables = self._engine.store.named_variables()
+        non_finite = checkpoints.non_finite_variables(named_variables)
         if non_finite:  # the same on every worker: the variables are mirrored
             raise NanLossDuringTrainingError(
-                step, step, checkpoints.latest_checkpoint(self._directory), non_finite)
+                step, step, checkpoints.latest_checkpoint(self._directory), non_finite,
+                untrained=[name for name in non_finite if not named_variables[name].trainable])
         for listener in self._listeners:
             listener.before_save(self._session, step)
         if self._lock is not None:

@@ -8,9 +8,17 @@ starting, with the same named errors:
   not taken for "no checkpoint" (which would restart training from step 0 and overwrite
   `model.ckpt-0`...): the newest readable `model.ckpt-<step>` in model_dir takes its place,
   with a warning in the log (the file is rewritten at the next save); if none is readable,
-  `CorruptCheckpointStateError`.
+  `CorruptCheckpointStateError`. Only checkpoints inside model_dir are its own: a state
+  file naming another directory's checkpoint (a copied model_dir) means the one of that file
+  name in model_dir (`localize`), else `ForeignCheckpointError`; retention never deletes
+  another directory's files. A named checkpoint of which no file exists gives the newest one
+  in model_dir (warning); `warn_of_newer_checkpoints` tells training when the state file
+  names an older checkpoint than model_dir holds; a directory in the state file's place
+  raises `StateFileIsADirectoryError`.
 * `resolve_checkpoint_path(path)`: a directory gives its latest checkpoint, a prefix itself;
-  a path where nothing exists raises `CheckpointNotFoundError`, listing what is there.
+  a path where nothing exists raises `CheckpointNotFoundError`, listing what is there, or
+  `CheckpointDeletedError` when a trainer's retention deleted it (older than every
+  checkpoint the state file lists): "deleted by retention", not "corrupt".
 
 Damaged checkpoint files are reported when read (`checkpoints.CorruptCheckpointError`).
 """
@@ -21,6 +29,7 @@ import tensorflow as tf
 from absl import logging
 from google.protobuf import text_format
 
+from tpu_estimator_compat.state import glob_safe
 from tpu_estimator_compat.tf_internals import training as tf_training
 
 CHECKPOINT_BASENAME = "model.ckpt"
@@ -28,6 +37,8 @@ STATE_FILENAME = "checkpoint"
 INDEX_SUFFIX = ".index"
 _INDEX_FILE = re.compile(re.escape(CHECKPOINT_BASENAME) + r"-(\d+)" + re.escape(INDEX_SUFFIX)
                          + "$")
+_STEP = re.compile(re.escape(CHECKPOINT_BASENAME) + r"-(\d+)$")
+_STATE_READS = 3  # state files read while a trainer's retention moves the latest on
 _recovered = {}  # (state file, its bytes, checkpoint steps) -> state: checked, logged once
 _MISSING = "missing"  # the problem of a state file that does not exist
 
@@ -71,6 +82,92 @@ class CheckpointNotFoundError(tf.errors.NotFoundError, ValueError):
         return type(self), (self.path, self._message)
 
 
+class ForeignCheckpointError(CheckpointNotFoundError):
+    """The state file names a checkpoint of another directory (absolute paths, as TF1's
+    `Saver` wrote by default, in a copied model_dir) and model_dir has no file of that name.
+
+    Checkpoints outside model_dir are never read as its latest, nor deleted by its retention.
+    """
+
+    def __init__(self, model_dir, foreign_path):
+        self.model_dir = model_dir
+        self.foreign_path = foreign_path
+        name = os.path.basename(foreign_path)
+        super().__init__(foreign_path, (
+            f"The checkpoint state file {os.path.join(model_dir, STATE_FILENAME)} names "
+            f"{foreign_path}, outside model_dir {model_dir}, which holds no {name} (was "
+            "model_dir copied from that directory?). Checkpoints outside model_dir are never "
+            f"restored nor deleted as its own: copy {foreign_path}.* into {model_dir}, or "
+            f"pass checkpoint_path='{foreign_path}' to read it where it is, or delete "
+            f"{os.path.join(model_dir, STATE_FILENAME)} to go on from the newest checkpoint "
+            "in model_dir."))
+
+    def __reduce__(self):
+        return type(self), (self.model_dir, self.foreign_path)
+
+
+class CheckpointDeletedError(CheckpointNotFoundError):
+    """The checkpoint being restored was deleted (by a trainer's retention) while it was read.
+
+    Attributes:
+      paths: the checkpoints that vanished, in the order they were tried.
+    """
+
+    def __init__(self, paths, model_dir=None):
+        self.paths = list(paths)
+        self.model_dir = model_dir
+        if model_dir is None:
+            fix = ("Pass checkpoint_path=None to use the newest checkpoint of model_dir, or "
+                   "copy the checkpoint out of the trainer's model_dir first.")
+        else:
+            fix = (f"The trainer writing {model_dir} deletes checkpoints beyond its "
+                   "keep_checkpoint_max faster than this process restores one: raise the "
+                   "trainer's RunConfig(keep_checkpoint_max=...) or save less often "
+                   "(save_checkpoints_steps/_secs).")
+        super().__init__(self.paths[-1], (
+            f"Checkpoint {', then '.join(self.paths)} deleted while we read it: deleted by "
+            f"retention (a trainer's keep_checkpoint_max) or by another process, not damaged. "
+            f"{fix}"))
+
+    def __reduce__(self):
+        return type(self), (self.paths, self.model_dir)
+
+
+def deleted_by_retention(path) -> bool:
+    """Whether checkpoint `path` is gone (no index) the way retention deletes: its directory's
+    state file no longer lists it, and lists only newer checkpoints (retention deletes the
+    oldest first). A path that never existed among them is not taken for deleted."""
+    directory = os.path.dirname(path) or "."
+    match = _STEP.search(os.path.basename(path))
+    if (match is None or tf.io.gfile.exists(path + INDEX_SUFFIX)
+            or not checkpoint_steps(directory)):
+        return False
+    try:
+        state = read_state(directory)
+    except CorruptCheckpointStateError:
+        return False
+    listed = [_STEP.search(os.path.basename(p))
+              for p in [state.model_checkpoint_path, *state.all_model_checkpoint_paths]]
+    steps = [int(m.group(1)) for m in listed if m]
+    return bool(steps) and int(match.group(1)) < min(steps)
+
+
+class StateFileIsADirectoryError(tf.errors.FailedPreconditionError):
+    """model_dir holds a directory named `checkpoint`, where the state file belongs."""
+
+    def __init__(self, state_file):
+        self.state_file = state_file
+        super().__init__(
+            None, None,
+            f"{state_file} is a directory, but that path is model_dir's checkpoint state file "
+            f"(the file naming the latest {CHECKPOINT_BASENAME}-<step>, as TF1 wrote it); "
+            "nothing was read or written. Rename or move that directory (or choose another "
+            "model_dir).")
+
+    def __reduce__(self):
+        return type(self), (self.state_file,)
+
+
 def read_state(model_dir):
     """The CheckpointState of `model_dir` (paths made absolute), or None when it holds no
     checkpoint. A missing or damaged state file beside checkpoints is recovered from.
@@ -78,8 +175,11 @@ def read_state(model_dir):
     Raises:
       CorruptCheckpointStateError: the state file is missing or damaged and nothing can
         replace it.
+      StateFileIsADirectoryError: the state file's path is a directory.
     """
     state_file = os.path.join(model_dir, STATE_FILENAME)
+    if tf.io.gfile.isdir(state_file):
+        raise StateFileIsADirectoryError(state_file)
     if tf.io.gfile.exists(state_file):
         with tf.io.gfile.GFile(state_file, "rb") as file:
             content = file.read()
@@ -115,15 +215,62 @@ def checkpoint_steps(model_dir) -> tuple:
 def latest_checkpoint(model_dir) -> str | None:
     """The checkpoint the state file of `model_dir` names as newest, or None if there is none.
 
-    Unlike `tf.train.latest_checkpoint`, a named checkpoint whose files are missing is still
-    returned, so that restoring it reports the damage instead of silently starting afresh;
-    a damaged state file is recovered from (see the module docstring).
+    Only checkpoints inside model_dir are returned: a path of another directory in the state
+    file (a model_dir copied with absolute paths in its state file) means the checkpoint of
+    that file name in model_dir. A named checkpoint of which no file exists gives the newest
+    one in model_dir, with a warning (the state file is re-read first: a trainer's retention
+    may have moved it on). Unlike `tf.train.latest_checkpoint`, a named checkpoint with some
+    of its files missing is still returned, so that restoring it reports the damage instead
+    of silently starting afresh; a damaged state file is recovered from (see the module
+    docstring).
+
+    Raises:
+      ForeignCheckpointError: the state file names a checkpoint of another directory that
+        model_dir has no copy of.
     """
     model_dir = as_str(model_dir)
-    state = read_state(model_dir)
-    if state is None:
-        return None
-    return localize(state.model_checkpoint_path, model_dir)
+    named = None
+    for _ in range(_STATE_READS):
+        state = read_state(model_dir)
+        if state is None:
+            return None
+        if state.model_checkpoint_path == named:
+            break  # the state file did not move on: the named checkpoint is gone
+        named = state.model_checkpoint_path
+        latest = localize(named, model_dir)
+        if _has_files(latest):
+            return latest
+    if latest != named and _has_files(named):
+        raise ForeignCheckpointError(model_dir, named)
+    steps = checkpoint_steps(model_dir)
+    if not steps:
+        return latest  # nothing else to go on from: reading it reports what is missing
+    newest = os.path.join(model_dir, f"{CHECKPOINT_BASENAME}-{steps[0]}")
+    logging.warning(
+        "The checkpoint state file %s names %s, of which no file exists; going on from the "
+        "newest checkpoint in %s, %s (the state file is rewritten at the next checkpoint).",
+        os.path.join(model_dir, STATE_FILENAME), named, model_dir, newest)
+    return newest
+
+
+def warn_of_newer_checkpoints(checkpoint_path, model_dir) -> list:
+    """Logs a warning when model_dir holds checkpoints of a higher step than
+    `checkpoint_path` (the state file's latest, which training goes on from, as TF1 did);
+    returns them, newest first."""
+    match = _STEP.search(os.path.basename(checkpoint_path or ""))
+    if match is None:
+        return []
+    model_dir = as_str(model_dir)
+    newer = [os.path.join(model_dir, f"{CHECKPOINT_BASENAME}-{step}")
+             for step in checkpoint_steps(model_dir) if step > int(match.group(1))]
+    if newer:
+        logging.warning(
+            "The checkpoint state file %s names %s as the latest checkpoint, but %s holds "
+            "newer ones: %s. Going on from %s, as the state file says; to go on from %s "
+            "instead, delete the state file (the newest readable checkpoint is then used).",
+            os.path.join(model_dir, STATE_FILENAME), checkpoint_path, model_dir,
+            ", ".join(newer), checkpoint_path, newer[0])
+    return newer
 
 
 def previous_checkpoints(model_dir) -> list:
@@ -154,12 +301,11 @@ def resolve_checkpoint_path(ckpt_dir_or_path) -> str:
             raise CheckpointNotFoundError(
                 path, f"Could not find trained model in model_dir: {path}.")
         return latest
-    directory, base = os.path.split(path)
-    directory = directory or "."
-    if tf.io.gfile.isdir(directory) and any(
-            name.startswith(base + ".") for name in tf.io.gfile.listdir(directory)):
+    if _has_files(path):
         return path  # a checkpoint's files exist; reading it reports any damage
-    raise CheckpointNotFoundError(path, _not_found_message(path, directory))
+    if deleted_by_retention(path):
+        raise CheckpointDeletedError([path], os.path.dirname(path) or ".")
+    raise CheckpointNotFoundError(path, _not_found_message(path, os.path.dirname(path) or "."))
 
 
 def _not_found_message(path, directory):
@@ -177,11 +323,28 @@ def _not_found_message(path, directory):
 
 
 def localize(path, model_dir):
-    """Maps a state-file path into model_dir when the directory has been moved since."""
-    if not path or tf.io.gfile.exists(path + INDEX_SUFFIX):
+    """The checkpoint a state-file path means inside model_dir: a path of another directory
+    (model_dir copied or moved with absolute paths in its state file) gives the checkpoint of
+    that file name in model_dir, so that nothing outside model_dir is read or deleted."""
+    if not path or _same_directory(os.path.dirname(path), model_dir):
         return path
-    local = os.path.join(model_dir, os.path.basename(path))
-    return local if tf.io.gfile.exists(local + INDEX_SUFFIX) else path
+    return os.path.join(model_dir, os.path.basename(path))
+
+
+def _same_directory(first, second):
+    if "://" in first or "://" in second:
+        return first.rstrip("/") == second.rstrip("/")
+    return os.path.realpath(first or ".") == os.path.realpath(second or ".")
+
+
+def _has_files(prefix):
+    """Whether any file of a checkpoint prefix (index, data, meta) exists."""
+    if tf.io.gfile.exists(prefix + INDEX_SUFFIX):
+        return True
+    directory, base = os.path.split(prefix)
+    directory = directory or "."
+    return tf.io.gfile.isdir(directory) and any(
+        name.startswith(base + ".") for name in tf.io.gfile.listdir(directory))
 
 
 def as_str(path):
@@ -230,10 +393,11 @@ def _damage(problem):
 
 def _readable(prefix):
     """Whether every tensor of a checkpoint can be read."""
+    readable = glob_safe.readable_prefix(prefix)
     try:
-        dtypes = tf.train.load_checkpoint(prefix).get_variable_to_dtype_map()
+        dtypes = tf.train.load_checkpoint(readable).get_variable_to_dtype_map()
         names = sorted(dtypes)
-        tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=names,
+        tf.raw_ops.RestoreV2(prefix=readable, tensor_names=names,
                              shape_and_slices=[""] * len(names),
                              dtypes=[dtypes[name] for name in names])
     except (tf.errors.OpError, ValueError, IndexError):

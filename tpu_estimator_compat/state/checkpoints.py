@@ -29,10 +29,12 @@ import tensorflow as tf
 from google.protobuf import text_format
 
 from tpu_estimator_compat.state import checkpoint_paths
+from tpu_estimator_compat.state import glob_safe
 from tpu_estimator_compat.tf_internals import training as tf_training
 from tpu_estimator_compat.state.checkpoint_paths import (  # pylint: disable=unused-import
-    CHECKPOINT_BASENAME, STATE_FILENAME, CheckpointNotFoundError, CorruptCheckpointStateError,
-    latest_checkpoint, previous_checkpoints, resolve_checkpoint_path)
+    CHECKPOINT_BASENAME, STATE_FILENAME, CheckpointDeletedError, CheckpointNotFoundError,
+    CorruptCheckpointStateError, ForeignCheckpointError, StateFileIsADirectoryError,
+    latest_checkpoint, previous_checkpoints, resolve_checkpoint_path, warn_of_newer_checkpoints)
 
 _INDEX_SUFFIX = checkpoint_paths.INDEX_SUFFIX
 _DATA_SUFFIX = ".data-00000-of-00001"
@@ -301,7 +303,7 @@ def open_reader(ckpt_dir_or_path: str):
     """A `tf.train.load_checkpoint` reader; raises `CorruptCheckpointError` if unreadable."""
     path = resolve_checkpoint_path(ckpt_dir_or_path)
     try:
-        return tf.train.load_checkpoint(path)
+        return tf.train.load_checkpoint(glob_safe.readable_prefix(path))
     except (tf.errors.OpError, ValueError) as e:
         raise corrupt_error(path, e) from e
 
@@ -311,7 +313,8 @@ def read_tensors(checkpoint_path: str, names, dtypes) -> list:
     if not names:
         return []
     try:
-        return tf.raw_ops.RestoreV2(prefix=checkpoint_path, tensor_names=list(names),
+        return tf.raw_ops.RestoreV2(prefix=glob_safe.readable_prefix(checkpoint_path),
+                                    tensor_names=list(names),
                                     shape_and_slices=[""] * len(names), dtypes=list(dtypes))
     except tf.errors.OpError as e:
         raise corrupt_error(checkpoint_path, e) from e
@@ -403,7 +406,10 @@ def list_variable_names(ckpt_dir_or_path: str) -> list:
 
 def corrupt_error(path, cause):
     """A CorruptCheckpointError naming the damaged file and the fallbacks of its model_dir
-    (`cause`: the error reading it)."""
+    (`cause`: the error reading it); a `CheckpointDeletedError` when the checkpoint is gone
+    because a trainer's retention deleted it (it is no longer in the state file)."""
+    if checkpoint_paths.deleted_by_retention(path):
+        return checkpoint_paths.CheckpointDeletedError([path], os.path.dirname(path) or ".")
     index = path + _INDEX_SUFFIX
     detail = (str(getattr(cause, "message", cause)).strip().splitlines()
               or [type(cause).__name__])[-1]
@@ -423,7 +429,7 @@ def corrupt_error(path, cause):
 def _index_readable(prefix):
     """Whether a checkpoint's index opens (the data files are only read for a tensor)."""
     try:
-        tf.train.load_checkpoint(prefix)
+        tf.train.load_checkpoint(glob_safe.readable_prefix(prefix))
     except (tf.errors.OpError, ValueError):
         return False
     return True

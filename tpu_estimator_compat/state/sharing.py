@@ -1,10 +1,12 @@
-"""A model_dir shared between processes: evaluators beside one trainer.
+"""A model_dir shared between processes: readers beside one trainer.
 
-* An evaluator (`evaluate`/`predict` of the latest checkpoint in another process, as the
-  `evaluator` task of train_and_evaluate) reads checkpoints that the trainer's retention
-  (`keep_checkpoint_max`) deletes at any moment. `ChosenCheckpoint.read` restores again from
-  the newest checkpoint when the chosen one vanished while being read, and raises
-  `CheckpointDeletedError` ("deleted while we read it") when that keeps happening.
+* A reader (`evaluate`/`predict`/`export_saved_model`/`get_variable_value` of the latest
+  checkpoint in another process, as the `evaluator` task of train_and_evaluate) reads
+  checkpoints that the trainer's retention (`keep_checkpoint_max`) deletes at any moment.
+  `ChosenCheckpoint.read`/`load` (`load_latest`) read again from the newest checkpoint when
+  the chosen one vanished while being read, and raise `CheckpointDeletedError` ("deleted
+  while we read it: deleted by retention") when that keeps happening.
+* A train() that fails releases the lock without hiding its error (`training_in`).
 * Two trainers writing one model_dir delete each other's checkpoints and temporary files.
   `TrainerLock` (a file `model_dir/.trainer_lock` naming the process: host, pid, start time)
   makes a second trainer fail at its start with `SecondTrainerError`, and a trainer whose
@@ -23,40 +25,16 @@ import tensorflow as tf
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.state import checkpoint_paths
 from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.state.checkpoint_paths import CheckpointNotFoundError
+from tpu_estimator_compat.state.checkpoint_paths import (  # pylint: disable=unused-import
+    CheckpointDeletedError, CheckpointNotFoundError)
 
 LOCK_FILENAME = ".trainer_lock"
 _ATTEMPTS = 3  # checkpoints that may vanish under one read before giving up
 
 
-class CheckpointDeletedError(CheckpointNotFoundError):
-    """The checkpoint being restored was deleted (by a trainer's retention) while it was read.
-
-    Attributes:
-      paths: the checkpoints that vanished, in the order they were tried.
-    """
-
-    def __init__(self, paths, model_dir=None):
-        self.paths = list(paths)
-        self.model_dir = model_dir
-        if model_dir is None:
-            fix = ("Pass checkpoint_path=None to use the newest checkpoint of model_dir, or "
-                   "copy the checkpoint out of the trainer's model_dir first.")
-        else:
-            fix = (f"The trainer writing {model_dir} deletes checkpoints beyond its "
-                   "keep_checkpoint_max faster than this process restores one: raise the "
-                   "trainer's RunConfig(keep_checkpoint_max=...) or save less often "
-                   "(save_checkpoints_steps/_secs).")
-        super().__init__(self.paths[-1], (
-            f"Checkpoint {', then '.join(self.paths)} deleted while we read it (a trainer's "
-            f"keep_checkpoint_max retention or another process removed it). {fix}"))
-
-    def __reduce__(self):
-        return type(self), (self.paths, self.model_dir)
-
-
 class ChosenCheckpoint:
-    """The checkpoint an evaluate/predict call restores, chosen before its model is traced.
+    """The checkpoint an evaluate/predict/export/`get_variable_value` call reads, chosen
+    before its model is traced.
 
     Args:
       path: a checkpoint prefix, or None (nothing to restore).
@@ -77,15 +55,21 @@ class ChosenCheckpoint:
           CheckpointDeletedError: the checkpoint vanished and no newer one could be read in
             its place (after `_ATTEMPTS` vanished checkpoints when following the latest).
         """
+        return self.load(read_fn)[0]
+
+    def load(self, read_fn):
+        """Calls `read_fn(path)` as `read` does; returns `(the path read, its result)`."""
         vanished = []
         path, existed = self.path, self._existed
         while True:
             try:
-                read_fn(path)
-                return path
+                return path, read_fn(path)
             except (CheckpointNotFoundError, tf.errors.NotFoundError,
                     tf.errors.DataLossError) as error:
-                if path is None or not existed or _index_exists(path):
+                deleted = path is not None and (
+                    existed and not _index_exists(path)
+                    or checkpoint_paths.deleted_by_retention(path))
+                if not deleted:
                     raise  # missing from the start, or damaged: reported as such
                 vanished.append(path)
                 newer = (checkpoint_paths.latest_checkpoint(self._model_dir)
@@ -96,6 +80,20 @@ class ChosenCheckpoint:
                                 "keep_checkpoint_max retention); restoring the newest "
                                 "checkpoint, %s, instead.", path, newer)
                 path, existed = newer, _index_exists(newer)
+
+
+def load_latest(model_dir, read_fn):
+    """`read_fn(model_dir's latest checkpoint)`, on the next newest one when a trainer's
+    retention deletes it meanwhile (`get_variable_value`, export).
+
+    Raises:
+      ValueError: model_dir holds no checkpoint.
+      CheckpointDeletedError: checkpoints kept vanishing (see `ChosenCheckpoint.read`).
+    """
+    chosen = choose_checkpoint(None, model_dir)
+    if chosen.path is None:
+        raise ValueError(f"Could not find trained model in model_dir: {model_dir}.")
+    return chosen.load(read_fn)[1]
 
 
 def choose_checkpoint(checkpoint_path, model_dir) -> ChosenCheckpoint:
@@ -165,8 +163,21 @@ def training_in(model_dir, is_chief):
     lock.acquire()
     try:
         yield lock
-    finally:
+    except BaseException:
+        _release_after_failure(lock)
+        raise
+    lock.release()
+
+
+def _release_after_failure(lock):
+    """Releases the lock of a train() call that failed, without hiding why it failed (a disk
+    turned read-only fails both the save and the release): a failed release is logged."""
+    try:
         lock.release()
+    except (tf.errors.OpError, OSError) as error:
+        logging.warning("Could not remove the trainer lock %s (%s); a later train() of this "
+                        "process, or the next trainer once it has ended, takes it over.",
+                        lock.path, error)
 
 
 class TrainerLock:
@@ -178,8 +189,7 @@ class TrainerLock:
     def __init__(self, model_dir):
         self._model_dir = checkpoint_paths.as_str(model_dir)
         self._file = os.path.join(self._model_dir, LOCK_FILENAME)
-        self._me = {"host": socket.gethostname(), "pid": os.getpid(),
-                    "started": _start_time(os.getpid()), "token": uuid.uuid4().hex}
+        self._me = {**this_process(), "token": uuid.uuid4().hex}
 
     def acquire(self):
         """Claims model_dir.
@@ -189,7 +199,7 @@ class TrainerLock:
         """
         owner = self._read()
         if owner is not None and not self._is_mine(owner):
-            if _alive_here(owner):
+            if alive_here(owner):
                 raise SecondTrainerError(self._model_dir, owner)
             if owner.get("host") != self._me["host"]:
                 logging.warning(
@@ -201,7 +211,7 @@ class TrainerLock:
                              self._model_dir, owner.get("pid"))
         self._write()
         owner = self._read()  # two trainers starting at once: one rename wins
-        if owner is not None and owner["token"] != self._me["token"] and _alive_here(owner):
+        if owner is not None and owner["token"] != self._me["token"] and alive_here(owner):
             raise SecondTrainerError(self._model_dir, owner)
 
     def check(self):
@@ -211,6 +221,10 @@ class TrainerLock:
             self._write()  # removed by hand: claim it again
         elif owner["token"] != self._me["token"] and not self._is_mine(owner):
             raise SecondTrainerError(self._model_dir, owner, taken_over=True)
+
+    @property
+    def path(self):
+        return self._file
 
     def release(self):
         owner = self._read()
@@ -235,8 +249,14 @@ class TrainerLock:
         tf.io.gfile.rename(temp, self._file, overwrite=True)
 
 
-def _alive_here(owner):
-    """Whether the lock's owner is a running process on this host (False when unknown)."""
+def this_process() -> dict:
+    """`{"host", "pid", "started"}` of this process: what `alive_here` recognises."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "started": _start_time(os.getpid())}
+
+
+def alive_here(owner):
+    """Whether `owner` (`this_process()` of some process: a lock's owner, an export's
+    writer) is a running process on this host (False when unknown)."""
     if owner.get("host") != socket.gethostname() or not isinstance(owner.get("pid"), int):
         return False
     try:
