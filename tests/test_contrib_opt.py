@@ -91,8 +91,9 @@ def test_extend_rejects_what_is_not_a_v1_optimizer_class():
 def _model_fn(features, labels, mode, params):
     w = v1.get_variable("w", initializer=[1.0, -2.0])
     b = v1.get_variable("b", initializer=[0.5])
-    # Each of the 8 replicas contributes 1/8 of the gradient: the optimizer sums them.
-    loss = (tf.reduce_sum(w * _GRAD_W) + 3.0 * tf.reduce_sum(b)) / 8 + 0 * tf.reduce_sum(features)
+    # No CrossShardOptimizer: each of the 8 replicas applies its own gradient, as a TPU core
+    # did (each replica's is the whole of it here).
+    loss = tf.reduce_sum(w * _GRAD_W) + 3.0 * tf.reduce_sum(b) + 0 * tf.reduce_sum(features)
     sgdw = v1.contrib.opt.extend_with_decoupled_weight_decay(v1.train.GradientDescentOptimizer)
     train_op = sgdw(0.1, learning_rate=0.1).minimize(
         loss, global_step=v1.train.get_global_step(), decay_var_list=[w])

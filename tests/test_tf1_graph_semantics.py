@@ -223,10 +223,10 @@ def test_collections_filtered_by_a_scope_hold_every_replicas_own_ops(
     for name, strategy in [("one", one_device), ("eight", eight_devices)]:
         estimator = make_estimator(tmp_path / name, strategy, model_fn)
         estimator.train(train_input_fn, steps=2)
-        weights.append([estimator.get_variable_value(v) for v in (
-            "net/dense/kernel", "net/batch_normalization/moving_mean")])
-    for single, replicated in zip(*weights):
-        np.testing.assert_allclose(replicated, single, rtol=1e-5, atol=1e-7)
+        weights.append(estimator.get_variable_value("net/dense/kernel"))
+    # (The batch norm's statistics are replica 0's with TPU semantics, as TF1 saved them:
+    # test_cross_shard_semantics.py.)
+    np.testing.assert_allclose(weights[1], weights[0], rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("devices", DEVICES)
