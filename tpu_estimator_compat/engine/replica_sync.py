@@ -86,16 +86,9 @@ class ReplicaSync:
         synchronized_ids = {id(v) for v in synchronized_variables} | {id(store.global_step)}
         synchronized = {n: v for n, v in sorted(named.items())
                         if id(v) in synchronized_ids and _checkable(v)}
-        free = {n: named[n] for n in sorted(written) if n not in synchronized}
+        free = {n: named[n] for n in sorted(written)
+                if n not in synchronized and _checkable(named[n])}
         return cls(strategy, synchronized, free, tpu_semantics)
-
-    @property
-    def free_names(self):
-        return list(self._free)
-
-    @property
-    def synchronized_names(self):
-        return list(self._synchronized)
 
     def sync(self):
         """Gives every replica the checkpoint's value of the variables that may differ."""
@@ -136,15 +129,20 @@ class ReplicaSync:
             context = tf.distribute.get_replica_context()
             first = tf.equal(context.replica_id_in_sync_group, 0)
             # Only replica 0 contributes: x + 0 + ... + 0 is x, bit for bit.
+            values = [_summable(v.read_value()) for v in variables]
             kept = context.all_reduce(tf.distribute.ReduceOp.SUM, [
-                tf.where(first, v.read_value(), tf.zeros_like(v.read_value()))
-                for v in variables])
-            return [v.assign(value) for v, value in zip(variables, kept)]
+                tf.where(first, value, tf.zeros_like(value)) for value in values])
+            return [v.assign(tf.cast(value, v.dtype)) for v, value in zip(variables, kept)]
         self._strategy.run(replica_fn)
 
 
 def _checkable(variable):
     return variable.dtype.is_floating or variable.dtype.is_integer or variable.dtype == tf.bool
+
+
+def _summable(value):
+    """`value` in a dtype an all-reduce can sum (booleans as int32)."""
+    return tf.cast(value, tf.int32) if value.dtype == tf.bool else value
 
 
 def _checksums(value):
