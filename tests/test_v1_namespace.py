@@ -228,6 +228,26 @@ def test_tpu_helpers_work_off_tpu():
     assert doubled(tf.constant(3.0)).numpy() == 6.0  # A passthrough outside a TPU context.
 
 
+def test_contrib_tpu_loop_helpers_run_their_body_as_tf1_did():
+    """tf.contrib.tpu.repeat(n, body, inputs) and while_loop(condition, body, inputs): the
+    loop-carried values; operations the body returns run every iteration."""
+    counter = tf.Variable(0)
+
+    @tf.function
+    def loops():
+        repeated = v1.contrib.tpu.repeat(5, lambda x: x + 2, [tf.constant(1)])
+        looped = v1.contrib.tpu.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s * 2.0),
+                                           [0, 1.0])
+        counted = v1.contrib.tpu.repeat(3, lambda: counter.assign_add(1).op)
+        with tf.control_dependencies([counted]):
+            return repeated, looped, counter.read_value()
+
+    repeated, looped, count = loops()
+    assert [t.numpy() for t in repeated] == [11]
+    assert [t.numpy() for t in looped] == [4, 16.0]
+    assert count.numpy() == 3
+
+
 def test_submodule_imports():
     from tpu_estimator_compat.v1.contrib import layers as contrib_layers  # noqa: PLC0415
     from tpu_estimator_compat.v1.contrib import tpu  # noqa: PLC0415

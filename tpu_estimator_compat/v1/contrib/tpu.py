@@ -1,7 +1,8 @@
 """`tf.contrib.tpu` (also `tf.estimator.tpu`): TPUEstimator and its helpers from this
 package, the rest of `tf.compat.v1.tpu` (`bfloat16_scope`, `outside_compilation`,
-`rewrite`, `shard`, ...) from TensorFlow. `AsyncCheckpointSaverHook` and
-`export_estimator_savedmodel` are contrib's only."""
+`rewrite`, `shard`, ...) from TensorFlow. `AsyncCheckpointSaverHook`,
+`export_estimator_savedmodel` and the loop helpers `while_loop` / `repeat` (TensorFlow's own
+`tensorflow.python.tpu.training_loop`, which runs off-TPU too) are contrib's only."""
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
 
@@ -21,7 +22,9 @@ MISSING_HINT = (". Keras-on-TPU (TPUDistributionStrategy, keras_to_tpu_model) is
 # contrib's only (TensorFlow 2's tf.compat.v1.estimator.tpu has neither).
 _CONTRIB_ONLY = {**_paths.ASYNC_CHECKPOINT_NAMES, "export_estimator_savedmodel":
                  "tpu_estimator_compat.estimator:export_estimator_savedmodel",
-                 "experimental": "tpu_estimator_compat.v1.contrib.tpu.experimental"}
+                 "experimental": "tpu_estimator_compat.v1.contrib.tpu.experimental",
+                 **{name: f"tensorflow.python.tpu.training_loop:{name}"
+                    for name in ("while_loop", "repeat")}}
 
 _lazy.install(globals(), names={**NAMES, **_CONTRIB_ONLY}, fallback=FALLBACK,
               missing_hint=MISSING_HINT)
