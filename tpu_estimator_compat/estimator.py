@@ -148,7 +148,8 @@ class Estimator:
                 examples_per_step=self._examples_per_step(plan, runtime),
                 host_call_every_n_steps=(
                     self._config.tpu_config.experimental_host_call_every_n_steps),
-                tpu_semantics=runtime.tpu_semantics), hook_run, saving_listeners, lock)
+                tpu_semantics=runtime.tpu_semantics, tpu_estimator=self._ADDS_TPU_PARAMS),
+                hook_run, saving_listeners, lock)
 
     # -- evaluate ---------------------------------------------------------------------------
     @eager_calls.eager

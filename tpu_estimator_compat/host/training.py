@@ -80,6 +80,7 @@ class TrainingPlan:
     examples_per_step: int
     host_call_every_n_steps: int
     tpu_semantics: bool
+    tpu_estimator: bool = True  # TPUEstimator's progress log (else Estimator's)
 
 
 @multi_worker.explains_worker_failures("Training")
@@ -103,12 +104,13 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     savers = checkpoint_saves.checkpoint_savers(engine, plan.config, plan.model_dir, hook_run,
                                                 saving_listeners, compiled.meta_graph, lock,
                                                 compiled.replica_sync)
+    progress = _Progress(plan, enabled=workers.is_chief)
     actions = loop_actions.LoopActions([
         loop_actions.HookActions(hook_run),
         _NanCheck(plan.model_dir),
         *([_ReplicaCopies(compiled.replica_sync, plan)] if compiled.replica_sync else []),
         _HostCallDriver(compiled, plan.host_call_every_n_steps, enabled=workers.is_chief),
-        _Progress(plan, enabled=workers.is_chief),
+        progress,
         *(_SaverActions(saver) for saver in savers)])
     actions.begin(step)
     loss = None
@@ -116,7 +118,7 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     with preemption.watch_for_preemption() as preemption_watch:
         try:
             while step < plan.last_step:
-                size = sizer.next_size(plan.last_step - step)
+                size = progress.loop_size(sizer.next_size(plan.last_step - step), step)
                 started = time.time()
                 actions.before_loop()
                 if plan.tpu_semantics:
@@ -206,8 +208,15 @@ class _Progress(loop_actions.LoopAction):
     def __init__(self, plan, enabled):
         self._summary_writer = (summaries.shared_writer(plan.model_dir)
                                 if plan.config.save_summary_steps and enabled else None)
-        self._log = progress_log.ProgressLog(plan.config, plan.examples_per_step,
-                                             self._summary_writer)
+        self._log = progress_log.progress_log(plan.config, plan.examples_per_step,
+                                              self._summary_writer, plan.tpu_semantics,
+                                              plan.tpu_estimator)
+
+    def loop_size(self, size, step):
+        """`size`, cut so that the loop from `step` ends where a line or summary is due
+        (CPU/GPU semantics: the original's step by step); the same on every worker."""
+        stop = self._log.next_stop(step)
+        return size if stop is None else min(size, stop - step)
 
     def after_loop(self, loop):
         self._log.loop_done(loop.step, loop.loss)
