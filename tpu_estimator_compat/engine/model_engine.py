@@ -86,6 +86,10 @@ class CompiledMode:
                     self.program.model_fn, self.program.config, self.traced) or b""
         return self._meta_graph or None
 
+    def built_meta_graph(self):
+        """`meta_graph()` if it was built already, else None (without building it)."""
+        return self._meta_graph or None
+
 
 class ModelEngine:
     """Variables and compiled functions of one model on one runtime (strategy)."""

@@ -109,8 +109,9 @@ class ProgressLog:
         """None: loops run `iterations_per_loop` steps whatever is due."""
         return None
 
-    def loop_done(self, step, loss):
-        """Logs and writes what is due after a loop that ended at global step `step`."""
+    def loop_done(self, step, loss, loss_tag="loss"):
+        """Logs and writes what is due after a loop that ended at global step `step`;
+        the loss summary is tagged `loss_tag`."""
         now = time.time()
         if self._lines.due(step):
             rate = self._lines.mark(step, now)
@@ -123,7 +124,7 @@ class ProgressLog:
                 logging.info("examples/sec: %g", rate.examples_per_sec)
         if self._writer is not None and self._summaries.due(step):
             rate = self._summaries.mark(step, now)
-            self._writer.write(step, {"loss": loss, **(rate.as_summaries() if rate else {})})
+            self._writer.write(step, {loss_tag: loss, **(rate.as_summaries() if rate else {})})
 
 
 class StepByStepLog:
@@ -152,8 +153,9 @@ class StepByStepLog:
         due = [t.next_due(step) for t in (self._lines, self._summaries) if t is not None]
         return min(due) if due else None
 
-    def loop_done(self, step, loss):
-        """Logs and writes what is due at global step `step`, in the original's order."""
+    def loop_done(self, step, loss, loss_tag="loss"):
+        """Logs and writes what is due at global step `step`, in the original's order; the
+        loss summary is tagged `loss_tag`."""
         now = time.time()
         if self._rates is not None and self._rates.due(step):
             rate = self._rates.mark(step, now)
@@ -174,4 +176,4 @@ class StepByStepLog:
         if self._summaries is not None and self._summaries.due(step):
             self._summaries.mark(step, now)
             if self._writer is not None:
-                self._writer.write(step, {"loss": loss})
+                self._writer.write(step, {loss_tag: loss})

@@ -53,6 +53,15 @@ class ScalarSummaryWriter:
         with self._writer.as_default(), tf.summary.record_if(True):
             tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
 
+    def write_graph(self, meta_graph):
+        """Writes the graph of a serialized `MetaGraphDef` for TensorBoard's Graphs tab (None:
+        nothing)."""
+        if meta_graph is None:
+            return
+        graph_def = tf.compat.v1.MetaGraphDef.FromString(meta_graph).graph_def
+        with self._writer.as_default():
+            tf.summary.graph(graph_def)
+
     def write_eval_results(self, global_step, results, checkpoint_path=None):
         """Writes an evaluation's metrics (without `global_step`) and its checkpoint path."""
         self.write(global_step, {k: v for k, v in results.items() if k != "global_step"})

@@ -104,12 +104,13 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     savers = checkpoint_saves.checkpoint_savers(engine, plan.config, plan.model_dir, hook_run,
                                                 saving_listeners, compiled.meta_graph, lock,
                                                 compiled.replica_sync)
-    progress = _Progress(plan, enabled=workers.is_chief)
+    host_call = _HostCallDriver(compiled, plan.host_call_every_n_steps, enabled=workers.is_chief)
+    progress = _Progress(plan, compiled, host_call, enabled=workers.is_chief)
     actions = loop_actions.LoopActions([
         loop_actions.HookActions(hook_run),
         _NanCheck(plan.model_dir),
         *([_ReplicaCopies(compiled.replica_sync, plan)] if compiled.replica_sync else []),
-        _HostCallDriver(compiled, plan.host_call_every_n_steps, enabled=workers.is_chief),
+        host_call,
         progress,
         *(_SaverActions(saver) for saver in savers)])
     actions.begin(step)
@@ -203,11 +204,20 @@ class _ReplicaCopies(loop_actions.LoopAction):
 
 
 class _Progress(loop_actions.LoopAction):
-    """The progress log (loss, steps/sec) and its summaries, written by the chief."""
+    """The progress log (loss, steps/sec) and its summaries, written by the chief.
 
-    def __init__(self, plan, enabled):
+    The estimator's `loss` summary is tagged `loss_1` when the host_call's fn made a `loss`
+    (a `loss` summary, say): the original's graph gave its own summary that unique name,
+    and the two series stay apart in TensorBoard. After the first loop, the TRAIN graph of
+    the checkpoints' `.meta` files (if saving one built it) goes to TensorBoard's Graphs.
+    """
+
+    def __init__(self, plan, compiled, host_call, enabled):
         self._summary_writer = (summaries.shared_writer(plan.model_dir)
                                 if plan.config.save_summary_steps and enabled else None)
+        self._compiled = compiled
+        self._host_call = host_call
+        self._graph_written = False
         self._log = progress_log.progress_log(plan.config, plan.examples_per_step,
                                               self._summary_writer, plan.tpu_semantics,
                                               plan.tpu_estimator)
@@ -219,7 +229,10 @@ class _Progress(loop_actions.LoopAction):
         return size if stop is None else min(size, stop - step)
 
     def after_loop(self, loop):
-        self._log.loop_done(loop.step, loop.loss)
+        self._log.loop_done(loop.step, loop.loss, loss_tag=self._host_call.name_after("loss"))
+        if self._summary_writer is not None and not self._graph_written:
+            self._graph_written = True
+            self._summary_writer.write_graph(self._compiled.built_meta_graph())
         return False
 
     def close(self):
@@ -266,6 +279,10 @@ class _HostCallDriver(loop_actions.LoopAction):
     def after_loop(self, loop):
         self.run(loop.result.host_call, first_step=loop.first_step)
         return False
+
+    def name_after(self, name):
+        """`name` as TF1 named an op made after the host_call's (`HostCallRunner`)."""
+        return name if self._runner is None else self._runner.name_after(name)
 
     def run(self, stacked, first_step):
         """Calls the fn for every n-th step of the loop that started at `first_step`."""
