@@ -119,7 +119,10 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     with preemption.watch_for_preemption() as preemption_watch:
         try:
             while step < plan.last_step:
-                size = progress.loop_size(sizer.next_size(plan.last_step - step), step)
+                size = sizer.next_size(plan.last_step - step)
+                if not plan.tpu_semantics:  # as the original's one step per Session.run
+                    size = _cut_at_stops(size, step, [progress.next_stop(step)] + [
+                        saver.next_stop() for saver in savers])
                 started = time.time()
                 actions.before_loop()
                 if plan.tpu_semantics:
@@ -167,6 +170,14 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     if loss is not None:
         logging.info("Loss for final step: %s.", np.float32(loss))  # TF1's float32 text
     return loss
+
+
+def _cut_at_stops(size, step, stops):
+    """`size` steps from `step`, fewer if a loop must end at one of `stops` (steps after
+    `step`, or None): with CPU/GPU semantics the original ran one step per Session.run and
+    its hooks logged, wrote summaries and saved at exact steps; a loop ends there, so they
+    come at the same steps here (the same on every worker)."""
+    return min([size] + [stop - step for stop in stops if stop is not None])
 
 
 class _NanCheck(loop_actions.LoopAction):
@@ -222,11 +233,9 @@ class _Progress(loop_actions.LoopAction):
                                               self._summary_writer, plan.tpu_semantics,
                                               plan.tpu_estimator)
 
-    def loop_size(self, size, step):
-        """`size`, cut so that the loop from `step` ends where a line or summary is due
-        (CPU/GPU semantics: the original's step by step); the same on every worker."""
-        stop = self._log.next_stop(step)
-        return size if stop is None else min(size, stop - step)
+    def next_stop(self, step):
+        """The step after `step` at which a line or summary is due (None: any)."""
+        return self._log.next_stop(step)
 
     def after_loop(self, loop):
         self._log.loop_done(loop.step, loop.loss, loss_tag=self._host_call.name_after("loss"))
