@@ -379,7 +379,10 @@ def test_host_call_loss_and_the_estimators_loss_are_two_series_as_in_the_origina
     # first step's loss at 0).
     assert steps_of(scalars, "loss") == list(range(202))
     assert values_of(scalars, "loss")[0] == pytest.approx(ORIGINAL_LOSSES[1], rel=1e-6)
-    # A graph for TensorBoard's Graphs tab: the TRAIN graph, with model_fn's variable.
+    # A graph for TensorBoard's Graphs tab: the TRAIN graph, with model_fn's variable, once
+    # per event file (a second train() call adds its first step's loss, not a graph).
+    train_small(tmp_path, "TPUEstimator", max_steps=203, host_call=True)
+    assert steps_of(read_scalars(str(tmp_path)), "loss_1") == [1, 101, 201, 203]
     graphs = [tf.compat.v1.GraphDef.FromString(event.graph_def)
               for path in event_files(str(tmp_path))
               for event in tf.compat.v1.train.summary_iterator(path)

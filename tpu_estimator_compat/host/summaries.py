@@ -38,6 +38,7 @@ class ScalarSummaryWriter:
         self._writer.flush()
         created = set(_event_files(logdir)) - existing
         self._path = created.pop() if len(created) == 1 else None
+        self._graph_written = False
 
     def file_exists(self):
         """Whether this writer's event file is still there (False if it is not known)."""
@@ -54,10 +55,12 @@ class ScalarSummaryWriter:
             tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
 
     def write_graph(self, meta_graph):
-        """Writes the graph of a serialized `MetaGraphDef` for TensorBoard's Graphs tab (None:
-        nothing)."""
-        if meta_graph is None:
+        """Writes the graph of a serialized `MetaGraphDef` for TensorBoard's Graphs tab, once
+        per event file (a long train/evaluate alternation would repeat megabytes); None:
+        nothing."""
+        if meta_graph is None or self._graph_written:
             return
+        self._graph_written = True
         graph_def = tf.compat.v1.MetaGraphDef.FromString(meta_graph).graph_def
         with self._writer.as_default():
             tf.summary.graph(graph_def)

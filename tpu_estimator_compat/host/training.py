@@ -219,8 +219,8 @@ class _Progress(loop_actions.LoopAction):
 
     The estimator's `loss` summary is tagged `loss_1` when the host_call's fn made a `loss`
     (a `loss` summary, say): the original's graph gave its own summary that unique name,
-    and the two series stay apart in TensorBoard. After the first loop, the TRAIN graph of
-    the checkpoints' `.meta` files (if saving one built it) goes to TensorBoard's Graphs.
+    and the two series stay apart in TensorBoard. The TRAIN graph of the checkpoints'
+    `.meta` files (once saving one built it) goes to TensorBoard's Graphs, once per file.
     """
 
     def __init__(self, plan, compiled, host_call, enabled):
@@ -228,7 +228,6 @@ class _Progress(loop_actions.LoopAction):
                                 if plan.config.save_summary_steps and enabled else None)
         self._compiled = compiled
         self._host_call = host_call
-        self._graph_written = False
         self._log = progress_log.progress_log(plan.config, plan.examples_per_step,
                                               self._summary_writer, plan.tpu_semantics,
                                               plan.tpu_estimator)
@@ -239,8 +238,7 @@ class _Progress(loop_actions.LoopAction):
 
     def after_loop(self, loop):
         self._log.loop_done(loop.step, loop.loss, loss_tag=self._host_call.name_after("loss"))
-        if self._summary_writer is not None and not self._graph_written:
-            self._graph_written = True
+        if self._summary_writer is not None:
             self._summary_writer.write_graph(self._compiled.built_meta_graph())
         return False
 
