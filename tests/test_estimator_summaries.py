@@ -94,7 +94,10 @@ def test_loss_and_rate_scalars_every_save_summary_steps(tmp_path, eight_devices,
     lines = [m for m in caplog.messages if m.startswith("loss = ")]
     assert [line.split("step = ")[1].split()[0] for line in lines] == ["2", "6", "10"]
     assert lines[0] == "loss = 1.0, step = 2" and lines[1].startswith("loss = 5.0, step = 6 (")
-    assert steps_of(scalars, "global_step/sec") == steps_of(scalars, "examples/sec") == [6, 10]
+    # The rates (TF1's ExamplesPerSecondHook): every ceil(4 / 2) = 2 global steps, i.e.
+    # every loop, from the end of the first loop.
+    assert steps_of(scalars, "global_step/sec") == steps_of(scalars, "examples/sec") == [
+        4, 6, 8, 10, 12]
     # The loss of the last step of the loop, from replica 0: steps 1, 5 and 9 started there.
     assert values_of(scalars, "loss") == [1.0, 5.0, 9.0]
     rates = np.array(values_of(scalars, "global_step/sec"))

@@ -254,17 +254,19 @@ def test_progress_log_lines_and_summaries_with_injected_times(monkeypatch, caplo
     caplog.set_level("INFO", logger="tensorflow")
     config = types.SimpleNamespace(log_step_count_steps=4, save_summary_steps=2)
     writer = _RecordingWriter()
-    progress = progress_log.ProgressLog(config, examples_per_step=32, summary_writer=writer)
+    # iterations_per_loop=2: loss lines every ceil(4 / 2) = 2 loops, rates every 2 steps
+    progress = progress_log.ProgressLog(config, examples_per_step=32, summary_writer=writer,
+                                        rates_every=2, lines_every_loops=2)
     for step, now, loss in [(2, 100.0, 1.5), (4, 102.0, 1.25), (6, 102.5, 1.0)]:
         monkeypatch.setattr(progress_log.time, "time", lambda now=now: now)
         progress.loop_done(step, loss)
     assert [m for m in caplog.messages if "sec" in m or "loss" in m] == [
-        "loss = 1.5, step = 2",
-        "loss = 1.0, step = 6 (2.500 sec)", "global_step/sec: 1.6", "examples/sec: 51.2"]
+        "loss = 1.5, step = 2", "global_step/sec: 1", "examples/sec: 32",
+        "loss = 1.0, step = 6 (2.500 sec)", "global_step/sec: 4", "examples/sec: 128"]
     assert writer.written == [
         (2, {"loss": 1.5}),
-        (4, {"loss": 1.25, "global_step/sec": 1.0, "examples/sec": 32.0}),
-        (6, {"loss": 1.0, "global_step/sec": 4.0, "examples/sec": 128.0})]
+        (4, {"global_step/sec": 1.0, "examples/sec": 32.0}), (4, {"loss": 1.25}),
+        (6, {"global_step/sec": 4.0, "examples/sec": 128.0}), (6, {"loss": 1.0})]
 
 
 def test_step_by_step_log_ends_loops_where_the_originals_hooks_fired(monkeypatch, caplog):

@@ -1,12 +1,13 @@
 """The original's progress lines and summaries during train(): loss, step, global_step/sec,
 examples/sec.
 
-With TPU semantics (`ProgressLog`), the original's per-loop hooks: after the first loop of
-a train() call, then at the first loop end `log_step_count_steps` (lines) or
-`save_summary_steps` (summaries) steps after the previous one. So with equal settings the
-loss is written at the steps the lines name (iterations_per_loop=50, 100: 50, 150, 250, 350).
-Rates are measured from the previous line or summary (none after the first loop, which
-includes tracing), as its StepCounterHook measured them.
+With TPU semantics (`ProgressLog`), the original's per-loop hooks: the loss line after the
+first loop of a train() call, then every ceil(log_step_count_steps / iterations_per_loop)
+loops (iterations_per_loop=50: steps 50, 150, 250); `global_step/sec` and `examples/sec`
+(lines, and summaries) at the first loop end ceil(log_step_count_steps /
+iterations_per_loop) global steps after the previous one (with 50: every loop; the first
+loop, which includes tracing, is their baseline); the `loss` summary after the first loop,
+then at the first loop end `save_summary_steps` steps after the previous one.
 
 With CPU/GPU semantics (`StepByStepLog`) the original ran one step per Session.run and its
 hooks fired at exact steps; loops here end at those steps (`next_stop`), so the lines and
@@ -81,28 +82,37 @@ def progress_log(config, examples_per_step, summary_writer, tpu_semantics, tpu_e
     """The progress log of one train() call of a TPUEstimator (`tpu_estimator`) or an
     Estimator; summaries go to `summary_writer` (a `summaries.ScalarSummaryWriter`, or
     None: lines only)."""
-    if tpu_semantics:
-        return ProgressLog(config, examples_per_step, summary_writer)
     log_every = config.log_step_count_steps
-    rates_every, rate_tags = log_every, ("global_step/sec",)  # Estimator's StepCounterHook
-    if tpu_estimator:
-        # Its ExamplesPerSecondHook: log_step_count_steps divided by iterations_per_loop
-        # (meant for TPU loops) on the one-step runs of use_tpu=False too.
-        loop = parse_iterations_per_loop(config.tpu_config.iterations_per_loop)
-        steps_per_loop = loop.value if loop.unit == "count" else 1  # '<N>s': ~ each loop
-        rates_every = int(math.ceil(log_every / steps_per_loop)) if log_every else None
-        rate_tags = ("global_step/sec", "examples/sec")
-    return StepByStepLog(config, examples_per_step, summary_writer, rates_every, rate_tags)
+    if not tpu_estimator:  # Estimator's StepCounterHook
+        return StepByStepLog(config, examples_per_step, summary_writer,
+                             rates_every=log_every, rate_tags=("global_step/sec",))
+    # TPUEstimator's ExamplesPerSecondHook: every log_step_count_steps / iterations_per_loop
+    # global steps (meant for TPU loops; on the one-step runs of use_tpu=False too).
+    loop = parse_iterations_per_loop(config.tpu_config.iterations_per_loop)
+    steps_per_loop = loop.value if loop.unit == "count" else 1  # '<N>s': about every loop
+    rates_every = int(math.ceil(log_every / steps_per_loop)) if log_every else None
+    if tpu_semantics:
+        return ProgressLog(config, examples_per_step, summary_writer, rates_every,
+                           lines_every_loops=rates_every)
+    return StepByStepLog(config, examples_per_step, summary_writer, rates_every,
+                         rate_tags=("global_step/sec", "examples/sec"))
 
 
 class ProgressLog:
-    """TPU semantics: writes the progress lines (INFO) and, with a
-    `summaries.ScalarSummaryWriter`, the `loss` and rate summaries of one train() call, at
-    loop ends."""
+    """TPU semantics: the progress lines (INFO) and, with a `summaries.ScalarSummaryWriter`,
+    the `loss` and rate summaries of one train() call, at loop ends, as the original's
+    hooks: the loss line every `lines_every_loops` loops (its LoggingTensorHook counted
+    Session.runs), the rate lines and summaries every `rates_every` global steps (its
+    ExamplesPerSecondHook: with iterations_per_loop >= that, every loop), the `loss`
+    summary every `save_summary_steps`."""
 
-    def __init__(self, config, examples_per_step, summary_writer):
+    def __init__(self, config, examples_per_step, summary_writer, rates_every,
+                 lines_every_loops):
         self._writer = summary_writer
-        self._lines = StepRateTracker(config.log_step_count_steps or 100, examples_per_step)
+        self._lines = StepRateTracker(lines_every_loops, examples_per_step) if (
+            lines_every_loops) else None
+        self._loops = 0
+        self._rates = StepRateTracker(rates_every, examples_per_step) if rates_every else None
         self._summaries = StepRateTracker(config.save_summary_steps, examples_per_step)
 
     def next_stop(self, step):  # pylint: disable=unused-argument
@@ -113,18 +123,24 @@ class ProgressLog:
         """Logs and writes what is due after a loop that ended at global step `step`;
         the loss summary is tagged `loss_tag`."""
         now = time.time()
-        if self._lines.due(step):
-            rate = self._lines.mark(step, now)
+        self._loops += 1
+        if self._lines is not None and self._lines.due(self._loops):
+            rate = self._lines.mark(self._loops, now)
             loss_text = str(np.float32(loss))  # TF1's text of the float32 loss
             if rate is None:
                 logging.info("loss = %s, step = %d", loss_text, step)
             else:
                 logging.info("loss = %s, step = %d (%.3f sec)", loss_text, step, rate.seconds)
+        if self._rates is not None and self._rates.due(step):
+            rate = self._rates.mark(step, now)
+            if rate is not None:
                 logging.info("global_step/sec: %g", rate.global_step_per_sec)
                 logging.info("examples/sec: %g", rate.examples_per_sec)
+                if self._writer is not None:
+                    self._writer.write(step, rate.as_summaries())
         if self._writer is not None and self._summaries.due(step):
-            rate = self._summaries.mark(step, now)
-            self._writer.write(step, {loss_tag: loss, **(rate.as_summaries() if rate else {})})
+            self._summaries.mark(step, now)
+            self._writer.write(step, {loss_tag: loss})
 
 
 class StepByStepLog:
