@@ -177,7 +177,7 @@ def _cut_at_stops(size, step, stops):
     `step`, or None): with CPU/GPU semantics the original ran one step per Session.run and
     its hooks logged, wrote summaries and saved at exact steps; a loop ends there, so they
     come at the same steps here (the same on every worker)."""
-    return min([size] + [stop - step for stop in stops if stop is not None])
+    return max(1, min([size] + [stop - step for stop in stops if stop is not None]))
 
 
 class _NanCheck(loop_actions.LoopAction):
@@ -233,7 +233,7 @@ class _Progress(loop_actions.LoopAction):
                                               plan.tpu_estimator)
 
     def next_stop(self, step):
-        """The step after `step` at which a line or summary is due (None: any)."""
+        """The step after `step` at which a line or summary is due (None: none by step)."""
         return self._log.next_stop(step)
 
     def after_loop(self, loop):
