@@ -158,8 +158,9 @@ class _Saves:
         logging.info("Saving checkpoints for %d into %s.", step,  # the original's words
                      os.path.join(self._directory, "model.ckpt"))
         try:
-            path = self._saver.save(self._engine.store.named_variables(), step,
-                                    meta_graph=self._meta_graph())
+            with logging.phase("saving checkpoint %d", step):
+                path = self._saver.save(self._engine.store.named_variables(), step,
+                                        meta_graph=self._meta_graph())
         except (tf.errors.OpError, OSError) as error:
             if self._lock is not None:
                 self._lock.check()  # its clean-up deleted our temporary files
