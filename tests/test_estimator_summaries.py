@@ -3,6 +3,7 @@ summaries of a `host_call`, written the legacy `tf.contrib.summary` way or with 
 `tf.summary`, at the steps the original wrote them."""
 import logging
 import os
+import re
 import shutil
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
-from event_reader import read_scalars, read_values
+from event_reader import event_files, read_scalars, read_values
 from tpu_estimator_compat.rebuilt_apis import contrib_summary
 
 v1 = tf.compat.v1
@@ -93,7 +94,10 @@ def test_loss_and_rate_scalars_every_save_summary_steps(tmp_path, eight_devices,
     lines = [m for m in caplog.messages if m.startswith("loss = ")]
     assert [line.split("step = ")[1].split()[0] for line in lines] == ["2", "6", "10"]
     assert lines[0] == "loss = 1.0, step = 2" and lines[1].startswith("loss = 5.0, step = 6 (")
-    assert steps_of(scalars, "global_step/sec") == steps_of(scalars, "examples/sec") == [6, 10]
+    # The rates (TF1's ExamplesPerSecondHook): every ceil(4 / 2) = 2 global steps, i.e.
+    # every loop, from the end of the first loop.
+    assert steps_of(scalars, "global_step/sec") == steps_of(scalars, "examples/sec") == [
+        4, 6, 8, 10, 12]
     # The loss of the last step of the loop, from replica 0: steps 1, 5 and 9 started there.
     assert values_of(scalars, "loss") == [1.0, 5.0, 9.0]
     rates = np.array(values_of(scalars, "global_step/sec"))
@@ -140,13 +144,14 @@ def test_one_event_file_per_directory_across_calls_and_a_new_one_after_removal(
         estimator.evaluate(input_fn, steps=1)
     assert len(event_files(tmp_path)) == len(event_files(estimator.eval_dir())) == 1
     assert steps_of(read_scalars(estimator.eval_dir()), "loss") == [2, 4, 6]
-    assert steps_of(read_scalars(str(tmp_path)), "loss") == [2, 4, 6]
+    # use_tpu=False: every step's loss, as the original's SummarySaverHook wrote it
+    assert steps_of(read_scalars(str(tmp_path)), "loss") == [1, 2, 3, 4, 5, 6]
 
     shutil.rmtree(tmp_path)  # a user clearing model_dir between runs
     estimator.train(input_fn, steps=2)
     estimator.evaluate(input_fn, steps=1)
     # (the weights in memory continue: docs/compatibility.md, "Known differences")
-    assert steps_of(read_scalars(str(tmp_path)), "loss") == [8]
+    assert steps_of(read_scalars(str(tmp_path)), "loss") == [7, 8]
     assert steps_of(read_scalars(estimator.eval_dir()), "loss") == [8]
     assert len(event_files(tmp_path)) == len(event_files(estimator.eval_dir())) == 1
 
@@ -262,3 +267,128 @@ def test_global_step_read_after_minimize_arrives_with_the_pre_increment_value(
     train(tmp_path, request.getfixturevalue(devices), steps=4, iterations_per_loop=2,
           host_call=recording_host_call(seen), host_call_after_minimize=True)
     assert [int(global_step[0]) for global_step, _ in seen] == [0, 1, 2, 3]
+
+
+# ------------------------------------------------------------------------------------------
+# use_tpu=False and Estimator: the original's summaries and lines step by step.
+#
+# Expectations from the original (TF 2.15 estimator, graph mode) training the model below
+# for 250 steps: TPUEstimator(use_tpu=False, iterations_per_loop=50) and Estimator, with
+# RunConfig defaults (save_summary_steps=100, log_step_count_steps=100). Both wrote `loss` at
+# steps 1, 101, 201 with these values; Estimator logged `loss = 0.29785156, step = 1`,
+# `global_step/sec: R`, `loss = 0.0013576404, step = 101 (0.228 sec)`, ... and wrote
+# `global_step/sec` (only) at 101, 201; TPUEstimator logged no loss line and wrote
+# `global_step/sec` and `examples/sec` every ceil(100 / 50) = 2 steps (3, 5, ..., 249).
+# With a host_call writing `loss` (tf.summary, into model_dir) its own was tagged `loss_1`.
+
+ORIGINAL_LOSSES = {1: 0.2978515625, 101: 0.0013576403725892305, 201: 2.9443326639011502e-06}
+ORIGINAL_LOSS_LINES = ["loss = 0.29785156, step = 1", "loss = 0.0013576404, step = 101",
+                       "loss = 2.9443327e-06, step = 201"]
+SMALL_X = np.arange(16 * 4, dtype=np.float32).reshape(-1, 4) / 64.
+SMALL_Y = SMALL_X.sum(axis=1, keepdims=True)
+
+
+def small_input_fn(params=None):
+    batch = params["batch_size"] if params and "batch_size" in params else 4
+    return tf.data.Dataset.from_tensor_slices((SMALL_X, SMALL_Y)).repeat().batch(
+        batch, drop_remainder=True)
+
+
+def small_model_fn(kind, host_call_dir=None):
+    def model_fn(features, labels, mode, params):
+        weights = v1.get_variable("w", [4, 1], initializer=v1.zeros_initializer())
+        loss = v1.losses.mean_squared_error(labels, tf.matmul(features, weights))
+        global_step = v1.train.get_global_step()
+        train_op = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step)
+        if kind == "Estimator":
+            return tec.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        host_call = None
+        if host_call_dir:
+            def host_fn(step, step_loss):
+                with tf.summary.create_file_writer(host_call_dir).as_default():
+                    tf.summary.scalar("loss", step_loss[0], step=step[0])
+                    return v1.summary.all_v2_summary_ops()
+            host_call = (host_fn, [tf.reshape(global_step, [1]), tf.reshape(loss, [1])])
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, host_call=host_call)
+    return model_fn
+
+
+def train_small(model_dir, kind, max_steps, host_call=False):
+    if kind == "Estimator":
+        estimator = tec.Estimator(small_model_fn(kind), config=tec.RunConfig(
+            model_dir=str(model_dir)))
+    else:
+        config = tec.RunConfig(model_dir=str(model_dir),
+                               tpu_config=tec.TPUConfig(iterations_per_loop=50))
+        estimator = tec.TPUEstimator(
+            small_model_fn(kind, str(model_dir) if host_call else None), config=config,
+            use_tpu=False, train_batch_size=4)
+    estimator.train(small_input_fn, max_steps=max_steps)
+
+
+def progress_lines(caplog):
+    return [m for m in caplog.messages if m.startswith(("loss = ", "global_step/sec: ",
+                                                         "examples/sec: "))]
+
+
+@pytest.mark.slow  # trains for several seconds
+def test_tpu_estimator_without_tpu_writes_the_originals_summaries_step_by_step(
+        tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="tensorflow")
+    train_small(tmp_path, "TPUEstimator", max_steps=202)
+    scalars = read_scalars(str(tmp_path))
+    assert sorted(scalars) == ["examples/sec", "global_step/sec", "loss"]
+    # The first step's loss, then every save_summary_steps, with the original's values.
+    assert steps_of(scalars, "loss") == [1, 101, 201]
+    np.testing.assert_allclose(values_of(scalars, "loss"), list(ORIGINAL_LOSSES.values()),
+                               rtol=1e-6)
+    # Rates every 2 steps in the original; here at the loop ends among those steps.
+    assert steps_of(scalars, "global_step/sec") == steps_of(scalars, "examples/sec") == [
+        51, 101, 151, 201]
+    np.testing.assert_allclose(values_of(scalars, "examples/sec"),
+                               4 * np.array(values_of(scalars, "global_step/sec")), rtol=1e-4)
+    lines = progress_lines(caplog)
+    loss_lines = [line for line in lines if line.startswith("loss = ")]
+    assert loss_lines[0] == ORIGINAL_LOSS_LINES[0]
+    assert [line.split(" (")[0] for line in loss_lines] == ORIGINAL_LOSS_LINES
+    assert sum(line.startswith("examples/sec: ") for line in lines) == 4
+
+
+@pytest.mark.slow  # trains for several seconds
+def test_estimator_writes_the_originals_summaries_and_lines_step_by_step(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="tensorflow")
+    train_small(tmp_path, "Estimator", max_steps=202)
+    scalars = read_scalars(str(tmp_path))
+    assert sorted(scalars) == ["global_step/sec", "loss"]  # no examples/sec, as Estimator
+    assert steps_of(scalars, "loss") == [1, 101, 201]
+    np.testing.assert_allclose(values_of(scalars, "loss"), list(ORIGINAL_LOSSES.values()),
+                               rtol=1e-6)
+    assert steps_of(scalars, "global_step/sec") == [101, 201]
+    lines = progress_lines(caplog)
+    assert [re.sub(r"(: [\d.e+]+| \(\d+\.\d{3} sec\))$", "", line) for line in lines] == [
+        ORIGINAL_LOSS_LINES[0], "global_step/sec", ORIGINAL_LOSS_LINES[1], "global_step/sec",
+        ORIGINAL_LOSS_LINES[2]]
+
+
+@pytest.mark.slow  # trains for several seconds
+def test_host_call_loss_and_the_estimators_loss_are_two_series_as_in_the_original(tmp_path):
+    train_small(tmp_path, "TPUEstimator", max_steps=202, host_call=True)
+    scalars = read_scalars(str(tmp_path))
+    # The estimator's own: `loss_1`, the original's tag beside a host_call's `loss`.
+    assert steps_of(scalars, "loss_1") == [1, 101, 201]
+    np.testing.assert_allclose(values_of(scalars, "loss_1"), list(ORIGINAL_LOSSES.values()),
+                               rtol=1e-6)
+    # The host_call's: every step, at the global step its step started at, in order (the
+    # first step's loss at 0).
+    assert steps_of(scalars, "loss") == list(range(202))
+    assert values_of(scalars, "loss")[0] == pytest.approx(ORIGINAL_LOSSES[1], rel=1e-6)
+    # A graph for TensorBoard's Graphs tab: the TRAIN graph, with model_fn's variable, once
+    # per event file (a second train() call adds its first step's loss, not a graph).
+    train_small(tmp_path, "TPUEstimator", max_steps=203, host_call=True)
+    assert steps_of(read_scalars(str(tmp_path)), "loss_1") == [1, 101, 201, 203]
+    graphs = [tf.compat.v1.GraphDef.FromString(event.graph_def)
+              for path in event_files(str(tmp_path))
+              for event in tf.compat.v1.train.summary_iterator(path)
+              if event.HasField("graph_def")]
+    assert len(graphs) == 1
+    assert "w" in {node.name for node in graphs[0].node}

@@ -259,3 +259,225 @@ class _captured_tensorflow_log:  # noqa: N801
     def __exit__(self, *exc):
         self.logger.removeHandler(self.handler)
         self.logger.setLevel(self.level)
+
+
+# ------------------------------------------------------------------------------------------
+# `Using config: {...}` at construction: the original's text (TF 2.15, the configs below,
+# no TF_CONFIG), copied from its log.
+
+_ORIGINAL_ESTIMATOR_CONFIG = (
+    "{'_model_dir': '<model_dir>', '_tf_random_seed': None, '_save_summary_steps': 100, "
+    "'_save_checkpoints_steps': None, '_save_checkpoints_secs': 600, "
+    "'_session_config': allow_soft_placement: true\ngraph_options {\n  rewrite_options {\n"
+    "    meta_optimizer_iterations: ONE\n  }\n}\n, "
+    "'_keep_checkpoint_max': 5, '_keep_checkpoint_every_n_hours': 10000, "
+    "'_log_step_count_steps': 100, '_train_distribute': None, '_device_fn': None, "
+    "'_protocol': None, '_eval_distribute': None, '_experimental_distribute': None, "
+    "'_experimental_max_worker_delay_secs': None, "
+    "'_session_creation_timeout_secs': 7200, '_checkpoint_save_graph_def': True, "
+    "'_service': None, '_cluster_spec': ClusterSpec({}), '_task_type': 'worker', "
+    "'_task_id': 0, '_global_id_in_cluster': 0, '_master': '', '_evaluation_master': '', "
+    "'_is_chief': True, '_num_ps_replicas': 0, '_num_worker_replicas': 1}")
+_ORIGINAL_TPU_ESTIMATOR_CONFIG = (
+    "{'_model_dir': '<model_dir>', '_tf_random_seed': None, '_save_summary_steps': 100, "
+    "'_save_checkpoints_steps': None, '_save_checkpoints_secs': 600, "
+    "'_session_config': allow_soft_placement: true\ngraph_options {\n  rewrite_options {\n"
+    "    meta_optimizer_iterations: ONE\n  }\n}\n, "
+    "'_keep_checkpoint_max': 5, '_keep_checkpoint_every_n_hours': 10000, "
+    "'_log_step_count_steps': None, '_train_distribute': None, '_device_fn': None, "
+    "'_protocol': None, '_eval_distribute': None, '_experimental_distribute': None, "
+    "'_experimental_max_worker_delay_secs': None, "
+    "'_session_creation_timeout_secs': 7200, '_checkpoint_save_graph_def': True, "
+    "'_service': None, '_cluster_spec': ClusterSpec({}), '_task_type': 'worker', "
+    "'_task_id': 0, '_global_id_in_cluster': 0, '_master': '', '_evaluation_master': '', "
+    "'_is_chief': True, '_num_ps_replicas': 0, '_num_worker_replicas': 1, "
+    "'_tpu_config': TPUConfig(iterations_per_loop=50, num_shards=None, "
+    'num_cores_per_replica=None, per_host_input_for_training=2, tpu_job_name=None, '
+    'initial_infeed_sleep_secs=None, input_partition_dims=None, '
+    'eval_training_input_configuration=2, experimental_host_call_every_n_steps=1, '
+    'experimental_allow_per_host_v2_parallel_get_next=False, '
+    "experimental_feed_hook=None), '_cluster': None}")
+
+
+def test_using_config_is_logged_at_construction_as_the_original_wrote_it(tmp_path,
+                                                                        monkeypatch):
+    import tpu_estimator_compat as tec  # noqa: PLC0415  (imports TF)
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+
+    def model_fn(features, labels, mode, params):
+        raise AssertionError("not called")
+
+    model_dir = str(tmp_path)
+    estimator_classes = tec.Estimator, tec.TPUEstimator  # imported (lazily) before the block
+    with _captured_tensorflow_log() as records:
+        estimator_classes[0](model_fn, config=tec.RunConfig(model_dir=model_dir))
+        estimator_classes[1](model_fn, use_tpu=False, train_batch_size=4, config=tec.RunConfig(
+            model_dir=model_dir, tpu_config=tec.TPUConfig(iterations_per_loop=50)))
+    lines = [record.getMessage() for record in records]
+    assert lines == [
+        "Using config: " + _ORIGINAL_ESTIMATOR_CONFIG.replace("<model_dir>", model_dir),
+        "Using config: " + _ORIGINAL_TPU_ESTIMATOR_CONFIG.replace("<model_dir>", model_dir),
+        "eval_on_tpu ignored because use_tpu is False."]
+
+
+# ------------------------------------------------------------------------------------------
+# Long phases: a heartbeat line with the time so far, from a thread stopped with the phase.
+# The interval is injected (log.HEARTBEAT_SECONDS); a slow phase lasts until its first
+# heartbeat arrives, so no test depends on timing.
+
+class _heard:  # noqa: N801
+    """Captures the "tensorflow" logger's records; `.event` is set by the first whose
+    message starts with `prefix`."""
+
+    def __init__(self, prefix):
+        import threading  # noqa: PLC0415
+        self.event = threading.Event()
+        self.prefix = prefix
+
+    def __enter__(self):
+        self._capture = _captured_tensorflow_log()
+        self.records = self._capture.__enter__()
+        emit = self._capture.handler.emit
+
+        def emit_and_signal(record):
+            emit(record)
+            if record.getMessage().startswith(self.prefix):
+                self.event.set()
+        self._capture.handler.emit = emit_and_signal
+        return self
+
+    def __exit__(self, *exc):
+        return self._capture.__exit__(*exc)
+
+    def messages(self):
+        return [record.getMessage() for record in self.records]
+
+
+def _heartbeat_threads():
+    import threading  # noqa: PLC0415
+    return [t for t in threading.enumerate() if t.name == "tpu_estimator_compat-heartbeat"]
+
+
+def test_a_phase_slower_than_the_interval_says_what_it_does_and_for_how_long(monkeypatch):
+    from tpu_estimator_compat import log  # noqa: PLC0415  (imports TF)
+    monkeypatch.setattr(log, "HEARTBEAT_SECONDS", 0.01)
+    with _heard("Still restoring") as heard:
+        with log.phase("restoring parameters from %s", "/ckpt/model.ckpt-5"):
+            assert heard.event.wait(60)
+    assert heard.messages()
+    for message in heard.messages():
+        assert re.fullmatch(r"Still restoring parameters from /ckpt/model\.ckpt-5: \d+ s so "
+                            r"far\.", message), message
+    assert not _heartbeat_threads()
+
+
+def test_a_phase_faster_than_the_interval_logs_nothing_and_errors_stop_the_heartbeat(
+        monkeypatch):
+    from tpu_estimator_compat import log  # noqa: PLC0415  (imports TF)
+    monkeypatch.setattr(log, "HEARTBEAT_SECONDS", 3600.0)
+    with _heard("Still") as heard:
+        with log.phase("calling model_fn for the %s step", "train"):
+            pass
+    assert heard.messages() == [] and not _heartbeat_threads()
+
+    monkeypatch.setattr(log, "HEARTBEAT_SECONDS", 0.01)
+    with _heard("Still building") as heard, pytest.raises(ValueError, match="model_fn failed"):
+        with log.phase("building the train step"):
+            assert heard.event.wait(60)
+            raise ValueError("model_fn failed")
+    assert not _heartbeat_threads()  # stopped by the error, nothing more to come
+
+
+def test_an_inner_phase_speaks_for_both_while_it_lasts(monkeypatch):
+    from tpu_estimator_compat import log  # noqa: PLC0415  (imports TF)
+    monkeypatch.setattr(log, "HEARTBEAT_SECONDS", 0.01)
+    with _heard("Still compiling") as heard:
+        with log.phase("running evaluation steps 1 to 3"):
+            with log.phase("compiling and running the first eval loop"):
+                assert heard.event.wait(60)
+                heard.event.clear()
+                assert heard.event.wait(60)  # a second line of the inner phase
+                inner = heard.messages()
+    first_inner = next(i for i, m in enumerate(inner) if m.startswith("Still compiling"))
+    assert all(m.startswith("Still compiling") for m in inner[first_inner + 1:]), inner
+    assert not _heartbeat_threads()
+
+
+@pytest.mark.slow  # trains in process for a few seconds
+def test_tracing_model_fn_has_a_heartbeat(tmp_path, monkeypatch):
+    import numpy as np  # noqa: PLC0415
+    import tpu_estimator_compat as tec  # noqa: PLC0415  (imports TF)
+    import tensorflow as tf  # noqa: PLC0415
+    from tpu_estimator_compat import log  # noqa: PLC0415
+    monkeypatch.setattr(log, "HEARTBEAT_SECONDS", 0.01)
+    estimator_class = tec.TPUEstimator
+    with _heard("Still calling model_fn for the train step: ") as heard:
+        def model_fn(features, labels, mode, params):
+            assert heard.event.wait(60), "no heartbeat while model_fn ran"
+            weights = tf.compat.v1.get_variable("w", [2, 1])
+            predictions = tf.matmul(features, weights)
+            loss = tf.compat.v1.losses.mean_squared_error(labels, predictions)
+            train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+                loss, tf.compat.v1.train.get_global_step())
+            return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+        def input_fn(params):
+            x = np.ones([8, 2], np.float32)
+            return tf.data.Dataset.from_tensor_slices((x, x[:, :1])).repeat().batch(
+                params["batch_size"], drop_remainder=True)
+
+        estimator_class(model_fn, use_tpu=False, train_batch_size=4, config=tec.RunConfig(
+            model_dir=str(tmp_path))).train(input_fn, max_steps=1)
+    messages = heard.messages()
+    first_beat = next(i for i, m in enumerate(messages) if m.startswith("Still calling"))
+    assert messages.index("Calling model_fn.") < first_beat < messages.index(
+        "Done calling model_fn.")
+    assert not _heartbeat_threads()
+
+
+# ------------------------------------------------------------------------------------------
+# Evaluation [k/N] as evaluation goes: with CPU semantics an eval loop ends at each step that
+# gets a line; with TPU semantics one loop, counted at its end, as the original.
+
+class _FakeEvalRun:
+    """What the eval loop returns, for `evaluation._run_loops`: `steps` steps with rows."""
+
+    def __init__(self, steps):
+        import numpy as np  # noqa: PLC0415
+        self.steps = steps
+        self.stop = np.zeros(steps, bool)
+        self.loss_has_real_rows = np.ones(steps, bool)
+
+    def numpy(self):
+        return self
+
+    def concatenate(self, *others):
+        return _FakeEvalRun(self.steps + sum(other.steps for other in others))
+
+
+@pytest.mark.parametrize("steps, tpu_semantics, expected", [
+    (3, False, ["run 1", "Evaluation [1/3]", "run 1", "Evaluation [2/3]", "run 1",
+                "Evaluation [3/3]"]),
+    (25, False, [line for n in (2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24)
+                 for line in ("run 2", f"Evaluation [{n}/25]")]
+     + ["run 1", "Evaluation [25/25]"]),
+    (25, True, ["Enqueue next (25) batch(es) of data to infeed.",
+                "Dequeue next (25) batch(es) of data from outfeed.", "run 25",
+                "Evaluation [25/25]"]),
+])
+def test_evaluation_lines_come_as_evaluation_goes(steps, tpu_semantics, expected):
+    import types  # noqa: PLC0415
+    from tpu_estimator_compat import log  # noqa: PLC0415  (imports TF)
+    from tpu_estimator_compat.host import evaluation, lifecycle_log, loop_actions  # noqa: PLC0415
+
+    def loop(iterator, size):
+        log.info("run %d", int(size))
+        return _FakeEvalRun(int(size))
+
+    progress = lifecycle_log.EvaluationProgress(steps)
+    with _captured_tensorflow_log() as records:
+        result = evaluation._run_loops(  # pylint: disable=protected-access
+            types.SimpleNamespace(loop=loop), None, steps, None, loop_actions.LoopActions([]),
+            0, progress, tpu_semantics)
+    assert [record.getMessage() for record in records] == expected
+    assert result.steps == steps

@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from event_reader import read_scalars, read_values
+from tpu_estimator_compat.config.tpu_config import TPUConfig
 from tpu_estimator_compat.rebuilt_apis import contrib_summary as summary
 from tpu_estimator_compat.host import host_calls
 from tpu_estimator_compat.host import progress_log
@@ -253,14 +254,46 @@ def test_progress_log_lines_and_summaries_with_injected_times(monkeypatch, caplo
     caplog.set_level("INFO", logger="tensorflow")
     config = types.SimpleNamespace(log_step_count_steps=4, save_summary_steps=2)
     writer = _RecordingWriter()
-    progress = progress_log.ProgressLog(config, examples_per_step=32, summary_writer=writer)
+    # iterations_per_loop=2: loss lines every ceil(4 / 2) = 2 loops, rates every 2 steps
+    progress = progress_log.ProgressLog(config, examples_per_step=32, summary_writer=writer,
+                                        rates_every=2, lines_every_loops=2)
     for step, now, loss in [(2, 100.0, 1.5), (4, 102.0, 1.25), (6, 102.5, 1.0)]:
         monkeypatch.setattr(progress_log.time, "time", lambda now=now: now)
         progress.loop_done(step, loss)
     assert [m for m in caplog.messages if "sec" in m or "loss" in m] == [
-        "loss = 1.5, step = 2",
-        "loss = 1.0, step = 6 (2.500 sec)", "global_step/sec: 1.6", "examples/sec: 51.2"]
+        "loss = 1.5, step = 2", "global_step/sec: 1", "examples/sec: 32",
+        "loss = 1.0, step = 6 (2.500 sec)", "global_step/sec: 4", "examples/sec: 128"]
     assert writer.written == [
         (2, {"loss": 1.5}),
-        (4, {"loss": 1.25, "global_step/sec": 1.0, "examples/sec": 32.0}),
-        (6, {"loss": 1.0, "global_step/sec": 4.0, "examples/sec": 128.0})]
+        (4, {"global_step/sec": 1.0, "examples/sec": 32.0}), (4, {"loss": 1.25}),
+        (6, {"global_step/sec": 4.0, "examples/sec": 128.0}), (6, {"loss": 1.0})]
+
+
+def test_step_by_step_log_ends_loops_where_the_originals_hooks_fired(monkeypatch, caplog):
+    """use_tpu=False: the Estimator's schedule (loss line and summary at the first step, then
+    every 100; global_step/sec with the lines) and TPUEstimator's rates every
+    ceil(100 / iterations_per_loop) steps, both tags."""
+    caplog.set_level("INFO", logger="tensorflow")
+    config = types.SimpleNamespace(log_step_count_steps=100, save_summary_steps=100,
+                                   tpu_config=TPUConfig(iterations_per_loop=50))
+    writer = _RecordingWriter()
+    estimator = progress_log.progress_log(config, 4, writer, tpu_semantics=False,
+                                          tpu_estimator=False)
+    assert estimator.next_stop(0) == 1  # the first step alone
+    for step, now in [(1, 100.0), (101, 102.0)]:
+        monkeypatch.setattr(progress_log.time, "time", lambda now=now: now)
+        estimator.loop_done(step, 0.5)
+        assert estimator.next_stop(step) == step + 100
+    assert [m for m in caplog.messages if "sec" in m or "loss" in m] == [
+        "loss = 0.5, step = 1", "global_step/sec: 50", "loss = 0.5, step = 101 (2.000 sec)"]
+    assert writer.written == [(1, {"loss": 0.5}), (101, {"global_step/sec": 50.0}),
+                              (101, {"loss": 0.5})]
+
+    writer = _RecordingWriter()
+    tpu_estimator = progress_log.progress_log(config, 4, writer, tpu_semantics=False,
+                                              tpu_estimator=True)
+    for step, now in [(1, 100.0), (2, 100.5), (51, 101.0)]:  # rates every 2 steps
+        monkeypatch.setattr(progress_log.time, "time", lambda now=now: now)
+        tpu_estimator.loop_done(step, 0.25, loss_tag="loss_1")
+    assert writer.written == [(1, {"loss_1": 0.25}),
+                              (51, {"global_step/sec": 50.0, "examples/sec": 200.0})]

@@ -142,6 +142,18 @@ def test_steps_stop_at_loop_boundaries_like_the_original(tmp_path, one_device):
 
 
 @pytest.mark.slow  # trains or evaluates for several seconds
+def test_without_tpu_checkpoints_come_at_the_originals_steps(tmp_path, one_device):
+    """use_tpu=False: the original ran one step per Session.run, so its saves came every
+    save_checkpoints_steps exactly, whatever iterations_per_loop; the first step runs alone
+    (its loss line and summary), and later loops end where a save is due."""
+    config = run_config(tmp_path, one_device, iterations_per_loop=3, save_checkpoints_steps=4,
+                        keep_checkpoint_max=0)
+    tec.TPUEstimator(make_regression_model_fn("sgd"), config=config, use_tpu=False,
+                     train_batch_size=8).train(regression_input_fn, steps=10)
+    assert checkpoint_steps(tmp_path) == [0, 4, 8, 10]
+
+
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_resumed_steps_and_max_steps_stop_points(tmp_path, one_device):
     loop_boundaries_estimator(tmp_path / "a", one_device, 3).train(regression_input_fn, steps=3)
     loop_boundaries_estimator(tmp_path / "a", one_device, 4).train(regression_input_fn, steps=10)

@@ -17,6 +17,7 @@ from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.state import sharing
 from tpu_estimator_compat.config import model_dir as model_dir_lib
+from tpu_estimator_compat.config import config_line
 from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
@@ -80,6 +81,8 @@ class Estimator:
         # The user's code the engine runs is TF1 code: TF1 shapes, hashable variables.
         process_patches.install()
         self._config = model_dir_lib.resolve_model_dir(config, model_dir)
+        logging.info("Using config: %s", config_line.using_config(
+            self._config, tpu_estimator=self._ADDS_TPU_PARAMS))
         self._program = model_bridge.UserProgram(model_fn, params, self._config,
                                                  adds_tpu_params=self._ADDS_TPU_PARAMS,
                                                  embedding_config_spec=embedding_config_spec)
@@ -155,7 +158,8 @@ class Estimator:
                         examples_per_step=self._examples_per_step(plan, runtime),
                         host_call_every_n_steps=(
                             self._config.tpu_config.experimental_host_call_every_n_steps),
-                        tpu_semantics=runtime.tpu_semantics),
+                        tpu_semantics=runtime.tpu_semantics,
+                        tpu_estimator=self._ADDS_TPU_PARAMS),
                     hook_run, saving_listeners, lock)
 
     # -- evaluate ---------------------------------------------------------------------------
@@ -391,9 +395,8 @@ class TPUEstimator(Estimator):
                 raise ValueError(
                     "Only PER_HOST_V1 and PER_HOST_V2 is supported when using TPU Embedding; "
                     f"got {config.tpu_config.per_host_input_for_training}.")
-        elif eval_on_tpu:
-            logging.warning("eval_on_tpu ignored because use_tpu is False.")
-            eval_on_tpu = False
+        eval_on_tpu_ignored = eval_on_tpu and not use_tpu
+        eval_on_tpu = eval_on_tpu and use_tpu
         if (not (use_tpu and eval_on_tpu) and embedding_config_spec
                 and embedding_config_spec.partition_strategy == "mod"):
             raise ValueError("Mod sharding of embedding tables not supported on CPU.")
@@ -407,6 +410,8 @@ class TPUEstimator(Estimator):
             eval_on_tpu=eval_on_tpu, export_to_tpu=export_to_tpu, export_to_cpu=export_to_cpu,
             export_api_version=export_saved_model_api_version,
             embedding_config_spec=embedding_config_spec)
+        if eval_on_tpu_ignored:  # after `Using config`, as the original
+            logging.warning("eval_on_tpu ignored because use_tpu is False.")
 
     def _check_user_fns(self, input_fn, mode):
         if mode == ModeKeys.TRAIN:

@@ -11,10 +11,20 @@ and the estimator's modules do) adds a filter to
 TensorFlow's own handlers that leaves a line to the root logger's handlers whenever those
 will print it (the root logger has handlers and the "tensorflow" logger propagates to it):
 under `tf.app.run` lines come out once, in absl's format; otherwise in TensorFlow's.
+
+A phase that can take long (tracing model_fn, building the step, restoring, compiling,
+evaluating) runs inside `phase(...)`: while it lasts, a daemon thread logs every
+`HEARTBEAT_SECONDS` what it is doing and the time so far (`Still calling model_fn for the
+train step: 20 s so far.`), and stops when the phase ends, by an error too.
 """
+import contextlib
 import logging
+import threading
+import time
 
 import tensorflow as tf
+
+HEARTBEAT_SECONDS = 10.0  # between a long phase's progress lines; tests set it lower
 
 
 def info(msg, *args):
@@ -23,6 +33,47 @@ def info(msg, *args):
 
 def warning(msg, *args):
     tf.get_logger().warning(msg, *args)
+
+
+@contextlib.contextmanager
+def phase(doing, *args):
+    """Logs `Still <doing % args>: N s so far.` every `HEARTBEAT_SECONDS` until the block
+    ends (normally or by an exception); a block shorter than that logs nothing. A phase
+    inside another speaks for both while it lasts."""
+    what = doing % args if args else doing
+    interval = HEARTBEAT_SECONDS
+    started = time.monotonic()
+    done = threading.Event()
+    outer = _ACTIVE.phases[-1] if _ACTIVE.phases else None
+    muted = threading.Event()
+
+    def beat():
+        while not done.wait(interval):
+            if not muted.is_set():
+                info("Still %s: %d s so far.", what, round(time.monotonic() - started))
+
+    thread = threading.Thread(target=beat, name="tpu_estimator_compat-heartbeat", daemon=True)
+    if outer is not None:
+        outer.set()
+    _ACTIVE.phases.append(muted)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        _ACTIVE.phases.pop()
+        if outer is not None:
+            outer.clear()
+
+
+class _ActivePhases(threading.local):
+    def __init__(self):
+        super().__init__()
+        self.phases = []  # each open phase's `muted` event, innermost last
+
+
+_ACTIVE = _ActivePhases()
 
 
 class _LeftToRootHandlers(logging.Filter):

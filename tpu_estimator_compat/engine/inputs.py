@@ -204,7 +204,8 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
             return result[0]  # `return features, None`: features alone, labels None
         return result
 
-    with tf1_shapes.tf1_shapes(), iterators.recording_iterators() as recorded:
+    with logging.phase("calling input_fn for %s", mode), tf1_shapes.tf1_shapes(), \
+            iterators.recording_iterators() as recorded:
         result = call(params)
     try:
         iterated = recorded.dataset_of(result)  # `make_one_shot_iterator().get_next()`

@@ -83,8 +83,13 @@ class CompiledMode:
         """The serialized TRAIN MetaGraphDef for checkpoints' `.meta` files (built once), or
         None if it could not be built."""
         if self._meta_graph is None:
-            self._meta_graph = meta_graph_lib.build_train_meta_graph(
-                self.program.model_fn, self.program.config, self.traced) or b""
+            with logging.phase("building the TRAIN graph for the checkpoints' .meta files"):
+                self._meta_graph = meta_graph_lib.build_train_meta_graph(
+                    self.program.model_fn, self.program.config, self.traced) or b""
+        return self._meta_graph or None
+
+    def built_meta_graph(self):
+        """`meta_graph()` if it was built already, else None (without building it)."""
         return self._meta_graph or None
 
 
@@ -144,42 +149,45 @@ class ModelEngine:
                                          before_replicas=before_replicas)
         optimizers.reset_cross_shard_optimizer_usage()
         logging.info("Calling model_fn.")  # the original's lines around its model_fn call
-        with graphs.global_seed(program.config.tf_random_seed, restart_op_seeds=False), \
+        with logging.phase("calling model_fn for the %s step", mode), \
+                graphs.global_seed(program.config.tf_random_seed, restart_op_seeds=False), \
                 self.runtime.strategy.scope(), \
                 self.store.creating_variables():
             step = step_graph.StepGraph.trace(
                 step_body, inputs.step_element_spec(self.runtime.strategy, iterator))
         logging.info("Done calling model_fn.")
-        lookup_tables.initialize(step, self.runtime.tpu_semantics)
-        step_outputs = step.outputs
-        replica_sync = None
-        if mode == ModeKeys.TRAIN:
-            self._explain_gradient_aggregation()
-            replica_sync = replica_sync_lib.ReplicaSync.for_step(
-                self.runtime.strategy, self.store, step.pruned_ops, step.graph.captures,
-                optimizers.synchronized_variables(), self.runtime.tpu_semantics)
-        make_loop = loops.make_train_loop if mode == ModeKeys.TRAIN else loops.make_inference_loop
-        instantiate = step.instantiate
-        compile_with_xla = self.runtime.compile_with_xla and not (
-            embeddings and mode != ModeKeys.TRAIN)
-        if self.runtime.compile_with_xla and not compile_with_xla:
-            logging.info("The %s step with TPU embeddings is not compiled with XLA on the "
-                         "simulated TPU (docs/how-it-works.md: Where it runs).", mode)
-        if compile_with_xla:
-            logging.info("Compiling the %s step with XLA, as a TPU does (%s=0 turns it off).",
-                         mode, xla_step.SIMULATED_TPU_XLA_ENV)
-            devices = self.runtime.strategy.extended.worker_devices
-            tpu_ops.check(step, devices, mode)
-            copy_ops = xla_step.copier(devices)
-            instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
-        loop = make_loop(instantiate, step_outputs,
-                         inputs.step_element_reader(self.runtime.strategy, iterator))
-        if compile_with_xla:
-            loop = xla_step.explaining_compile_errors(loop)
-        loop = _first_run_logged(memory.explaining_out_of_memory(
-            loop, mode, plan.model_fn_batch_size, self.runtime.num_replicas), mode)
-        return CompiledMode(traced, step_outputs, loop, init_calls, program, replica_sync,
-                            kept_alive)
+        with logging.phase("building the %s step from model_fn's graph", mode):
+            lookup_tables.initialize(step, self.runtime.tpu_semantics)
+            step_outputs = step.outputs
+            replica_sync = None
+            if mode == ModeKeys.TRAIN:
+                self._explain_gradient_aggregation()
+                replica_sync = replica_sync_lib.ReplicaSync.for_step(
+                    self.runtime.strategy, self.store, step.pruned_ops, step.graph.captures,
+                    optimizers.synchronized_variables(), self.runtime.tpu_semantics)
+            make_loop = (loops.make_train_loop if mode == ModeKeys.TRAIN
+                         else loops.make_inference_loop)
+            instantiate = step.instantiate
+            compile_with_xla = self.runtime.compile_with_xla and not (
+                embeddings and mode != ModeKeys.TRAIN)
+            if self.runtime.compile_with_xla and not compile_with_xla:
+                logging.info("The %s step with TPU embeddings is not compiled with XLA on the "
+                             "simulated TPU (docs/how-it-works.md: Where it runs).", mode)
+            if compile_with_xla:
+                logging.info("Compiling the %s step with XLA, as a TPU does (%s=0 turns it "
+                             "off).", mode, xla_step.SIMULATED_TPU_XLA_ENV)
+                devices = self.runtime.strategy.extended.worker_devices
+                tpu_ops.check(step, devices, mode)
+                copy_ops = xla_step.copier(devices)
+                instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
+            loop = make_loop(instantiate, step_outputs,
+                             inputs.step_element_reader(self.runtime.strategy, iterator))
+            if compile_with_xla:
+                loop = xla_step.explaining_compile_errors(loop)
+            loop = _first_run_logged(memory.explaining_out_of_memory(
+                loop, mode, plan.model_fn_batch_size, self.runtime.num_replicas), mode)
+            return CompiledMode(traced, step_outputs, loop, init_calls, program, replica_sync,
+                                kept_alive)
 
     def _tpu_embeddings(self, program, plan):
         """The TPU embeddings of `program`'s EmbeddingConfigSpec under TPU semantics (tables
@@ -229,8 +237,9 @@ class ModelEngine:
                      frozenset((name, id(v)) for name, v in restore_map.items()))
             if self._synced != state:
                 logging.info("Restoring parameters from %s", checkpoint_path)
-                checkpoints.restore(variables if restore_map is None else restore_map,
-                                    checkpoint_path)
+                with logging.phase("restoring parameters from %s", checkpoint_path):
+                    checkpoints.restore(variables if restore_map is None else restore_map,
+                                        checkpoint_path)
                 self.store.restored()
                 self._synced = state
         else:
@@ -263,6 +272,8 @@ def _first_run_logged(loop, mode):
         if first:
             logging.info("Compiling the %s loop: its first run includes the compilation.", mode)
             first = False
+            with logging.phase("compiling and running the first %s loop", mode):
+                return loop(iterator, steps)
         return loop(iterator, steps)
     return run
 

@@ -76,6 +76,10 @@ class _CheckpointSchedule:
             return step >= self._last_step + self._every_steps
         return bool(self._every_secs) and time.time() >= self._last_time + self._every_secs
 
+    def next_due(self):
+        """The step at which a save is due (None: saves by time or never)."""
+        return self._last_step + self._every_steps if self._every_steps else None
+
     def saved(self, step):
         self._last_step, self._last_time = step, time.time()
 
@@ -133,6 +137,10 @@ class _Saves:
     def _final_save_due(self, step):
         return True
 
+    def next_stop(self):
+        """The step at which a save is due, for loops that end there (None: not by step)."""
+        return None
+
     def _is_latest(self, step):
         return checkpoints.latest_checkpoint(self._directory) == _path(self._directory, step)
 
@@ -152,8 +160,9 @@ class _Saves:
         logging.info("Saving checkpoints for %d into %s.", step,  # the original's words
                      os.path.join(self._directory, "model.ckpt"))
         try:
-            path = self._saver.save(self._engine.store.named_variables(), step,
-                                    meta_graph=self._meta_graph())
+            with logging.phase("saving checkpoint %d", step):
+                path = self._saver.save(self._engine.store.named_variables(), step,
+                                        meta_graph=self._meta_graph())
         except (tf.errors.OpError, OSError) as error:
             if self._lock is not None:
                 self._lock.check()  # its clean-up deleted our temporary files
@@ -178,6 +187,9 @@ class _ConfigSaves(_Saves):
         super().__init__(engine, saver, directory, session, listeners, model_dir, meta_graph,
                          lock, replica_sync)
         self._schedule = schedule
+
+    def next_stop(self):
+        return self._schedule.next_due()
 
     def after_loop(self, step, final):
         if self._decide(self._schedule.due(step) and not final):

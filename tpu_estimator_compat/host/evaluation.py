@@ -8,8 +8,10 @@
     results = metric values + loss (mean over steps) + global_step
     (no example at all: metric_fn's values over zero rows and loss 0, as TF1)
 
-The eval loop runs all steps in one `tf.function` execution, as the original ran all eval
-steps in one Session.run, so evaluation hooks see one before_run/after_run.
+With TPU semantics the eval loop runs all steps in one `tf.function` execution, as the
+original ran all eval steps in one Session.run, so evaluation hooks see one
+before_run/after_run; with CPU semantics loops end where an `Evaluation [k/N]` line is due
+(`lifecycle_log.py`), or after every step for hooks.
 """
 import numpy as np
 import tensorflow as tf
@@ -93,11 +95,13 @@ def _run_loops(compiled, iterator, steps, steps_per_loop, actions, global_step, 
     actions.begin(global_step)
     try:
         while steps > 0:
-            size = min(steps, steps_per_loop or steps)
+            size = min(steps, steps_per_loop or (
+                steps if tpu_semantics else progress.steps_until_next_line()))
             actions.before_loop()
             if tpu_semantics and size < _UNTIL_THE_END:
                 lifecycle_log.infeed_outfeed(size)
-            run = compiled.loop(iterator, tf.constant(size)).numpy()
+            with _running_steps(progress.done + 1, size):
+                run = compiled.loop(iterator, tf.constant(size)).numpy()
             runs.append(run)
             progress.steps_done(int(np.sum(~run.stop.astype(bool))), each_step=not tpu_semantics)
             input_ended = len(run.stop) < size or bool(run.stop[-1])
@@ -111,6 +115,13 @@ def _run_loops(compiled, iterator, steps, steps_per_loop, actions, global_step, 
         actions.close()
     actions.end(global_step)
     return runs[0].concatenate(*runs[1:])
+
+
+def _running_steps(first, size):
+    """The heartbeat of an eval loop of `size` steps from step `first` of the evaluation."""
+    if size == _UNTIL_THE_END:
+        return logging.phase("running evaluation steps from %d until the input ends", first)
+    return logging.phase("running evaluation steps %d to %d", first, first + size - 1)
 
 
 def _step_specs(tensors, replicas):

@@ -283,6 +283,12 @@ class HostCallRunner:
         returned, _ = self._run(*feeds)
         return None if self._returns_none else returned
 
+    def name_after(self, name):
+        """The name TF1 gave an op `name` created after the fn's, in the same graph: `name`,
+        or `name_1`... if the fn used it (the original's tag for its own `loss` summary
+        beside a host_call writing `loss`)."""
+        return self._graph.unique_name(name, mark_as_used=False)
+
     def flush(self):
         """Writes buffered summaries of every writer `fn` created to disk."""
         self._flush()

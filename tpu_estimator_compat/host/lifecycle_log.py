@@ -13,12 +13,15 @@ on them):
 
 With TPU semantics the original ran all eval steps in one Session.run and counted them once
 at its end (`Evaluation [3/3]`), as the one device loop here does; without, it counted each
-step, as here the steps of each loop are counted when the loop returns.
+step as it ran: here an eval loop ends at each step that gets a line (every 100 steps when
+steps is None), and the steps of each loop are counted when it returns.
 """
 import math
 import time
 
 from tpu_estimator_compat import log as logging
+
+UNCOUNTED_LOOP = 100  # steps per eval loop with CPU semantics when steps is None
 
 
 def infeed_outfeed(batches):
@@ -36,6 +39,20 @@ class EvaluationProgress:
         self._every = 1 if steps is None or steps < 20 else math.floor(steps / 10.)
         self._done = 0
         self._started = None
+
+    @property
+    def done(self):
+        """Steps counted so far."""
+        return self._done
+
+    def steps_until_next_line(self):
+        """Steps from here to the next step that gets a line (with TF1's CPU semantics a
+        loop ends there, so lines come as evaluation goes); `UNCOUNTED_LOOP` steps when
+        steps is None."""
+        if self._steps is None:
+            return UNCOUNTED_LOOP
+        next_line = min(self._steps, (self._done // self._every + 1) * self._every)
+        return max(1, next_line - self._done)
 
     def start(self):
         logging.info("Starting evaluation at " +

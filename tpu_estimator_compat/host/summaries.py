@@ -38,6 +38,7 @@ class ScalarSummaryWriter:
         self._writer.flush()
         created = set(_event_files(logdir)) - existing
         self._path = created.pop() if len(created) == 1 else None
+        self._graph_written = False
 
     def file_exists(self):
         """Whether this writer's event file is still there (False if it is not known)."""
@@ -52,6 +53,17 @@ class ScalarSummaryWriter:
             return
         with self._writer.as_default(), tf.summary.record_if(True):
             tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
+
+    def write_graph(self, meta_graph):
+        """Writes the graph of a serialized `MetaGraphDef` for TensorBoard's Graphs tab, once
+        per event file (a long train/evaluate alternation would repeat megabytes); None:
+        nothing."""
+        if meta_graph is None or self._graph_written:
+            return
+        self._graph_written = True
+        graph_def = tf.compat.v1.MetaGraphDef.FromString(meta_graph).graph_def
+        with self._writer.as_default():
+            tf.summary.graph(graph_def)
 
     def write_eval_results(self, global_step, results, checkpoint_path=None):
         """Writes an evaluation's metrics (without `global_step`) and its checkpoint path."""

@@ -80,6 +80,7 @@ class TrainingPlan:
     examples_per_step: int
     host_call_every_n_steps: int
     tpu_semantics: bool
+    tpu_estimator: bool = True  # TPUEstimator's progress log (else Estimator's)
 
 
 @multi_worker.explains_worker_failures("Training")
@@ -103,12 +104,14 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     savers = checkpoint_saves.checkpoint_savers(engine, plan.config, plan.model_dir, hook_run,
                                                 saving_listeners, compiled.meta_graph, lock,
                                                 compiled.replica_sync)
+    host_call = _HostCallDriver(compiled, plan.host_call_every_n_steps, enabled=workers.is_chief)
+    progress = _Progress(plan, compiled, host_call, enabled=workers.is_chief)
     actions = loop_actions.LoopActions([
         loop_actions.HookActions(hook_run),
         _NanCheck(plan.model_dir),
         *([_ReplicaCopies(compiled.replica_sync, plan)] if compiled.replica_sync else []),
-        _HostCallDriver(compiled, plan.host_call_every_n_steps, enabled=workers.is_chief),
-        _Progress(plan, enabled=workers.is_chief),
+        host_call,
+        progress,
         *(_SaverActions(saver) for saver in savers)])
     actions.begin(step)
     loss = None
@@ -117,6 +120,9 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
         try:
             while step < plan.last_step:
                 size = sizer.next_size(plan.last_step - step)
+                if not plan.tpu_semantics:  # as the original's one step per Session.run
+                    size = _cut_at_stops(size, step, [progress.next_stop(step)] + [
+                        saver.next_stop() for saver in savers])
                 started = time.time()
                 actions.before_loop()
                 if plan.tpu_semantics:
@@ -166,6 +172,14 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
     return loss
 
 
+def _cut_at_stops(size, step, stops):
+    """`size` steps from `step`, fewer if a loop must end at one of `stops` (steps after
+    `step`, or None): with CPU/GPU semantics the original ran one step per Session.run and
+    its hooks logged, wrote summaries and saved at exact steps; a loop ends there, so they
+    come at the same steps here (the same on every worker)."""
+    return max(1, min([size] + [stop - step for stop in stops if stop is not None]))
+
+
 class _NanCheck(loop_actions.LoopAction):
     """Stops training with NanLossDuringTrainingError when a loop's loss was not finite on
     some replica (before host_call, summaries and checkpoints see that loop)."""
@@ -201,16 +215,31 @@ class _ReplicaCopies(loop_actions.LoopAction):
 
 
 class _Progress(loop_actions.LoopAction):
-    """The progress log (loss, steps/sec) and its summaries, written by the chief."""
+    """The progress log (loss, steps/sec) and its summaries, written by the chief.
 
-    def __init__(self, plan, enabled):
+    The estimator's `loss` summary is tagged `loss_1` when the host_call's fn made a `loss`
+    (a `loss` summary, say): the original's graph gave its own summary that unique name,
+    and the two series stay apart in TensorBoard. The TRAIN graph of the checkpoints'
+    `.meta` files (once saving one built it) goes to TensorBoard's Graphs, once per file.
+    """
+
+    def __init__(self, plan, compiled, host_call, enabled):
         self._summary_writer = (summaries.shared_writer(plan.model_dir)
                                 if plan.config.save_summary_steps and enabled else None)
-        self._log = progress_log.ProgressLog(plan.config, plan.examples_per_step,
-                                             self._summary_writer)
+        self._compiled = compiled
+        self._host_call = host_call
+        self._log = progress_log.progress_log(plan.config, plan.examples_per_step,
+                                              self._summary_writer, plan.tpu_semantics,
+                                              plan.tpu_estimator)
+
+    def next_stop(self, step):
+        """The step after `step` at which a line or summary is due (None: none by step)."""
+        return self._log.next_stop(step)
 
     def after_loop(self, loop):
-        self._log.loop_done(loop.step, loop.loss)
+        self._log.loop_done(loop.step, loop.loss, loss_tag=self._host_call.name_after("loss"))
+        if self._summary_writer is not None:
+            self._summary_writer.write_graph(self._compiled.built_meta_graph())
         return False
 
     def close(self):
@@ -257,6 +286,10 @@ class _HostCallDriver(loop_actions.LoopAction):
     def after_loop(self, loop):
         self.run(loop.result.host_call, first_step=loop.first_step)
         return False
+
+    def name_after(self, name):
+        """`name` as TF1 named an op made after the host_call's (`HostCallRunner`)."""
+        return name if self._runner is None else self._runner.name_after(name)
 
     def run(self, stacked, first_step):
         """Calls the fn for every n-th step of the loop that started at `first_step`."""
