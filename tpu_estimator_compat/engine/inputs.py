@@ -31,6 +31,7 @@ from tpu_estimator_compat.engine import input_checks
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import padding
+from tpu_estimator_compat.engine import parameter_servers
 from tpu_estimator_compat.tf1_behaviour import iterators
 from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.api import embedding_spec
@@ -71,6 +72,10 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
     the fix, before any work; one of unknown length is logged as running to its end.
     """
     strategy = runtime.strategy
+    if runtime.coordinator is not None:  # parameter servers: each worker's own input
+        return parameter_servers.PerWorkerInput(
+            runtime.coordinator, lambda: distributed_input(
+                input_fn, mode, runtime, plan, estimator_facts, until_input_ends))
     if _on_local_cpus(strategy):
         # The host dataset's iterator, without MultiDeviceIterator's hop to devices that
         # share the host's memory (and its per-call tracing of per-device functions).
