@@ -195,15 +195,6 @@ def test_per_shard_input_fn_calls_are_numbered_across_replicas(tmp_path, eight_d
     assert seen == [(0, index, 8, 1) for index in range(8)]
 
 
-def test_a_parameter_server_cluster_is_rejected(monkeypatch, tmp_path):
-    monkeypatch.setenv("TF_CONFIG", json.dumps({
-        "cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
-        "task": {"type": "worker", "index": 0}}))
-    config = tec.RunConfig(model_dir=str(tmp_path))
-    with pytest.raises(ValueError, match="parameter server"):
-        runtime_lib.select_runtime(config, use_tpu=False, distribute=None)
-
-
 def test_multi_worker_tf_config_after_tensorflow_started_explains_the_fix(monkeypatch, tmp_path):
     tf.constant(1.0) + 1.0  # this process's TensorFlow has started (as in any test run)
     monkeypatch.setenv("TF_CONFIG", tf_config(

@@ -171,6 +171,7 @@ class ModelEngine:
         loop = make_loop(instantiate, step_outputs,
                          inputs.step_element_reader(self.runtime.strategy, iterator))
         if self.runtime.coordinator is not None:  # the workers run it (parameter servers)
+            parameter_servers.log_placement(self.store.model_variables())
             return CompiledMode(traced, step_outputs,
                                 parameter_servers.CoordinatedLoop(self.runtime.coordinator,
                                                                   loop),

@@ -44,6 +44,12 @@ def parameter_server_strategy(cluster_spec):
     return _strategies[0]
 
 
+def log_placement(named_variables):
+    """Logs the parameter server of each variable (`{tf1_name: variable}`), one line each."""
+    for name in sorted(named_variables):
+        logging.info("Variable %s is on %s.", name, named_variables[name].device)
+
+
 class PerWorkerInput:
     """Each worker's own iterator over its copy of `make_dataset()` (built on the workers):
     `iterator` for `ClusterCoordinator.schedule`, `element_spec` for tracing the step."""

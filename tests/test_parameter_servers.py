@@ -1,0 +1,150 @@
+"""Parameter-server training (TF_CONFIG with `ps` tasks) on ParameterServerStrategy.
+
+The cluster test starts a chief, 2 workers, 2 parameter servers and an evaluator of
+`parameter_server_main.py` on 127.0.0.1 (free ports from binding port 0), every wait
+bounded and every process killed in `finally`; the other tests check the cluster rules in
+this process.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tpu_estimator_compat as tec
+from tpu_estimator_compat.engine import runtime as runtime_lib
+from tests import event_reader
+from tests import parameter_server_main as program
+from tests.test_multi_worker import free_port
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASK_SCRIPT = os.path.join(REPO_ROOT, "tests", "parameter_server_main.py")
+RUN_TIMEOUT_SECS = 420
+TASKS = [("ps", 0), ("ps", 1), ("worker", 0), ("worker", 1), ("evaluator", 0), ("chief", 0)]
+
+
+def _config(monkeypatch, tmp_path, cluster, task_type="chief"):
+    monkeypatch.setenv("TF_CONFIG", json.dumps(
+        {"cluster": cluster, "task": {"type": task_type, "index": 0}}))
+    return tec.RunConfig(model_dir=str(tmp_path))
+
+
+def test_a_parameter_server_cluster_needs_a_chief(monkeypatch, tmp_path):
+    config = _config(monkeypatch, tmp_path, {
+        "worker": ["127.0.0.1:1", "127.0.0.1:2"], "ps": ["127.0.0.1:3"]}, "worker")
+    with pytest.raises(ValueError, match=r"jobs \['ps', 'worker'\]\. Parameter-server training "
+                                         r"runs on TensorFlow 2's ParameterServerStrategy, which "
+                                         r"needs one 'chief' task"):
+        runtime_lib.select_runtime(config, use_tpu=False, distribute=None, training=True)
+
+
+def test_parameter_servers_train_use_tpu_false_only(monkeypatch, tmp_path):
+    config = _config(monkeypatch, tmp_path, {
+        "chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]})
+    with pytest.raises(ValueError, match=r"train a TPUEstimator only with use_tpu=False"):
+        runtime_lib.select_runtime(config, use_tpu=True, distribute=None, training=True)
+    assert not runtime_lib.is_multi_worker_cluster(config)  # not the all-reduce runtime
+
+
+def test_the_chief_evaluates_on_one_device(monkeypatch, tmp_path):
+    config = _config(monkeypatch, tmp_path, {
+        "chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]})
+    runtime = runtime_lib.select_runtime(config, use_tpu=False, distribute=None)
+    assert isinstance(runtime.strategy, tf.distribute.OneDeviceStrategy)
+    assert runtime.coordinator is None
+
+
+def _start(task_type, index, cluster, model_dir, out_dir):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1", TF_CONFIG=json.dumps(
+        {"cluster": cluster, "task": {"type": task_type, "index": index}}))
+    env.pop("TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES", None)
+    name = f"{task_type}{index}"
+    log = open(os.path.join(out_dir, f"{name}.log"), "w", encoding="utf-8")  # pylint: disable=consider-using-with
+    proc = subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, TASK_SCRIPT, str(model_dir), os.path.join(out_dir, f"{name}.json")],
+        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
+    return name, proc, log
+
+
+def _run_cluster(model_dir, out_dir):
+    cluster = {"chief": [f"127.0.0.1:{free_port()}"],
+               "worker": [f"127.0.0.1:{free_port()}" for _ in range(2)],
+               "ps": [f"127.0.0.1:{free_port()}" for _ in range(2)]}
+    started = [_start(task_type, index, cluster, model_dir, out_dir)
+               for task_type, index in TASKS]
+    try:
+        deadline = time.time() + RUN_TIMEOUT_SECS
+        for name, proc, _ in started:
+            code = proc.wait(timeout=max(1.0, deadline - time.time()))
+            with open(os.path.join(out_dir, f"{name}.log"), encoding="utf-8") as f:
+                assert code == 0, f.read()[-3000:]
+    finally:
+        for _, proc, log in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+            log.close()
+    results = {}
+    for name, _, _ in started:
+        with open(os.path.join(out_dir, f"{name}.json"), encoding="utf-8") as f:
+            results[name] = json.load(f)
+    with open(os.path.join(out_dir, "chief0.log"), encoding="utf-8") as f:
+        return results, f.read()
+
+
+def _tf1_restored_table(checkpoint, parts):
+    """The embedding table as TF1 code reads it: `get_variable` partitioned into `parts`,
+    restored by a `tf.compat.v1.train.Saver`."""
+    with tf.Graph().as_default():
+        with tf.compat.v1.variable_scope(
+                "model", partitioner=tf.compat.v1.fixed_size_partitioner(parts)):
+            table = tf.compat.v1.get_variable(
+                "embedding", [program.VOCABULARY, program.DIMENSION])
+        saver = tf.compat.v1.train.Saver(tf.compat.v1.global_variables())
+        with tf.compat.v1.Session() as session:
+            saver.restore(session, checkpoint)
+            return session.run(tf.concat(list(table), axis=0))
+
+
+@pytest.mark.slow
+def test_chief_workers_parameter_servers_and_evaluator(tmp_path):
+    """Both estimators train to max_steps on the cluster, with their embedding table's two
+    parts on the two parameter servers; the checkpoints have TF1's layout and restore in one
+    process; the evaluator evaluated the final step."""
+    model_dir, out_dir = tmp_path / "model", str(tmp_path)
+    results, chief_log = _run_cluster(model_dir, out_dir)
+    assert all(returned == {"estimator": "None", "tpu_estimator": "None"}
+               for returned in results.values())
+    placement = re.findall(r"Variable model/embedding/part_(\d) is on /job:ps/replica:0/task:(\d)",
+                           chief_log)
+    assert [part for part, _ in placement] == ["0", "1", "0", "1"]  # one pair per estimator
+    for first, second in (placement[:2], placement[2:]):
+        assert {first[1], second[1]} == {"0", "1"}  # the table spans both parameter servers
+    for name, estimator in program.estimators(str(model_dir)):
+        checkpoint = estimator.latest_checkpoint()
+        assert checkpoint.endswith(f"model.ckpt-{program.MAX_STEPS}"), name
+        steps = sorted(int(path.rsplit("-", 1)[1]) for path in
+                       tf.train.get_checkpoint_state(estimator.model_dir).all_model_checkpoint_paths)
+        assert steps == [0, 10, 20, 30], name
+        # One global step per step a worker ran, and no step past max_steps.
+        assert estimator.get_variable_value("steps_run") == program.MAX_STEPS, name
+        shapes = dict(tf.train.list_variables(checkpoint))
+        assert shapes["model/embedding"] == [program.VOCABULARY, program.DIMENSION], name
+        assert not [n for n in shapes if "part_" in n], name
+        table = estimator.get_variable_value("model/embedding")
+        assert not np.allclose(table, 0.5), name  # trained
+        np.testing.assert_array_equal(_tf1_restored_table(checkpoint, 2), table)
+        np.testing.assert_array_equal(_tf1_restored_table(checkpoint, 3), table)
+        # The evaluator's results for the final step are this checkpoint's, evaluated here.
+        scalars = event_reader.read_scalars(estimator.eval_dir())
+        final_step, final_loss = scalars["loss"][-1]
+        assert final_step == program.MAX_STEPS, name
+        here = estimator.evaluate(program.input_fn, steps=2)
+        assert here["global_step"] == program.MAX_STEPS
+        assert here["loss"] == pytest.approx(final_loss, rel=1e-6), name
+        assert final_loss < scalars["loss"][0][1], name  # it learned
