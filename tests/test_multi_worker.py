@@ -22,7 +22,6 @@ import tensorflow as tf
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.engine import runtime as runtime_lib
 from tests import multi_worker_main as worker
 
 pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
