@@ -7,8 +7,8 @@ It runs `train_and_evaluate` twice, unchanged from a single-machine program: an 
 in MODEL_DIR/estimator, then a `TPUEstimator(use_tpu=False)` with `iterations_per_loop` =
 STEPS_PER_EXECUTION in MODEL_DIR/tpu_estimator, both to MAX_STEPS. The model looks ids up
 in an embedding table that `fixed_size_partitioner(2)` splits in two, and counts the steps
-its train op ran in a variable of its own. What train_and_evaluate returned goes to
-RESULT_JSON; the test process imports this module for the same model and data.
+its train op ran in a variable of its own. What train_and_evaluate returned and the
+global steps a SessionRunHook saw go to RESULT_JSON; the test process imports this module for the same model and data.
 """
 import json
 import os
@@ -68,15 +68,30 @@ def estimators(model_dir):
             **config))
 
 
+class GlobalStepRecorder(tf.train.SessionRunHook):
+    """Records the global step each after_run() sees."""
+
+    def __init__(self):
+        self.steps = []
+
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs(tf.train.get_global_step())
+
+    def after_run(self, run_context, run_values):
+        self.steps.append(int(run_values.results))
+
+
 def main(model_dir, result_path):
     tf.logging.set_verbosity(tf.logging.INFO)
-    returned = {}
+    results = {}
     for name, estimator in estimators(model_dir):
-        returned[name] = repr(tf.estimator.train_and_evaluate(
-            estimator, tf.estimator.TrainSpec(input_fn, max_steps=MAX_STEPS),
-            tf.estimator.EvalSpec(input_fn, steps=2, start_delay_secs=0, throttle_secs=0)))
+        hook = GlobalStepRecorder()
+        returned = tf.estimator.train_and_evaluate(
+            estimator, tf.estimator.TrainSpec(input_fn, max_steps=MAX_STEPS, hooks=[hook]),
+            tf.estimator.EvalSpec(input_fn, steps=2, start_delay_secs=0, throttle_secs=0))
+        results[name] = {"returned": repr(returned), "hook_steps": hook.steps}
     with open(result_path, "w", encoding="utf-8") as f:
-        json.dump(returned, f)
+        json.dump(results, f)
 
 
 if __name__ == "__main__":

@@ -114,12 +114,16 @@ def _tf1_restored_table(checkpoint, parts):
 @pytest.mark.slow
 def test_chief_workers_parameter_servers_and_evaluator(tmp_path):
     """Both estimators train to max_steps on the cluster, with their embedding table's two
-    parts on the two parameter servers; the checkpoints have TF1's layout and restore in one
-    process; the evaluator evaluated the final step."""
+    parts on the two parameter servers and the chief's hooks; the checkpoints have TF1's
+    layout and restore in one process; the evaluator evaluated the final step."""
     model_dir, out_dir = tmp_path / "model", str(tmp_path)
     results, chief_log = _run_cluster(model_dir, out_dir)
-    assert all(returned == {"estimator": "None", "tpu_estimator": "None"}
-               for returned in results.values())
+    for task, result in results.items():
+        # The chief's hooks run once per round of log_step_count_steps (5, the smallest
+        # interval) steps; the other tasks serve (worker, ps) or evaluate, and call none.
+        steps = [5, 10, 15, 20, 25, 30] if task == "chief0" else []
+        assert result == {name: {"returned": "None", "hook_steps": steps}
+                          for name in ("estimator", "tpu_estimator")}, task
     placement = re.findall(r"Variable model/embedding/part_(\d) is on /job:ps/replica:0/task:(\d)",
                            chief_log)
     assert [part for part, _ in placement] == ["0", "1", "0", "1"]  # one pair per estimator
