@@ -1,11 +1,12 @@
 """One task of the parameter-server tests (`test_parameter_servers.py`): the same program in
 every task of the cluster, its role from TF_CONFIG, as the original's programs ran.
 
-    TF_CONFIG=... python tests/parameter_server_main.py MODEL_DIR RESULT_JSON
+    TF_CONFIG=... python tests/parameter_server_main.py MODEL_DIR RESULT_JSON [MAX_STEPS]
 
 It runs `train_and_evaluate` twice, unchanged from a single-machine program: an `Estimator`
 in MODEL_DIR/estimator, then a `TPUEstimator(use_tpu=False)` with `iterations_per_loop` =
-STEPS_PER_EXECUTION in MODEL_DIR/tpu_estimator, both to MAX_STEPS. The model looks ids up
+STEPS_PER_EXECUTION in MODEL_DIR/tpu_estimator, both to MAX_STEPS (given MAX_STEPS: the
+`Estimator` alone, to that step). The model looks ids up
 in an embedding table that `fixed_size_partitioner(2)` splits in two, and counts the steps
 its train op ran in a variable of its own. What train_and_evaluate returned and the
 global steps a SessionRunHook saw go to RESULT_JSON; the test process imports this module for the same model and data.
@@ -81,13 +82,17 @@ class GlobalStepRecorder(tf.train.SessionRunHook):
         self.steps.append(int(run_values.results))
 
 
-def main(model_dir, result_path):
+def main(model_dir, result_path, max_steps=None):
     tf.logging.set_verbosity(tf.logging.INFO)
     results = {}
-    for name, estimator in estimators(model_dir):
+    runs = list(estimators(model_dir))
+    if max_steps is not None:
+        max_steps, runs = int(max_steps), runs[:1]
+    for name, estimator in runs:
         hook = GlobalStepRecorder()
         returned = tf.estimator.train_and_evaluate(
-            estimator, tf.estimator.TrainSpec(input_fn, max_steps=MAX_STEPS, hooks=[hook]),
+            estimator, tf.estimator.TrainSpec(input_fn, max_steps=max_steps or MAX_STEPS,
+                                              hooks=[hook]),
             tf.estimator.EvalSpec(input_fn, steps=2, start_delay_secs=0, throttle_secs=0))
         results[name] = {"returned": repr(returned), "hook_steps": hook.steps}
     with open(result_path, "w", encoding="utf-8") as f:

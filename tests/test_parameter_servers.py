@@ -18,6 +18,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.engine import runtime as runtime_lib
+from tpu_estimator_compat.state import sharing
 from tests import event_reader
 from tests import parameter_server_main as program
 from tests.test_multi_worker import free_port
@@ -59,36 +60,48 @@ def test_the_chief_evaluates_on_one_device(monkeypatch, tmp_path):
     assert runtime.coordinator is None
 
 
-def _start(task_type, index, cluster, model_dir, out_dir):
+def _cluster():
+    return {"chief": [f"127.0.0.1:{free_port()}"],
+            "worker": [f"127.0.0.1:{free_port()}" for _ in range(2)],
+            "ps": [f"127.0.0.1:{free_port()}" for _ in range(2)]}
+
+
+def _wait(started, out_dir, deadline):
+    for name, proc, _ in started:
+        code = proc.wait(timeout=max(1.0, deadline - time.time()))
+        with open(os.path.join(out_dir, f"{name}.log"), encoding="utf-8") as f:
+            assert code == 0, f.read()[-3000:]
+
+
+def _kill_all(started):
+    for _, proc, log in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        log.close()
+
+
+def _start(task_type, index, cluster, model_dir, out_dir, *args, name=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1", TF_CONFIG=json.dumps(
         {"cluster": cluster, "task": {"type": task_type, "index": index}}))
     env.pop("TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES", None)
-    name = f"{task_type}{index}"
+    name = name or f"{task_type}{index}"
     log = open(os.path.join(out_dir, f"{name}.log"), "w", encoding="utf-8")  # pylint: disable=consider-using-with
     proc = subprocess.Popen(  # pylint: disable=consider-using-with
-        [sys.executable, TASK_SCRIPT, str(model_dir), os.path.join(out_dir, f"{name}.json")],
+        [sys.executable, TASK_SCRIPT, str(model_dir), os.path.join(out_dir, f"{name}.json"),
+         *map(str, args)],
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
     return name, proc, log
 
 
 def _run_cluster(model_dir, out_dir):
-    cluster = {"chief": [f"127.0.0.1:{free_port()}"],
-               "worker": [f"127.0.0.1:{free_port()}" for _ in range(2)],
-               "ps": [f"127.0.0.1:{free_port()}" for _ in range(2)]}
+    cluster = _cluster()
     started = [_start(task_type, index, cluster, model_dir, out_dir)
                for task_type, index in TASKS]
     try:
-        deadline = time.time() + RUN_TIMEOUT_SECS
-        for name, proc, _ in started:
-            code = proc.wait(timeout=max(1.0, deadline - time.time()))
-            with open(os.path.join(out_dir, f"{name}.log"), encoding="utf-8") as f:
-                assert code == 0, f.read()[-3000:]
+        _wait(started, out_dir, time.time() + RUN_TIMEOUT_SECS)
     finally:
-        for _, proc, log in started:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
-            log.close()
+        _kill_all(started)
     results = {}
     for name, _, _ in started:
         with open(os.path.join(out_dir, f"{name}.json"), encoding="utf-8") as f:
@@ -152,3 +165,35 @@ def test_chief_workers_parameter_servers_and_evaluator(tmp_path):
         assert here["global_step"] == program.MAX_STEPS
         assert here["loss"] == pytest.approx(final_loss, rel=1e-6), name
         assert final_loss < scalars["loss"][0][1], name  # it learned
+
+
+@pytest.mark.slow
+def test_a_killed_worker_that_returns_loses_no_step(tmp_path):
+    """A worker SIGKILLed after the checkpoint of step 20 and restarted: TensorFlow's
+    coordinator runs its steps on the other worker, the restarted one rejoins, and training
+    ends at max_steps with every task's train_and_evaluate returning."""
+    model_dir, out_dir, max_steps = tmp_path / "model", str(tmp_path), 1000
+    cluster = _cluster()
+    started = [_start(task_type, index, cluster, model_dir, out_dir, max_steps)
+               for task_type, index in TASKS if task_type != "evaluator"]
+    estimator = dict(program.estimators(str(model_dir)))["estimator"]
+    try:
+        deadline = time.time() + RUN_TIMEOUT_SECS
+        while (sharing.latest_step(estimator.model_dir) or 0) < 20:
+            assert time.time() < deadline and all(p.poll() is None for _, p, _ in started)
+            time.sleep(0.2)
+        victim = next(entry for entry in started if entry[0] == "worker1")
+        victim[1].kill()
+        victim[1].wait(timeout=30)
+        started.remove(victim)
+        victim[2].close()
+        started.append(_start("worker", 1, cluster, model_dir, out_dir, max_steps,
+                              name="worker1_restarted"))
+        _wait(started, out_dir, deadline)
+    finally:
+        _kill_all(started)
+    assert estimator.latest_checkpoint().endswith(f"model.ckpt-{max_steps}")
+    assert estimator.get_variable_value("global_step") == max_steps
+    with open(os.path.join(out_dir, "worker1_restarted.log"), encoding="utf-8") as f:
+        assert "Started the worker 1 server of parameter-server training" in f.read()
+    assert estimator.evaluate(program.input_fn, steps=2)["global_step"] == max_steps
