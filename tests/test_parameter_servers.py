@@ -197,3 +197,44 @@ def test_a_killed_worker_that_returns_loses_no_step(tmp_path):
     with open(os.path.join(out_dir, "worker1_restarted.log"), encoding="utf-8") as f:
         assert "Started the worker 1 server of parameter-server training" in f.read()
     assert estimator.evaluate(program.input_fn, steps=2)["global_step"] == max_steps
+
+
+@pytest.mark.slow
+def test_a_killed_parameter_server_then_restarted_with_the_chief_resumes(tmp_path):
+    """A parameter server SIGKILLed after the checkpoint of step 20: the chief fails saying
+    what to restart; the parameter server and the chief restarted with the same TF_CONFIG
+    resume from the last checkpoint to max_steps while the workers kept serving."""
+    model_dir, out_dir, max_steps = tmp_path / "model", str(tmp_path), 300
+    cluster = _cluster()
+    started = [_start(task_type, index, cluster, model_dir, out_dir, max_steps)
+               for task_type, index in TASKS if task_type != "evaluator"]
+    estimator = dict(program.estimators(str(model_dir)))["estimator"]
+    try:
+        deadline = time.time() + RUN_TIMEOUT_SECS
+        while (sharing.latest_step(estimator.model_dir) or 0) < 20:
+            assert time.time() < deadline and all(p.poll() is None for _, p, _ in started)
+            time.sleep(0.2)
+        ps1, chief = (next(e for e in started if e[0] == name) for name in ("ps1", "chief0"))
+        ps1[1].kill()
+        assert chief[1].wait(timeout=max(1.0, deadline - time.time())) != 0
+        killed_at = sharing.latest_step(estimator.model_dir)
+        assert killed_at < max_steps
+        for entry in (ps1, chief):
+            started.remove(entry)
+            entry[1].wait(timeout=30)
+            entry[2].close()
+        with open(os.path.join(out_dir, "chief0.log"), encoding="utf-8") as f:
+            assert ("WorkerFailureError: Training on parameter servers stopped: a parameter "
+                    "server (or this chief's connection to the cluster) failed") in f.read()
+        started.append(_start("ps", 1, cluster, model_dir, out_dir, max_steps,
+                              name="ps1_restarted"))
+        started.append(_start("chief", 0, cluster, model_dir, out_dir, max_steps,
+                              name="chief0_restarted"))
+        _wait(started, out_dir, deadline)
+    finally:
+        _kill_all(started)
+    with open(os.path.join(out_dir, "chief0_restarted.log"), encoding="utf-8") as f:
+        assert f"Restoring parameters from {estimator.model_dir}/model.ckpt-{killed_at}" in (
+            f.read())
+    assert estimator.latest_checkpoint().endswith(f"model.ckpt-{max_steps}")
+    assert estimator.get_variable_value("global_step") == max_steps

@@ -90,15 +90,7 @@ class CoordinatedLoop:
             scheduled.append(self._coordinator.schedule(
                 self._closure, args=(iterator.iterator, tf.constant(size))))
             remaining -= size
-        try:
-            self._coordinator.join()
-        except tf.errors.UnavailableError as e:  # a lost worker's steps are rescheduled
-            raise tf.errors.UnavailableError(None, None, (
-                "Parameter-server training lost a parameter server (or the chief's "
-                "connection to the cluster); its variables' values since the last "
-                "checkpoint are gone. Restart the failed 'ps' task, then this chief, with "
-                "the same TF_CONFIG: training resumes from the last checkpoint in model_dir "
-                f"(the workers keep serving meanwhile). TensorFlow said: {e.message}")) from e
+        self._coordinator.join()  # a lost worker's steps are run again on the others
         results = [value.fetch() for value in scheduled]
         last = results[-1]
         host_call = last.get("host_call")
