@@ -8,11 +8,14 @@
 | False   | given                 |                                           | that strategy's replicas   | CPU/GPU   |
 | False   | None                  |                                           | one device (GPU:0 or CPU)  | CPU/GPU   |
 | any     | None                  | TF_CONFIG with >1 chief/worker task (1)   | every worker (MWMS)        | (2)       |
+| False   | None                  | TF_CONFIG with `ps` tasks, training (4)   | the workers (PSS)          | CPU/GPU   |
 
 (1) With use_tpu=True only together with TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES: without it
     use_tpu=True means a real TPU, whose pod hosts TPUStrategy drives from one process.
 (2) TPU semantics when use_tpu=True (hosts = workers), CPU/GPU semantics otherwise.
 (3) With `TPUConfig(num_cores_per_replica=k)`: N // k replicas of k cores (model_parallelism).
+(4) In the chief, which coordinates ParameterServerStrategy (`parameter_servers.py`); it
+    evaluates and predicts on one device. use_tpu=True is an error there.
 
 Multi-worker runs use TensorFlow's own runtime: one `tf.distribute.MultiWorkerMirroredStrategy`
 per process (`multi_worker_strategy()`), created from TF_CONFIG. TensorFlow 2.21 can only
@@ -56,7 +59,8 @@ class Runtime:
 
     `num_workers` counts the processes that run the program in lockstep (between-graph
     replication, e.g. MultiWorkerMirroredStrategy: one per host); a TPU pod driven by
-    TPUStrategy has several hosts but one worker process. `is_chief` is False on every worker
+    TPUStrategy has several hosts but one worker process, and so has parameter-server
+    training, whose chief schedules the steps on the workers with `coordinator`. `is_chief` is False on every worker
     process but the chief: those write nothing into model_dir.
     """
 
