@@ -9,7 +9,8 @@ STEPS_PER_EXECUTION in MODEL_DIR/tpu_estimator, both to MAX_STEPS (given MAX_STE
 `Estimator` alone, to that step). The model looks ids up
 in an embedding table that `fixed_size_partitioner(2)` splits in two, and counts the steps
 its train op ran in a variable of its own. What train_and_evaluate returned and the
-global steps a SessionRunHook saw go to RESULT_JSON; the test process imports this module for the same model and data.
+global steps a SessionRunHook saw go to RESULT_JSON; the test process imports this module
+for the same model and data.
 """
 import json
 import os

@@ -145,8 +145,8 @@ def test_chief_workers_parameter_servers_and_evaluator(tmp_path):
     for name, estimator in program.estimators(str(model_dir)):
         checkpoint = estimator.latest_checkpoint()
         assert checkpoint.endswith(f"model.ckpt-{program.MAX_STEPS}"), name
-        steps = sorted(int(path.rsplit("-", 1)[1]) for path in
-                       tf.train.get_checkpoint_state(estimator.model_dir).all_model_checkpoint_paths)
+        state = tf.train.get_checkpoint_state(estimator.model_dir)
+        steps = sorted(int(path.rsplit("-", 1)[1]) for path in state.all_model_checkpoint_paths)
         assert steps == [0, 10, 20, 30], name
         # One global step per step a worker ran, and no step past max_steps.
         assert estimator.get_variable_value("steps_run") == program.MAX_STEPS, name

@@ -119,7 +119,9 @@ class Estimator:
         """Trains for `steps` more steps or up to `max_steps`; returns self.
 
         `hooks` (and the spec's `training_hooks`) run once per device loop (see
-        `hooks.py`); `saving_listeners` are called around every checkpoint save.
+        `hooks.py`); `saving_listeners` are called around every checkpoint save. In the
+        `worker` and `ps` tasks of a TF_CONFIG cluster with parameter servers, serves the
+        chief until training reaches `max_steps` (`parameter_server_tasks.py`).
         """
         _check_train_steps(steps, max_steps, self._use_tpu)
         input_checks.check_input_fn(input_fn)

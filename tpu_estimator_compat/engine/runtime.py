@@ -60,8 +60,9 @@ class Runtime:
     `num_workers` counts the processes that run the program in lockstep (between-graph
     replication, e.g. MultiWorkerMirroredStrategy: one per host); a TPU pod driven by
     TPUStrategy has several hosts but one worker process, and so has parameter-server
-    training, whose chief schedules the steps on the workers with `coordinator`. `is_chief` is False on every worker
-    process but the chief: those write nothing into model_dir.
+    training, whose chief schedules the steps on the workers with `coordinator`.
+    `is_chief` is False on every worker process but the chief: those write nothing into
+    model_dir.
     """
 
     strategy: tf.distribute.Strategy
