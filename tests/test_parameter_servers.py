@@ -238,3 +238,37 @@ def test_a_killed_parameter_server_then_restarted_with_the_chief_resumes(tmp_pat
             f.read())
     assert estimator.latest_checkpoint().endswith(f"model.ckpt-{max_steps}")
     assert estimator.get_variable_value("global_step") == max_steps
+
+
+@pytest.mark.slow
+def test_a_killed_chief_restarted_resumes_from_its_last_checkpoint(tmp_path):
+    """The chief SIGKILLed after the checkpoint of step 20 and restarted with the same
+    TF_CONFIG: the workers and parameter servers kept serving, and the new chief resumes
+    from the last checkpoint to max_steps."""
+    model_dir, out_dir, max_steps = tmp_path / "model", str(tmp_path), 300
+    cluster = _cluster()
+    started = [_start(task_type, index, cluster, model_dir, out_dir, max_steps)
+               for task_type, index in TASKS if task_type != "evaluator"]
+    estimator = dict(program.estimators(str(model_dir)))["estimator"]
+    try:
+        deadline = time.time() + RUN_TIMEOUT_SECS
+        while (sharing.latest_step(estimator.model_dir) or 0) < 20:
+            assert time.time() < deadline and all(p.poll() is None for _, p, _ in started)
+            time.sleep(0.2)
+        chief = next(entry for entry in started if entry[0] == "chief0")
+        chief[1].kill()
+        chief[1].wait(timeout=30)
+        killed_at = sharing.latest_step(estimator.model_dir)
+        assert killed_at < max_steps
+        started.remove(chief)
+        chief[2].close()
+        started.append(_start("chief", 0, cluster, model_dir, out_dir, max_steps,
+                              name="chief0_restarted"))
+        _wait(started, out_dir, deadline)
+    finally:
+        _kill_all(started)
+    with open(os.path.join(out_dir, "chief0_restarted.log"), encoding="utf-8") as f:
+        assert f"Restoring parameters from {estimator.model_dir}/model.ckpt-{killed_at}" in (
+            f.read())
+    assert estimator.latest_checkpoint().endswith(f"model.ckpt-{max_steps}")
+    assert estimator.get_variable_value("global_step") == max_steps
