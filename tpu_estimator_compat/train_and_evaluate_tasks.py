@@ -166,9 +166,10 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         return None
     distributed = bool(run_config.cluster_spec_for(config, getattr(estimator, "_use_tpu", True)))
     if distributed and config.task_type in ("chief", "worker", "ps"):
-        logging.info("train_and_evaluate in TF_CONFIG task %s %d: training only; the "
-                     "'evaluator' task, if any, evaluates the checkpoints.",
-                     config.task_type, config.task_id)
+        logging.info("train_and_evaluate in TF_CONFIG task %s %d: %s; the 'evaluator' task, "
+                     "if any, evaluates the checkpoints.", config.task_type, config.task_id,
+                     "training only" if config.task_type == "chief" or not
+                     config.num_ps_replicas else "serving the chief's parameter-server training")
         estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps,
                         hooks=train_spec.hooks, saving_listeners=train_spec.saving_listeners)
         return None
