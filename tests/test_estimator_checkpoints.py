@@ -442,3 +442,59 @@ def test_sigkilled_training_resumes_to_max_steps(tmp_path, eight_devices):
         np.testing.assert_allclose(values["beta2_power"], 0.999 ** (step + 1), rtol=2e-3)
     assert checkpoint_values(model_dir)["global_step"] == last_step
     assert not [f for f in os.listdir(model_dir) if "_temp_" in f]
+
+
+def _write_partitioned_checkpoint(prefix, parts):
+    """A checkpoint of `parameter_server_main`'s model as TF1 wrote it, its embedding table
+    `get_variable`-partitioned into `parts` and saved by a `tf.compat.v1.train.Saver`
+    (parts=None: the parts under names of their own, `model/embedding/part_<i>`, as this
+    package saved them before). Returns the table, kernel and bias."""
+    table = np.arange(40, dtype=np.float32).reshape(10, 4) * 0.01
+    kernel, bias = np.full([4, 1], 0.1, np.float32), np.array([0.2], np.float32)
+    with tf.Graph().as_default():
+        with v1.variable_scope("model", partitioner=v1.fixed_size_partitioner(parts or 2)):
+            partitioned = v1.get_variable("embedding", [10, 4])
+        v1.get_variable("out/kernel", initializer=kernel)
+        v1.get_variable("out/bias", initializer=bias)
+        v1.get_variable("steps_run", initializer=np.int64(7))
+        v1.train.get_or_create_global_step()
+        variables = v1.global_variables()
+        if parts is None:
+            variables = {v.op.name: v for v in variables}
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            session.run(v1.assign(v1.train.get_global_step(), 7))
+            offset = 0
+            for part in partitioned:  # fixed_size_partitioner: row blocks in order
+                rows = part.shape[0]
+                session.run(part.assign(table[offset:offset + rows]))
+                offset += rows
+            v1.train.Saver(variables).save(session, prefix)
+    return table, kernel, bias
+
+
+@pytest.mark.parametrize("parts", [3, None], ids=["tf1_slices", "part_names"])
+def test_a_partitioned_variable_is_one_tf1_variable_in_checkpoints(tmp_path, parts):
+    """get_variable(partitioner=...) parts are saved as slices of the one TF1 variable, as
+    TF1's Saver saved them (any partitioning restores them); a TF1 checkpoint of another
+    partitioning, or one naming the parts, restores."""
+    import parameter_server_main as program  # pylint: disable=import-outside-toplevel
+    table, kernel, bias = _write_partitioned_checkpoint(str(tmp_path / "model.ckpt-7"), parts)
+    estimator = tec.Estimator(program.model_fn, model_dir=str(tmp_path))
+    ids = np.arange(program.BATCH) % program.VOCABULARY
+    rows = (ids % 2) * 5 + ids // 2  # TF1's embedding_lookup over 2 parts: "mod" strategy
+    expected = np.mean((table[rows] @ kernel + bias - (ids * 0.1).reshape(-1, 1)) ** 2)
+    assert estimator.evaluate(program.input_fn, steps=1)["loss"] == pytest.approx(expected)
+    estimator.train(program.input_fn, max_steps=8)
+    shapes = dict(tf.train.list_variables(str(tmp_path / "model.ckpt-8")))
+    assert {name: shapes[name] for name in shapes if name.startswith("model/")} == {
+        "model/embedding": [10, 4]}
+    trained = estimator.get_variable_value("model/embedding")
+    assert not np.allclose(trained, table)
+    with tf.Graph().as_default():
+        with v1.variable_scope("model", partitioner=v1.fixed_size_partitioner(4)):
+            parts_of_four = v1.get_variable("embedding", [10, 4])
+        with v1.Session() as session:
+            v1.train.Saver([parts_of_four]).restore(session, str(tmp_path / "model.ckpt-8"))
+            np.testing.assert_array_equal(session.run(tf.concat(list(parts_of_four), 0)),
+                                          trained)

@@ -22,7 +22,6 @@ import tensorflow as tf
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.engine import runtime as runtime_lib
 from tests import multi_worker_main as worker
 
 pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
@@ -193,15 +192,6 @@ def test_per_shard_input_fn_calls_are_numbered_across_replicas(tmp_path, eight_d
         tpu_config=tec.TPUConfig(iterations_per_loop=1, per_host_input_for_training=False))
     tec.TPUEstimator(worker.model_fn, config=config, train_batch_size=16).train(input_fn, steps=1)
     assert seen == [(0, index, 8, 1) for index in range(8)]
-
-
-def test_a_parameter_server_cluster_is_rejected(monkeypatch, tmp_path):
-    monkeypatch.setenv("TF_CONFIG", json.dumps({
-        "cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
-        "task": {"type": "worker", "index": 0}}))
-    config = tec.RunConfig(model_dir=str(tmp_path))
-    with pytest.raises(ValueError, match="parameter server"):
-        runtime_lib.select_runtime(config, use_tpu=False, distribute=None)
 
 
 def test_multi_worker_tf_config_after_tensorflow_started_explains_the_fix(monkeypatch, tmp_path):

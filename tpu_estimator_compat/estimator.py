@@ -9,6 +9,7 @@ The mechanics live in the modules named in each step; this file stays short on p
 """
 import collections.abc
 import copy
+import dataclasses
 import os
 
 import numpy as np
@@ -21,9 +22,11 @@ from tpu_estimator_compat.config import config_line
 from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
+from tpu_estimator_compat.config.tpu_config import parse_iterations_per_loop
 from tpu_estimator_compat.tf1_behaviour import eager_calls
 from tpu_estimator_compat.tf1_behaviour import process_patches
 from tpu_estimator_compat.engine import model_engine as engine_lib
+from tpu_estimator_compat.engine import parameter_servers
 from tpu_estimator_compat.host import evaluation
 from tpu_estimator_compat.export import saved_model as export_lib
 from tpu_estimator_compat.host import hooks as hooks_lib
@@ -34,6 +37,7 @@ from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.host import multi_worker
+from tpu_estimator_compat.host import parameter_server_tasks
 from tpu_estimator_compat.host import prediction
 from tpu_estimator_compat.engine import runtime as runtime_lib
 from tpu_estimator_compat.api import spec as spec_lib
@@ -119,7 +123,9 @@ class Estimator:
         """Trains for `steps` more steps or up to `max_steps`; returns self.
 
         `hooks` (and the spec's `training_hooks`) run once per device loop (see
-        `hooks.py`); `saving_listeners` are called around every checkpoint save.
+        `hooks.py`); `saving_listeners` are called around every checkpoint save. In the
+        `worker` and `ps` tasks of a TF_CONFIG cluster with parameter servers, serves the
+        chief until training reaches `max_steps` (`parameter_server_tasks.py`).
         """
         _check_train_steps(steps, max_steps, self._use_tpu)
         input_checks.check_input_fn(input_fn)
@@ -129,6 +135,9 @@ class Estimator:
         if max_steps is not None and (sharing.latest_step(self.model_dir) or 0) >= max_steps:
             logging.info("Skipping training since max_steps has already saved.")
             return self  # without claiming model_dir: it may be read-only, or shared
+        if self._serves_parameter_server_training():  # the chief drives this task
+            parameter_server_tasks.serve(self._config, self.model_dir, max_steps)
+            return self
         # One trainer per model_dir: a second one fails here, before reading or writing.
         with sharing.training_in(self.model_dir, self._config.is_chief) as lock:
             self._train(input_fn, hooks, steps, max_steps, saving_listeners, lock)
@@ -141,6 +150,12 @@ class Estimator:
         runtime, plan, call_input, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                     hook_run)
         hook_run.every_step = self._hooks_every_step(runtime, hook_run)
+        iterations_per_loop = self._iterations_per_loop(runtime, hook_run)
+        if runtime.coordinator is not None:  # closures on the workers, rounds on the chief
+            compiled = dataclasses.replace(compiled, loop=compiled.loop.with_steps_per_execution(
+                self._steps_per_execution()))
+            iterations_per_loop = parameter_servers.steps_per_round(self._config,
+                                                                    self._steps_per_execution())
         with call_input:
             engine.sync(latest, compiled, self._warm_start_from)
             hook_run.start(compiled.traced.placed_hooks, compiled.traced.scaffold)
@@ -154,7 +169,7 @@ class Estimator:
                 training.run_training(
                     engine, compiled, call_input.iterator, training.TrainingPlan(
                         config=self._config, model_dir=self.model_dir, last_step=last_step,
-                        iterations_per_loop=self._iterations_per_loop(runtime, hook_run),
+                        iterations_per_loop=iterations_per_loop,
                         examples_per_step=self._examples_per_step(plan, runtime),
                         host_call_every_n_steps=(
                             self._config.tpu_config.experimental_host_call_every_n_steps),
@@ -286,8 +301,16 @@ class Estimator:
 
     def _hooks_every_step(self, runtime, hook_run):
         """Whether hooks see every step (Estimator: one step per Session.run)."""
-        del runtime
-        return bool(hook_run.hooks)
+        return bool(hook_run.hooks) and runtime.coordinator is None
+
+    def _steps_per_execution(self):
+        """Parameter-server training: the steps of one closure a worker runs (Estimator:
+        one, as one Session.run)."""
+        return 1
+
+    def _serves_parameter_server_training(self):
+        return (self._config.task_type in ("worker", "ps")
+                and runtime_lib.is_parameter_server_cluster(self._config))
 
     # -- internals --------------------------------------------------------------------------
     def _start_inference(self, mode, input_fn, hooks, checkpoint_path, until_input_ends=True):
@@ -331,7 +354,8 @@ class Estimator:
         distribute = self._config.train_distribute
         if mode != ModeKeys.TRAIN:  # TPU semantics evaluate on the training replicas too
             distribute = self._config.eval_distribute or (distribute if use_tpu else None)
-        return runtime_lib.select_runtime(self._config, use_tpu, distribute)
+        return runtime_lib.select_runtime(self._config, use_tpu, distribute,
+                                          training=mode == ModeKeys.TRAIN)
 
     def _engine(self, runtime):
         key = (id(runtime.strategy), runtime.tpu_semantics)
@@ -432,7 +456,18 @@ class TPUEstimator(Estimator):
     def _hooks_every_step(self, runtime, hook_run):
         """With CPU/GPU semantics (`use_tpu=False`) the original was an Estimator: one step
         per Session.run, so hooks saw every step; on TPU they see every loop."""
-        return bool(hook_run.hooks) and not runtime.tpu_semantics
+        return (bool(hook_run.hooks) and not runtime.tpu_semantics
+                and runtime.coordinator is None)
+
+    def _steps_per_execution(self):
+        """Parameter-server training: `iterations_per_loop` steps per closure."""
+        parsed = parse_iterations_per_loop(self._config.tpu_config.iterations_per_loop)
+        if parsed.unit != "count":
+            raise ValueError(
+                "Parameter-server training runs `iterations_per_loop` steps per closure on a "
+                "worker, a count of steps; got "
+                f"{self._config.tpu_config.iterations_per_loop!r}. Pass a number of steps.")
+        return parsed.value
 
 
 def export_estimator_savedmodel(estimator, export_dir_base, serving_input_receiver_fn,

@@ -3,10 +3,11 @@
 | TF_CONFIG task                  | does                                                | returns |
 |---------------------------------|-----------------------------------------------------|---------|
 | none (no cluster)               | trains, evaluating each new checkpoint (local loop) | results |
-| `chief` / `worker` in a cluster | trains only (the `evaluator` task evaluates)        | None    |
+| `chief` / `worker` in a cluster | trains only (the `evaluator` task evaluates); with  | None    |
+|                                 | `ps` tasks the chief coordinates, workers serve     |         |
 | `master` in a cluster           | trains, evaluating each new checkpoint              | None    |
 | `evaluator` (index 0)           | evaluates each new checkpoint until the final one   | None    |
-| `ps`                            | not supported (NotImplementedError)                 |         |
+| `ps` (parameter-server training)| serves until training reaches `max_steps`           | None    |
 
 The local loop: training runs in one `train()` call and an evaluation follows each new
 checkpoint, from a saving listener:
@@ -145,7 +146,6 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     Raises:
       TypeError: an argument of the wrong type.
       ValueError: an `evaluator` task of index > 0 (the original's message).
-      NotImplementedError: this process is a TF_CONFIG `ps` task, a role not provided.
     """
     if not isinstance(estimator, Estimator):
         raise TypeError(f"`estimator` must have type `tf.estimator.Estimator`. Got: "
@@ -164,16 +164,12 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
                 f"id 0).  Given task id {config.task_id}")
         _run_evaluator(estimator, train_spec, eval_spec)
         return None
-    if config.task_type == "ps":
-        raise NotImplementedError(
-            "train_and_evaluate in a TF_CONFIG 'ps' task: the parameter-server role is not "
-            "provided by tpu_estimator_compat (training is synchronous across the chief and "
-            "workers). Remove the 'ps' tasks.")
     distributed = bool(run_config.cluster_spec_for(config, getattr(estimator, "_use_tpu", True)))
-    if distributed and config.task_type in ("chief", "worker"):
-        logging.info("train_and_evaluate in TF_CONFIG task %s %d: training only; the "
-                     "'evaluator' task, if any, evaluates the checkpoints.",
-                     config.task_type, config.task_id)
+    if distributed and config.task_type in ("chief", "worker", "ps"):
+        logging.info("train_and_evaluate in TF_CONFIG task %s %d: %s; the 'evaluator' task, "
+                     "if any, evaluates the checkpoints.", config.task_type, config.task_id,
+                     "training only" if config.task_type == "chief" or not
+                     config.num_ps_replicas else "serving the chief's parameter-server training")
         estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps,
                         hooks=train_spec.hooks, saving_listeners=train_spec.saving_listeners)
         return None

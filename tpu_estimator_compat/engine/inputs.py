@@ -32,6 +32,7 @@ from tpu_estimator_compat.engine import input_errors
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import padding
+from tpu_estimator_compat.engine import parameter_servers
 from tpu_estimator_compat.tf1_behaviour import iterators
 from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.api import embedding_spec
@@ -72,6 +73,10 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
     the fix, before any work; one of unknown length is logged as running to its end.
     """
     strategy = runtime.strategy
+    if runtime.coordinator is not None:  # parameter servers: each worker's own input
+        return parameter_servers.PerWorkerInput(
+            runtime.coordinator, lambda: distributed_input(
+                input_fn, mode, runtime, plan, estimator_facts, until_input_ends))
     called = []  # input_fn's datasets: an input error names their files (`input_errors`)
     if _on_local_cpus(strategy):
         # The host dataset's iterator, without MultiDeviceIterator's hop to devices that

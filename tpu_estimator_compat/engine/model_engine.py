@@ -53,6 +53,7 @@ from tpu_estimator_compat.engine import loops
 from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
+from tpu_estimator_compat.engine import parameter_servers
 from tpu_estimator_compat.engine import replica_sync as replica_sync_lib
 from tpu_estimator_compat.engine import session_runs
 from tpu_estimator_compat.api import optimizers
@@ -182,6 +183,12 @@ class ModelEngine:
                 instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
             loop = make_loop(instantiate, step_outputs,
                              inputs.step_element_reader(self.runtime.strategy, iterator))
+            if self.runtime.coordinator is not None:  # the workers run it (parameter servers)
+                parameter_servers.log_placement(self.store.model_variables())
+                return CompiledMode(traced, step_outputs,
+                                    parameter_servers.CoordinatedLoop(self.runtime.coordinator,
+                                                                      loop),
+                                    init_calls, program, replica_sync, kept_alive)
             if compile_with_xla:
                 loop = xla_step.explaining_compile_errors(loop)
             loop = _first_run_logged(memory.explaining_out_of_memory(

@@ -8,11 +8,14 @@
 | False   | given                 |                                           | that strategy's replicas   | CPU/GPU   |
 | False   | None                  |                                           | one device (GPU:0 or CPU)  | CPU/GPU   |
 | any     | None                  | TF_CONFIG with >1 chief/worker task (1)   | every worker (MWMS)        | (2)       |
+| False   | None                  | TF_CONFIG with `ps` tasks, training (4)   | the workers (PSS)          | CPU/GPU   |
 
 (1) With use_tpu=True only together with TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES: without it
     use_tpu=True means a real TPU, whose pod hosts TPUStrategy drives from one process.
 (2) TPU semantics when use_tpu=True (hosts = workers), CPU/GPU semantics otherwise.
 (3) With `TPUConfig(num_cores_per_replica=k)`: N // k replicas of k cores (model_parallelism).
+(4) In the chief, which coordinates ParameterServerStrategy (`parameter_servers.py`); it
+    evaluates and predicts on one device. use_tpu=True is an error there.
 
 Multi-worker runs use TensorFlow's own runtime: one `tf.distribute.MultiWorkerMirroredStrategy`
 per process (`multi_worker_strategy()`), created from TF_CONFIG. TensorFlow 2.21 can only
@@ -36,6 +39,7 @@ from tpu_estimator_compat.config import tf_config as tf_config_lib
 from tpu_estimator_compat.engine import cluster_resolver as cluster_resolver_lib
 from tpu_estimator_compat.engine import model_parallelism
 from tpu_estimator_compat.engine import worker_start
+from tpu_estimator_compat.engine import parameter_servers
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import distribute
 
@@ -57,8 +61,10 @@ class Runtime:
 
     `num_workers` counts the processes that run the program in lockstep (between-graph
     replication, e.g. MultiWorkerMirroredStrategy: one per host); a TPU pod driven by
-    TPUStrategy has several hosts but one worker process. `is_chief` is False on every worker
-    process but the chief: those write nothing into model_dir.
+    TPUStrategy has several hosts but one worker process, and so has parameter-server
+    training, whose chief schedules the steps on the workers with `coordinator`.
+    `is_chief` is False on every worker process but the chief: those write nothing into
+    model_dir.
     """
 
     strategy: tf.distribute.Strategy
@@ -70,6 +76,7 @@ class Runtime:
     num_cores_per_replica: int | None = None  # TPUConfig's, with TPU semantics (model parallelism)
     device_assignment: object = None  # the replicas' cores, with model parallelism
     compile_with_xla: bool = False  # the simulated TPU's steps (xla_step), unless turned off
+    coordinator: object = None  # parameter-server training: the chief's ClusterCoordinator
 
     @property
     def replicas_per_host(self):
@@ -129,13 +136,23 @@ def _extended_flag(strategy, name, default):
         return default
 
 
-def select_runtime(config, use_tpu, distribute):
+def select_runtime(config, use_tpu, distribute, training=False):
     """Builds the Runtime for one mode; `distribute` is the RunConfig strategy for it.
+
+    In a TF_CONFIG cluster with parameter servers the chief trains on
+    ParameterServerStrategy (`parameter_servers.py`) and evaluates and predicts on one
+    device, as the original's chief ran those in a local session.
 
     With TPU semantics and `TPUConfig.num_cores_per_replica` = k (model parallelism, see
     `model_parallelism`), a TPU or simulated TPU of N cores has N // k replicas.
     """
     cores_per_replica = config.tpu_config.num_cores_per_replica if use_tpu else None
+    if distribute is None and is_parameter_server_cluster(config):
+        if use_tpu:
+            raise ValueError(_PS_WITH_TPU)
+        if training:
+            return _parameter_server_runtime(config)
+        return runtime_for_strategy(_one_device_strategy(), False)
     if distribute is not None:
         return runtime_for_strategy(distribute, tpu_semantics=use_tpu,
                                     is_chief=run_config_lib.writes_model_dir(config),
@@ -178,21 +195,45 @@ def simulated_tpu_xla(environ=None):
 
 
 def is_multi_worker_cluster(config):
-    """Whether TF_CONFIG (as parsed by RunConfig) puts this task in a cluster of >1 workers.
-
-    Raises:
-      ValueError: the cluster has parameter servers (not supported: no ParameterServer
-        training here).
-    """
+    """Whether TF_CONFIG (as parsed by RunConfig) puts this task in a cluster of >1 workers
+    training in sync (no parameter servers: see `is_parameter_server_cluster`)."""
     if config.num_worker_replicas <= 1 or config.task_type not in ("chief", "worker"):
         return False
-    if config.num_ps_replicas:
+    return not config.num_ps_replicas
+
+
+def is_parameter_server_cluster(config):
+    """Whether TF_CONFIG puts this task (chief, worker or ps) in a cluster with `ps` tasks.
+
+    Raises:
+      ValueError: such a cluster without a `chief` task (ParameterServerStrategy's
+        coordinator), or with a legacy `master` task.
+    """
+    if not config.num_ps_replicas or config.task_type not in ("chief", "master", "worker",
+                                                               "ps"):
+        return False
+    jobs = config.cluster_spec.jobs
+    if "chief" not in jobs or "master" in jobs or "worker" not in jobs:
         raise ValueError(
-            f"TF_CONFIG describes a cluster with {config.num_ps_replicas} parameter server(s) "
-            "('ps' tasks). tpu_estimator_compat trains across workers with synchronous "
-            "all-reduce (MultiWorkerMirroredStrategy) only: remove the 'ps' job from "
-            "TF_CONFIG['cluster'] and run the chief/worker tasks alone.")
+            f"TF_CONFIG describes a cluster with parameter servers ('ps' tasks) and the jobs "
+            f"{sorted(jobs)}. Parameter-server training runs on TensorFlow 2's "
+            "ParameterServerStrategy, which needs one 'chief' task (it coordinates and writes "
+            "the checkpoints) and at least one 'worker' task: rename 'master' to 'chief', or "
+            "add a 'chief' task (the worker 0 of a TF1 cluster without one).")
     return True
+
+
+_PS_WITH_TPU = (
+    "TF_CONFIG describes a cluster with parameter servers ('ps' tasks), which train a "
+    "TPUEstimator only with use_tpu=False (ParameterServerStrategy runs the steps on the "
+    "workers' CPUs/GPUs). Pass use_tpu=False, or remove the 'ps' tasks for TPU training.")
+
+
+def _parameter_server_runtime(config):
+    strategy, coordinator = parameter_servers.parameter_server_strategy(
+        run_config_lib.cluster_spec_for(config, False))
+    return Runtime(strategy=strategy, tpu_semantics=False, num_replicas=1, num_hosts=1,
+                   num_workers=1, is_chief=True, coordinator=coordinator)
 
 
 def multi_worker_strategy(communication_options=None, start_timeout_secs=None):

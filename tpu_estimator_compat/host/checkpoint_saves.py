@@ -163,6 +163,8 @@ class _Saves:
             with logging.phase("saving checkpoint %d", step):
                 path = self._saver.save(self._engine.store.named_variables(), step,
                                         meta_graph=self._meta_graph())
+        except (tf.errors.UnavailableError, tf.errors.AbortedError):
+            raise  # a peer holding the values failed (training.py explains), not the disk
         except (tf.errors.OpError, OSError) as error:
             if self._lock is not None:
                 self._lock.check()  # its clean-up deleted our temporary files

@@ -125,13 +125,20 @@ def failures_explained(runtime, what, model_dir=None):
     except WorkerFailureError:
         raise
     except _PEER_FAILURES as e:
-        if runtime.num_workers <= 1:
+        if runtime.num_workers <= 1 and runtime.coordinator is None:
             raise
         resume = ""
         if model_dir is not None:
             latest = checkpoints.latest_checkpoint(model_dir)
             resume = (f" Training resumes from the last checkpoint, {latest}." if latest else
                       " No checkpoint was written yet: training restarts from step 0.")
+        if runtime.coordinator is not None:  # TensorFlow's coordinator handles lost workers
+            raise WorkerFailureError(
+                f"{what} on parameter servers stopped: a parameter server (or this chief's "
+                "connection to the cluster) failed, and its variables' values since the last "
+                "checkpoint are gone. Restart the failed 'ps' task, then this chief, with "
+                f"their TF_CONFIG; the workers keep serving.{resume}\n"
+                f"TensorFlow reported: {_essence(e)}") from e
         raise WorkerFailureError(
             f"{what} across {runtime.num_workers} workers stopped: another worker failed or "
             f"became unreachable, so TensorFlow aborted the collectives of this worker (task "

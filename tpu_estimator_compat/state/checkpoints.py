@@ -192,9 +192,10 @@ class CheckpointSaver:
         path = os.path.join(self._model_dir, f"{CHECKPOINT_BASENAME}-{step}")
         temp = f"{path}{_TEMP_MARKER}{uuid.uuid4().hex}"
         names, tensors = values_to_save(named_variables)
+        keys = [checkpoint_key(name, named_variables[name]) for name in names]
         try:
-            tf.raw_ops.SaveV2(prefix=temp, tensor_names=names,
-                              shape_and_slices=[""] * len(names), tensors=tensors)
+            tf.raw_ops.SaveV2(prefix=temp, tensor_names=[key for key, _ in keys],
+                              shape_and_slices=[spec for _, spec in keys], tensors=tensors)
             if meta_graph:
                 with tf.io.gfile.GFile(temp + _META_SUFFIX, "wb") as f:
                     f.write(meta_graph)
@@ -265,6 +266,14 @@ def values_to_save(named_variables: dict):
     return names, [named_variables[name].read_value() for name in names]
 
 
+def checkpoint_key(name, variable):
+    """`(tensor name, slice spec)` under which `variable` (TF1 name `name`) is saved: a part
+    of a partitioned variable (`emb/part_1`) as its slice of the whole one (`emb`, spec
+    `"10 4 5,5:0,4"`), as TF1's Saver saved it; any other variable whole (`(name, "")`)."""
+    info = tf_training.save_slice_info(variable)
+    return (name, "") if info is None else info
+
+
 def save_to_prefix(named_variables: dict, prefix: str, listed, dropped=()) -> str:
     """What `tf.compat.v1.train.Saver.save(sess, prefix)` writes: `prefix.index` and
     `prefix.data-00000-of-00001` of `{tf1_name: variable}`, and unless `listed` is None the
@@ -279,8 +288,9 @@ def save_to_prefix(named_variables: dict, prefix: str, listed, dropped=()) -> st
             f"Parent directory of {prefix} doesn't exist, can't save (create it first, as "
             "TF1's Saver required).")
     names, tensors = values_to_save(named_variables)
-    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
-                      tensors=tensors)
+    keys = [checkpoint_key(name, named_variables[name]) for name in names]
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=[key for key, _ in keys],
+                      shape_and_slices=[spec for _, spec in keys], tensors=tensors)
     if listed is not None:
         now = time.time()
         _write_state(directory, [(path, now) for path in listed], now, relative=False)
@@ -308,14 +318,16 @@ def open_reader(ckpt_dir_or_path: str):
         raise corrupt_error(path, e) from e
 
 
-def read_tensors(checkpoint_path: str, names, dtypes) -> list:
-    """Reads `names` (stored with `dtypes`) from a checkpoint prefix in one RestoreV2 op."""
+def read_tensors(checkpoint_path: str, names, dtypes, slices=None) -> list:
+    """Reads `names` (stored with `dtypes`; `slices`: a slice spec per name, "" for the whole
+    tensor) from a checkpoint prefix in one RestoreV2 op."""
     if not names:
         return []
     try:
         return tf.raw_ops.RestoreV2(prefix=glob_safe.readable_prefix(checkpoint_path),
                                     tensor_names=list(names),
-                                    shape_and_slices=[""] * len(names), dtypes=list(dtypes))
+                                    shape_and_slices=list(slices or [""] * len(names)),
+                                    dtypes=list(dtypes))
     except tf.errors.OpError as e:
         raise corrupt_error(checkpoint_path, e) from e
 
@@ -342,16 +354,19 @@ def restore(named_variables: dict, checkpoint_path: str) -> None:
     shapes = reader.get_variable_to_shape_map()
     dtypes = reader.get_variable_to_dtype_map()
     missing, shape_errors, dtype_errors = [], [], []
+    keys = {}
     for name in sorted(named_variables):
         variable = named_variables[name]
-        if name not in shapes:
+        key, spec = keys[name] = _restore_key(name, variable, shapes)
+        shape = _full_shape(spec) or variable.shape
+        if key not in shapes:
             missing.append(name)
-        elif not variable.shape.is_compatible_with(shapes[name]):
-            shape_errors.append(f"{name}: model {tuple(variable.shape)} vs checkpoint "
-                                f"{tuple(shapes[name])}")
-        elif not dtypes_compatible(variable.dtype, dtypes[name]):
-            dtype_errors.append(f"{name}: model {variable.dtype.name} vs checkpoint "
-                                f"{dtypes[name].name}")
+        elif not shape.is_compatible_with(shapes[key]):
+            shape_errors.append(f"{key}: model {tuple(shape)} vs checkpoint "
+                                f"{tuple(shapes[key])}")
+        elif not dtypes_compatible(variable.dtype, dtypes[key]):
+            dtype_errors.append(f"{key}: model {variable.dtype.name} vs checkpoint "
+                                f"{dtypes[key].name}")
     if missing or shape_errors or dtype_errors:
         lines = [f"Checkpoint {path} does not match the model's variables:"]
         if missing:
@@ -363,8 +378,26 @@ def restore(named_variables: dict, checkpoint_path: str) -> None:
         lines.append(_HOW_TO_PARTIALLY_RESTORE)
         raise ValueError("\n".join(lines))
     names = sorted(named_variables)
-    values = read_tensors(path, names, [dtypes[name] for name in names])
+    values = read_tensors(path, [keys[name][0] for name in names],
+                          [dtypes[keys[name][0]] for name in names],
+                          [keys[name][1] for name in names])
     assign_all([(named_variables[name], value) for name, value in zip(names, values)])
+
+
+def _restore_key(name, variable, shapes):
+    """`checkpoint_key`, or for a part of a partitioned variable in a checkpoint that has it
+    as a variable of its own (written before parts were saved as slices) `(name, "")`."""
+    key, spec = checkpoint_key(name, variable)
+    if spec and key not in shapes and name in shapes:
+        return name, ""
+    return key, spec
+
+
+def _full_shape(spec):
+    """The whole variable's shape in a slice spec (`"10 4 5,5:0,4"` -> [10, 4]), or None."""
+    if not spec:
+        return None
+    return tf.TensorShape([int(d) for d in spec.split(" ")[:-1]])
 
 
 def assign_all(variables_and_values) -> None:

@@ -39,6 +39,9 @@ SYMBOLS = uses(
            "tf.contrib.opt's MovingAverageOptimizer.swapping_saver maps a var_list by name"),
     Symbol("tensorflow.python.ops.variables", "PartitionedVariable",
            "tf.contrib.opt's swapping_saver takes partitioned variables"),
+    Symbol("tensorflow.python.ops.variables", "Variable._get_save_slice_info",
+           "a part of a partitioned variable (get_variable(partitioner=...)) is saved as "
+           "its slice of the full variable, as TF1's Saver saved it"),
     Symbol("tensorflow.python.ops.summary_ops_v2", "_ResourceSummaryWriter",
            "a TF2 summary writer made in model_fn lives as long as the step and its init() "
            "is an op (tf1_behaviour/patches.py replaces two methods while model_fn runs)"),
@@ -81,3 +84,12 @@ def saver_retention(saver, default_max_to_keep, default_every_n_hours):
     """A Saver's (max_to_keep, keep_checkpoint_every_n_hours); the defaults without one."""
     return (getattr(saver, "_max_to_keep", default_max_to_keep),
             getattr(saver, "_keep_checkpoint_every_n_hours", default_every_n_hours))
+
+
+def save_slice_info(variable):
+    """`(full_name, spec)` of a part of a partitioned variable: the TF1 name of the whole
+    variable and the slice spec (`"10 4 0,5:0,4"`) SaveV2/RestoreV2 take; None for a whole
+    variable."""
+    get = getattr(variable, "_get_save_slice_info", None)
+    info = get() if get is not None else None
+    return None if info is None else (info.full_name, info.spec)
