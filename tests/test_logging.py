@@ -429,7 +429,8 @@ def test_tracing_model_fn_has_a_heartbeat(tmp_path, monkeypatch):
         estimator_class(model_fn, use_tpu=False, train_batch_size=4, config=tec.RunConfig(
             model_dir=str(tmp_path))).train(input_fn, max_steps=1)
     messages = heard.messages()
-    first_beat = next(i for i, m in enumerate(messages) if m.startswith("Still calling"))
+    first_beat = next(i for i, m in enumerate(messages)
+                      if m.startswith("Still calling model_fn"))
     assert messages.index("Calling model_fn.") < first_beat < messages.index(
         "Done calling model_fn.")
     assert not _heartbeat_threads()
