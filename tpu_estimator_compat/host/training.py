@@ -120,7 +120,9 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
         try:
             while step < plan.last_step:
                 size = sizer.next_size(plan.last_step - step)
-                if not plan.tpu_semantics:  # as the original's one step per Session.run
+                # As the original's one step per Session.run; parameter servers run rounds
+                # of closures instead (engine/parameter_servers.py).
+                if not plan.tpu_semantics and engine.runtime.coordinator is None:
                     size = _cut_at_stops(size, step, [progress.next_stop(step)] + [
                         saver.next_stop() for saver in savers])
                 started = time.time()
