@@ -130,3 +130,97 @@ def test_unserved_names_name_the_replacement(name, replacement):
         getattr(tf.contrib.estimator, name)
     assert f"Instead of {name}, use" in str(error.value)
     assert replacement in str(error.value)
+
+
+def _batches(input_fn, count):
+    """What TF1's session loop read from an input_fn's tensors: up to `count` batches."""
+    import tensorflow as tf2  # pylint: disable=import-outside-toplevel
+    out = []
+    with tf2.Graph().as_default():
+        element = input_fn()
+        with tf2.compat.v1.Session() as session:
+            try:
+                for _ in range(count):
+                    out.append(tf2.nest.map_structure(lambda a: a.tolist(), session.run(element)))
+            except tf2.errors.OutOfRangeError:
+                out.append("END")
+    return out
+
+
+NUMPY_X = {"b": np.arange(10, dtype=np.float64).reshape(10, 1),
+           "a": np.arange(10, 20, dtype=np.int32)}
+NUMPY_Y = np.arange(100, 110, dtype=np.float32)
+
+
+def test_numpy_input_fn_gives_the_originals_batches():
+    numpy_input_fn = tf.estimator.inputs.numpy_input_fn
+    # The original's batches (TF 2.15's tf.compat.v1.estimator.inputs, unshuffled).
+    assert _batches(numpy_input_fn(NUMPY_X, NUMPY_Y, batch_size=4, num_epochs=2,
+                                   shuffle=False), 10) == [
+        ({"a": [10, 11, 12, 13], "b": [[0.0], [1.0], [2.0], [3.0]]}, [100, 101, 102, 103]),
+        ({"a": [14, 15, 16, 17], "b": [[4.0], [5.0], [6.0], [7.0]]}, [104, 105, 106, 107]),
+        ({"a": [18, 19, 10, 11], "b": [[8.0], [9.0], [0.0], [1.0]]}, [108, 109, 100, 101]),
+        ({"a": [12, 13, 14, 15], "b": [[2.0], [3.0], [4.0], [5.0]]}, [102, 103, 104, 105]),
+        ({"a": [16, 17, 18, 19], "b": [[6.0], [7.0], [8.0], [9.0]]}, [106, 107, 108, 109]),
+        "END"]
+    assert _batches(numpy_input_fn(np.arange(5), batch_size=3, num_epochs=None,
+                                   shuffle=False), 3) == [[0, 1, 2], [3, 4, 0], [1, 2, 3]]
+    assert _batches(numpy_input_fn(NUMPY_X, {"t": NUMPY_Y, "u": NUMPY_Y * 2}, batch_size=6,
+                                   shuffle=False), 3)[1:] == [
+        ({"a": [16, 17, 18, 19], "b": [[6.0], [7.0], [8.0], [9.0]]},
+         {"t": [106, 107, 108, 109], "u": [212, 214, 216, 218]}), "END"]
+    import tensorflow as tf2  # pylint: disable=import-outside-toplevel
+    with tf2.Graph().as_default():
+        for epochs, rows in ((1, None), (None, 4)):
+            features, labels = numpy_input_fn(NUMPY_X, NUMPY_Y, batch_size=4, num_epochs=epochs,
+                                              shuffle=False)()
+            assert [(k, v.dtype.name, v.shape.as_list()) for k, v in sorted(features.items())] \
+                == [("a", "int32", [rows]), ("b", "float64", [rows, 1])]
+            assert (labels.dtype.name, labels.shape.as_list()) == ("float32", [rows])
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(x=NUMPY_X, y=NUMPY_Y[:3], shuffle=False),
+     "Length of tensors in x and y is mismatched. All elements in x and y must have the same "
+     "length.\nShapes in x: {'a': (10,), 'b': (10, 1)}\nShapes in y: (3,)\n"),
+    (dict(x=NUMPY_X, y={"a": NUMPY_Y}, shuffle=False),
+     "1 duplicate keys are found in both x and y: {'a'}"),
+    (dict(x=[1, 2], shuffle=False), "x must be a dict or array; got list"),
+    (dict(x=NUMPY_X, shuffle=None), "shuffle must be provided and explicitly set as boolean (it "
+     "is recommended to set it as True for training); got None"),
+])
+def test_numpy_input_fn_refuses_bad_input_as_the_original(kwargs, error):
+    with pytest.raises((ValueError, TypeError)) as raised:
+        tf.estimator.inputs.numpy_input_fn(**kwargs)()
+    assert str(raised.value) == error
+
+
+def test_estimators_read_every_row_of_numpy_input_fn(tmp_path):
+    def mean_model_fn(features, labels, mode):
+        del features
+        step = tf.train.get_global_step()
+        return tf.estimator.EstimatorSpec(
+            mode, loss=tf.reduce_mean(labels), train_op=tf.assign_add(step, 1),
+            eval_metric_ops={"mean_label": tf.metrics.mean(labels)})
+
+    est = tf.estimator.Estimator(mean_model_fn, str(tmp_path))
+    est.train(tf.estimator.inputs.numpy_input_fn(NUMPY_X, NUMPY_Y, batch_size=4, num_epochs=2,
+                                                 shuffle=True))
+    assert est.get_variable_value("global_step") == 6  # the original's step
+    results = est.evaluate(tf.estimator.inputs.numpy_input_fn(
+        NUMPY_X, NUMPY_Y, batch_size=4, shuffle=False))
+    # The original's numbers: all 10 rows, in batches of 4, 4 and 2.
+    assert results["mean_label"] == pytest.approx(104.5)
+    assert results["loss"] == pytest.approx(105.166664)
+
+
+def test_pandas_input_fn_batches_the_columns_as_numpy_input_fn():
+    # Neither environment has pandas: these are numpy_input_fn's (the original's) batches of
+    # the same columns, the target popped as the original's pandas_input_fn did.
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"b": np.arange(5.0), "a": np.arange(10, 15)}, index=range(5))
+    target = pd.Series(np.arange(100, 105), index=range(5))
+    assert _batches(tf.estimator.inputs.pandas_input_fn(frame, target, batch_size=3,
+                                                        shuffle=False), 3) == [
+        ({"a": [10, 11, 12], "b": [0.0, 1.0, 2.0]}, [100, 101, 102]),
+        ({"a": [13, 14], "b": [3.0, 4.0]}, [103, 104]), "END"]
