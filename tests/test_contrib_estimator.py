@@ -61,6 +61,40 @@ def test_stop_if_no_decrease_hook_stops_where_the_original_does(tmp_path):
     assert est.get_variable_value("global_step") == 16  # the original's step
 
 
+def _tpu_input_fn(params):
+    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(
+        params["batch_size"], drop_remainder=True).repeat()
+
+
+def _tpu_model_fn(features, labels, mode, params):
+    del params
+    spec = model_fn(features, labels, mode, {})
+    return tf.contrib.tpu.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op)
+
+
+@pytest.mark.slow  # compiles the step with XLA
+def test_early_stopping_with_tpu_semantics_stops_at_a_loop_end(tmp_path, monkeypatch):
+    from tpu_estimator_compat.engine import cluster_resolver  # noqa: PLC0415
+    monkeypatch.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, "1")
+    est = tf.contrib.tpu.TPUEstimator(
+        model_fn=_tpu_model_fn, use_tpu=True, train_batch_size=8, eval_batch_size=8,
+        config=tf.contrib.tpu.RunConfig(
+            model_dir=str(tmp_path), save_checkpoints_steps=5,
+            tpu_config=tf.contrib.tpu.TPUConfig(iterations_per_loop=4)))
+    hook = tf.estimator.experimental.stop_if_lower_hook(
+        est, "loss", 0.05, run_every_secs=None, run_every_steps=1)
+    tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(_tpu_input_fn, max_steps=200, hooks=[hook]),
+        tf.estimator.EvalSpec(_tpu_input_fn, steps=2, throttle_secs=0,
+                              start_delay_secs=0))
+    # Checkpoints (and evaluations) at loop ends; the hook runs once per loop, after the
+    # save: training stops at the end of the loop whose evaluation crossed the threshold.
+    evals = tf.contrib.estimator.read_eval_metrics(est.eval_dir())
+    assert list(evals) == [8, 16, 24, 32, 40, 48]
+    assert [evals[step]["loss"] < 0.05 for step in evals] == [False] * 5 + [True]
+    assert est.get_variable_value("global_step") == 48
+
+
 def test_early_stopping_validates_as_the_original():
     est = tf.estimator.Estimator(model_fn)
     with pytest.raises(ValueError, match="Only one of `run_every_secs` and `run_every_steps`"):
