@@ -1,4 +1,5 @@
-"""`tf.estimator.experimental`: TF 1.15's early-stopping hooks (`rebuilt_apis/early_stopping.py`)."""
+"""`tf.estimator.experimental`: TF 1.15's early-stopping hooks
+(`rebuilt_apis/early_stopping.py`); the error names what to use instead of the rest."""
 from tpu_estimator_compat.v1 import _lazy
 
 EARLY_STOPPING = ("make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
