@@ -258,3 +258,16 @@ def test_pandas_input_fn_batches_the_columns_as_numpy_input_fn():
                                                         shuffle=False), 3) == [
         ({"a": [10, 11, 12], "b": [0.0, 1.0, 2.0]}, [100, 101, 102]),
         ({"a": [13, 14], "b": [3.0, 4.0]}, [103, 104]), "END"]
+
+
+def test_tf1_module_paths_serve_the_same_functions():
+    # pylint: disable=import-outside-toplevel
+    from tpu_estimator_compat.v1.contrib.estimator.python.estimator import early_stopping
+    from tpu_estimator_compat.v1.contrib.estimator.python.estimator import extenders
+    from tpu_estimator_compat.v1.python.estimator.inputs import numpy_io
+    from tpu_estimator_compat.v1.python.estimator import early_stopping as core_early_stopping
+    assert early_stopping.stop_if_no_increase_hook \
+        is core_early_stopping.stop_if_no_increase_hook \
+        is tf.estimator.experimental.stop_if_no_increase_hook
+    assert extenders.forward_features is tf.contrib.estimator.forward_features
+    assert numpy_io.numpy_input_fn is tf.estimator.inputs.numpy_input_fn

@@ -69,6 +69,7 @@ EXCLUDED = {
                          "TF1 names `_paths` lists): internals it dropped are not served",
     "tensorflow.python.estimator": _ESTIMATOR_INTERNALS,
     "tensorflow_estimator.python": _ESTIMATOR_INTERNALS,
+    "tensorflow_estimator.contrib.estimator.python": _ESTIMATOR_INTERNALS,
     "tensorflow.estimator": "TF 1.x's canned estimators, heads, BestExporter and feature-spec "
                             "helpers: this package serves TPUEstimator, Estimator and what they "
                             "take (docs/compatibility.md: Supported TPUEstimator features), not the canned estimators",
