@@ -34,10 +34,11 @@ ALLOWED = {
     "export": {"api", "config", "engine", "log", "state", "tf_internals"},
     "host": {"api", "config", "rebuilt_apis", "log", "state", "tf1_behaviour", "tf_internals"},
     "estimator": {"api", "config", "engine", "export", "host", "log", "state", "tf1_behaviour"},
+    "estimator_extenders": {"api", "engine", "estimator"},
     "train_and_evaluate_tasks": {"api", "config", "estimator", "export", "host", "log",
                                  "state"},
-    "v1": {"api", "config", "engine", "estimator", "export", "rebuilt_apis", "log", "state",
-           "tf1_behaviour", "train_and_evaluate_tasks"},
+    "v1": {"api", "config", "engine", "estimator", "estimator_extenders", "export",
+           "rebuilt_apis", "log", "state", "tf1_behaviour", "train_and_evaluate_tasks"},
     "cli": {"log", "v1"},
     "__main__": {"cli"},
 }

@@ -38,6 +38,9 @@ EXCLUDED = {
     "tensorflow.contrib.layers": "contrib.layers' feature columns, embeddings and summaries "
                                  "(TF1 canned-estimator helpers) beyond tf-slim's layers",
     "tensorflow.contrib.slim": "slim's names tf-slim 1.1 no longer has",
+    "tensorflow.contrib.estimator": "contrib.estimator's heads, canned estimators, "
+                                    "replicate_model_fn/TowerOptimizer and export helpers "
+                                    "(the error names the replacement); its wrappers are served",
     "tensorflow.contrib.tpu": "TF 1.x's TPU internals (keras_support, embedding, profiler "
                               "client...) that TPUEstimator programs do not reach",
     "tensorflow.contrib.training": "contrib.training's queue-based input utilities "
@@ -66,13 +69,13 @@ EXCLUDED = {
                          "TF1 names `_paths` lists): internals it dropped are not served",
     "tensorflow.python.estimator": _ESTIMATOR_INTERNALS,
     "tensorflow_estimator.python": _ESTIMATOR_INTERNALS,
+    "tensorflow_estimator.contrib.estimator.python": _ESTIMATOR_INTERNALS,
     "tensorflow.estimator": "TF 1.x's canned estimators, heads, BestExporter and feature-spec "
                             "helpers: this package serves TPUEstimator, Estimator and what they "
                             "take (docs/compatibility.md: Supported TPUEstimator features), not the canned estimators",
-    "tensorflow.estimator.experimental": "the estimator's experimental canned models and "
-                                         "early-stopping hooks, not served",
-    "tensorflow.estimator.inputs": "numpy_input_fn / pandas_input_fn (queue-based, without "
-                                   "`params`): not served; use tf.data",
+    "tensorflow.estimator.experimental": "the estimator's experimental canned models, logit "
+                                         "builders and InMemoryEvaluatorHook (the early-"
+                                         "stopping hooks are served)",
     "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
                                     "since TensorFlow 2)",
     "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "

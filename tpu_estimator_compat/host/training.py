@@ -106,13 +106,16 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
                                                 compiled.replica_sync)
     host_call = _HostCallDriver(compiled, plan.host_call_every_n_steps, enabled=workers.is_chief)
     progress = _Progress(plan, compiled, host_call, enabled=workers.is_chief)
+    # The savers (and their listeners' evaluations) before the hooks, as TF1's chief ran its
+    # CheckpointSaverHook before the program's hooks: an early-stopping hook sees the
+    # evaluation of the step it stops at.
     actions = loop_actions.LoopActions([
-        loop_actions.HookActions(hook_run),
         _NanCheck(plan.model_dir),
         *([_ReplicaCopies(compiled.replica_sync, plan)] if compiled.replica_sync else []),
         host_call,
         progress,
-        *(_SaverActions(saver) for saver in savers)])
+        *(_SaverActions(saver) for saver in savers),
+        loop_actions.HookActions(hook_run)])
     actions.begin(step)
     loss = None
     preempted = False  # as agreed by all workers (a SIGTERM may reach only one of them)

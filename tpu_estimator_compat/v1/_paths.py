@@ -101,6 +101,17 @@ MODULES = {
     "python.estimator": Virtual(fallback=f"{_PKG}.v1.estimator"),
     "python.estimator.estimator": Virtual(_ESTIMATOR),
     "python.estimator.estimator_lib": f"{_PKG}.v1.estimator",
+    "python.estimator.early_stopping": Virtual(_from(
+        "rebuilt_apis.early_stopping", "make_early_stopping_hook", "read_eval_metrics",
+        "stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_decrease_hook",
+        "stop_if_no_increase_hook")),
+    "python.estimator.extenders": Virtual(_from("estimator_extenders", "add_metrics")),
+    "python.estimator.inputs": Virtual(fallback=f"{_PKG}.v1.estimator.inputs"),
+    "python.estimator.inputs.inputs": Virtual(fallback=f"{_PKG}.v1.estimator.inputs"),
+    "python.estimator.inputs.numpy_io": Virtual(_from("rebuilt_apis.numpy_inputs",
+                                                      "numpy_input_fn")),
+    "python.estimator.inputs.pandas_io": Virtual(_from("rebuilt_apis.numpy_inputs",
+                                                       "pandas_input_fn")),
     "python.estimator.model_fn": Virtual(_from("api.spec", "EstimatorSpec", "ModeKeys")),
     "python.estimator.mode_keys": Virtual(_from("api.spec", "ModeKeys")),
     "python.estimator.run_config": Virtual(_from("config.run_config", "RunConfig")),
@@ -153,6 +164,12 @@ MODULES = {
     "summary": Virtual(_from("rebuilt_apis.summary_file_writer", "FileWriter", "FileWriterCache"),
                        fallback="tensorflow:compat.v1.summary"),
     # tensorflow.contrib.tpu.python.{tpu,ops}
+    "contrib.estimator.python": Virtual(),
+    "contrib.estimator.python.estimator": Virtual(),
+    "contrib.estimator.python.estimator.early_stopping": Virtual(
+        fallback="tpu_estimator_compat.v1.python.estimator.early_stopping"),
+    "contrib.estimator.python.estimator.extenders": Virtual(_from(
+        "estimator_extenders", "add_metrics", "clip_gradients_by_norm", "forward_features")),
     "contrib.tpu.python": Virtual(),
     "contrib.tpu.python.tpu": Virtual(fallback="tensorflow.python.tpu"),
     "contrib.tpu.python.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),

@@ -1,16 +1,18 @@
 """`tf.contrib`: the parts that TPUEstimator programs use, each loaded on first use.
 
 `tf.contrib` was removed in TensorFlow 2. `tpu`, `cluster_resolver`, `crf` (linear-chain
-CRF), `data`, `distribute` (cross-device ops), `image` (its projective transforms), `layers`,
-`lookup` (lookup tables), `opt` (LARS, LazyAdam, moving averages, decoupled weight decay), `rnn` (core cells and
-functions), `learn` (its downloader only), `stateless`, `summary`, `training` and `framework` are provided by this
-package (with tf-slim's help for the last three); `slim` and `metrics` are tf-slim's
-(`rebuilt_apis/tf_slim.py`). Other contrib modules are not provided; for some, the error names what to use
-instead (`REPLACEMENTS`).
+CRF), `data`, `distribute` (cross-device ops), `estimator` (early stopping and the Estimator
+wrappers), `image` (its projective transforms), `layers`, `lookup` (lookup tables), `opt`
+(LARS, LazyAdam, moving averages, decoupled weight decay), `rnn` (core cells and functions),
+`learn` (its downloader only), `stateless`, `summary`, `training` and `framework` are
+provided by this package (with tf-slim's help for the last three); `slim` and `metrics` are
+tf-slim's (`rebuilt_apis/tf_slim.py`). Other contrib modules are not provided; for some,
+the error names what to use instead (`REPLACEMENTS`).
 """
 from tpu_estimator_compat.v1 import _lazy
 
-_OWN = ("cluster_resolver", "crf", "data", "distribute", "framework", "image", "layers",
+_OWN = ("cluster_resolver", "crf", "data", "distribute", "estimator", "framework", "image",
+        "layers",
         "learn", "lookup", "opt", "rnn", "stateless", "summary", "tpu", "training")
 SUBMODULES = tuple(sorted(_OWN + ("metrics", "slim")))
 

@@ -1,9 +1,10 @@
 """`tf.estimator`: Estimator and TPUEstimator support from this package, hooks from
 `tf.compat.v1.train`, the exporters of `EvalSpec` (`Exporter`, `LatestExporter`,
-`FinalExporter`), and the `export` and `tpu` submodules.
+`FinalExporter`), `add_metrics`, and the `export`, `tpu`, `experimental` (early
+stopping) and `inputs` (`numpy_input_fn`, `pandas_input_fn`) submodules.
 
-Canned estimators (DNNClassifier, LinearRegressor, BoostedTrees...), `BestExporter` and
-`tf.estimator.inputs` are not provided.
+Canned estimators (DNNClassifier, LinearRegressor, BoostedTrees...) and `BestExporter` are
+not provided.
 """
 from tpu_estimator_compat.v1 import _lazy
 
@@ -26,7 +27,10 @@ NAMES = {
     **{name: f"tpu_estimator_compat.train_and_evaluate_tasks:{name}"
        for name in ("Exporter", "FinalExporter", "LatestExporter")},
     "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
+    "add_metrics": "tpu_estimator_compat.estimator_extenders:add_metrics",
     "export": f"{__name__}.export",
+    "experimental": f"{__name__}.experimental",
+    "inputs": f"{__name__}.inputs",
     "tpu": f"{__name__}.tpu",
     **{name: f"tensorflow:compat.v1.train.{name}" for name in _HOOKS},
 }
@@ -34,6 +38,8 @@ NAMES = {
 _lazy.install(
     globals(), names=NAMES,
     missing_hint=(". tpu_estimator_compat provides Estimator, TPUEstimator (tf.estimator.tpu), "
-                  "their specs, configs, train_and_evaluate, hooks, exporters and export; "
+                  "their specs, configs, train_and_evaluate, hooks, exporters, add_metrics, "
+                  "export and "
+                  "experimental's early stopping, inputs; "
                   "canned estimators and BestExporter are not provided."),
 )
