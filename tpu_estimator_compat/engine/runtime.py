@@ -42,6 +42,7 @@ from tpu_estimator_compat.engine import worker_start
 from tpu_estimator_compat.engine import parameter_servers
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf_internals import distribute
+from tpu_estimator_compat.tf_internals import graphs
 
 SIMULATED_TPU_CORES_ENV = cluster_resolver_lib.SIMULATED_TPU_CORES_ENV
 SIMULATED_TPU_XLA_ENV = "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_XLA"
@@ -262,6 +263,8 @@ def multi_worker_strategy(communication_options=None, start_timeout_secs=None):
       WorkerStartTimeoutError: other workers did not start within the start timeout.
     """
     if not _multi_worker_strategies:
+        if graphs.tensorflow_started():  # fail now, not after waiting for the peers
+            raise _tensorflow_started_error()
         if start_timeout_secs is None:
             start_timeout_secs = worker_start.start_timeout_secs()
         worker_start.wait_for_peers(tf_config_lib.load_tf_config(), start_timeout_secs or None)
@@ -271,18 +274,22 @@ def multi_worker_strategy(communication_options=None, start_timeout_secs=None):
         except RuntimeError as e:
             if "program startup" not in str(e):
                 raise
-            raise RuntimeError(
-                "Cannot start multi-worker training: this process already ran a TensorFlow "
-                "operation, and TensorFlow 2.21 can only create a MultiWorkerMirroredStrategy "
-                "before its first operation (collective ops are configured at start-up). Call "
-                "tpu_estimator_compat.multi_worker_strategy() at the start of the program, "
-                "before any other TensorFlow code, or create "
-                "tf.distribute.MultiWorkerMirroredStrategy() there and pass it as "
-                "RunConfig(train_distribute=...).") from e
+            raise _tensorflow_started_error() from e
         _multi_worker_strategies.append(strategy)
         logging.info("Multi-worker training with MultiWorkerMirroredStrategy: %d replicas in "
                      "sync.", strategy.num_replicas_in_sync)
     return _multi_worker_strategies[0]
+
+
+def _tensorflow_started_error():
+    return RuntimeError(
+        "Cannot start multi-worker training: this process already ran a TensorFlow "
+        "operation, and TensorFlow 2.21 can only create a MultiWorkerMirroredStrategy "
+        "before its first operation (collective ops are configured at start-up). Call "
+        "tpu_estimator_compat.multi_worker_strategy() at the start of the program, "
+        "before any other TensorFlow code, or create "
+        "tf.distribute.MultiWorkerMirroredStrategy() there and pass it as "
+        "RunConfig(train_distribute=...).")
 
 
 def _check_simulated_cores(runtime, use_tpu):

@@ -12,6 +12,10 @@ from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
 
 _FRAMEWORK = "tensorflow.python.framework"
 SYMBOLS = uses(
+    Symbol("tensorflow.python.eager.context", "Context._initialized",
+           "a multi-worker run in a process whose TensorFlow already started fails at once "
+           "with the fix, instead of first waiting for its peers (engine/runtime.py)",
+           per_instance=True),
     Symbol("tensorflow.python.eager.context", "eager_mode",
            "train/evaluate/predict/export and TPU system calls run eagerly in programs that "
            "disabled eager execution (tf1_behaviour/eager_calls.py, TF1 TPU system calls)"),
@@ -168,3 +172,9 @@ def add_control_input(op, control_op):
 def has_control_dependencies(graph):
     """Whether a `tf.control_dependencies` block is active in `graph` now."""
     return bool(graph._control_dependencies_stack)  # pylint: disable=protected-access
+
+
+def tensorflow_started():
+    """Whether this process's TensorFlow runtime has started (its first operation ran, or
+    its devices were listed): device and collective configuration is fixed from then on."""
+    return bool(getattr(context.context(), "_initialized", False))
