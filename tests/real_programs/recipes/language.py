@@ -42,6 +42,32 @@ def bert_pretraining(work, use_tpu):
     return argv, [ckpt(out, 3), os.path.join(out, "eval_results.txt")]
 
 
+def bert_pretraining_eval(work, use_tpu):
+    argv, _ = bert_pretraining(work, use_tpu)
+    return [a for a in argv if not a.startswith(("--do_train", "--do_eval"))] + [
+        "--do_train=false", "--do_eval=true"]
+
+
+def bert_pretraining_replicas(work, cores):
+    """One step without dropout on a global batch of 1024, every example with two masked
+    positions (equal loss normalizers on every replica). The batch keeps each replica's
+    gradient norm under 1, the clip_by_global_norm(1.0) BERT applies per replica before
+    CrossShardOptimizer sums the gradients (with a clip binding on some replica, TF1's sum
+    of clipped gradients is no 1-replica run's)."""
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(
+        vocab, hidden=8, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
+                             masked_lm_examples(seeded_rng(), 1024, 16, 2, vocab))
+    out = os.path.join(work, "out")
+    return ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--train_batch_size=1024", "--max_seq_length=16", "--max_predictions_per_seq=2",
+            "--num_train_steps=1", "--num_warmup_steps=0", "--learning_rate=1e-4",
+            "--iterations_per_loop=1", "--save_checkpoints_steps=1000", "--use_tpu=true",
+            "--num_tpu_cores=%d" % cores], out
+
+
 def albert_pretraining(work, use_tpu):
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     config = bert_config(vocab, embedding_size=8, num_hidden_groups=1, inner_group_num=1,
@@ -154,7 +180,9 @@ PROGRAMS = [
     Program("bert_pretraining", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
             "run_pretraining.py", "BERT masked-LM + NSP pre-training, gather over masked "
-            "positions, scaffold_fn init, eval_metrics", bert_pretraining),
+            "positions, scaffold_fn init, eval_metrics", bert_pretraining,
+            eval_only=bert_pretraining_eval, replica_check=bert_pretraining_replicas,
+            gradients="sum"),
     Program("albert_pretraining", "google-research/albert",
             "b772393d3dae115b493258ce8e37c17b2cc62100", "google-research+albert",
             "albert/run_pretraining.py", "ALBERT pre-training (SOP), LAMB optimizer, "
