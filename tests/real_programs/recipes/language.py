@@ -27,6 +27,14 @@ def bert_classifier(work, use_tpu):
     return argv, [ckpt(out, 2), os.path.join(out, "eval_results.txt")]
 
 
+def evaluation_only(prepare):
+    """An eval-only argv for a BERT-style program: `prepare`'s with --do_train=false."""
+    def eval_only(work, use_tpu):
+        argv, _ = prepare(work, use_tpu)
+        return [a for a in argv if not a.startswith("--do_train")] + ["--do_train=false"]
+    return eval_only
+
+
 def bert_pretraining(work, use_tpu):
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
@@ -42,21 +50,16 @@ def bert_pretraining(work, use_tpu):
     return argv, [ckpt(out, 3), os.path.join(out, "eval_results.txt")]
 
 
-def bert_pretraining_eval(work, use_tpu):
-    argv, _ = bert_pretraining(work, use_tpu)
-    return [a for a in argv if not a.startswith(("--do_train", "--do_eval"))] + [
-        "--do_train=false", "--do_eval=true"]
-
-
 def bert_pretraining_replicas(work, cores):
     """One step without dropout on a global batch of 1024, every example with two masked
-    positions (equal loss normalizers on every replica). The batch keeps each replica's
-    gradient norm under 1, the clip_by_global_norm(1.0) BERT applies per replica before
+    positions (equal loss normalizers on every replica). The batch and the small initial
+    weights keep each replica's gradient norm under 1, the clip_by_global_norm(1.0) BERT applies per replica before
     CrossShardOptimizer sums the gradients (with a clip binding on some replica, TF1's sum
     of clipped gradients is no 1-replica run's)."""
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     write_json(os.path.join(work, "bert_config.json"), bert_config(
-        vocab, hidden=8, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+        vocab, hidden=8, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        initializer_range=0.002))
     records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
                              masked_lm_examples(seeded_rng(), 1024, 16, 2, vocab))
     out = os.path.join(work, "out")
@@ -176,12 +179,15 @@ PROGRAMS = [
     Program("bert_classifier", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
             "run_classifier.py", "BERT fine-tuning (MRPC TSV), tf.contrib layer_norm, "
-            "AdamWeightDecay, eval_metrics, TPU eval padding", bert_classifier),
+            "AdamWeightDecay, eval_metrics, TPU eval padding", bert_classifier,
+            eval_only=evaluation_only(bert_classifier),
+            replica_check="dropout without a flag: run_classifier.py's keep_prob=0.9",
+            gradients="sum"),
     Program("bert_pretraining", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
             "run_pretraining.py", "BERT masked-LM + NSP pre-training, gather over masked "
             "positions, scaffold_fn init, eval_metrics", bert_pretraining,
-            eval_only=bert_pretraining_eval, replica_check=bert_pretraining_replicas,
+            eval_only=evaluation_only(bert_pretraining), replica_check=bert_pretraining_replicas,
             gradients="sum"),
     Program("albert_pretraining", "google-research/albert",
             "b772393d3dae115b493258ce8e37c17b2cc62100", "google-research+albert",

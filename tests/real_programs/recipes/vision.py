@@ -89,7 +89,11 @@ PROGRAMS = [
     Program("mnist_tpu", "tensorflow/tpu", "7dc921f846c9e4071f3884b768a7ddf521272a49",
             "tensorflow+tpu", "mnist_tpu.py", "Cloud TPU MNIST: train, evaluate, predict, "
             "tf.compat.v1 + tf_estimator imports", mnist_tpu,
-            copy_from="models/official/mnist"),
+            copy_from="models/official/mnist",
+            # Its own argv again: train() skips to the checkpoint at --train_steps, evaluates.
+            eval_only=lambda work, use_tpu: mnist_tpu(work, use_tpu)[0] + [
+                "--enable_predict=false"],
+            replica_check="dropout without a flag: mnist_tpu.py's Dropout(0.4)"),
     Program("resnet_main", "tensorflow/tpu", "7dc921f846c9e4071f3884b768a7ddf521272a49",
             "tensorflow+tpu", "models/official/resnet/resnet_main.py",
             "ResNet-18 on null input, train_and_eval, host_call summaries, batch norm, "
