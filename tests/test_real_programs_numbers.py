@@ -94,3 +94,27 @@ def test_seed_model_dir_makes_a_checkpoint_the_latest_of_another_directory(tmp_p
         "checkpoint", "model.ckpt-0.data-00000-of-00001", "model.ckpt-0.index"]
     assert (tmp_path / "b" / "checkpoint").read_text().startswith(
         'model_checkpoint_path: "model.ckpt-0"\n')
+
+
+def test_sum_arithmetic_is_read_in_the_optimizer_slots():
+    """8 replicas fed the same examples: TF1 summed 8 equal gradients, so a first moment is 8x
+    the 1-replica run's and a second moment 64x; replica 0's own gradient (the bug of issue
+    31) or a mean leaves them 1x. A slot of rounding (a zero gradient's) is left out."""
+    single = {"w": np.ones(3), "w/adam_m": np.array([0.1, -0.2, 1e-9]),
+              "w/adam_v": np.array([1e-5, 4e-5, 0.0]), "b": np.zeros(1),
+              "b/adam_m": np.array([0.3]), "b/adam_v": np.array([9e-5]),
+              "key_bias": np.zeros(1), "key_bias/adam_m": np.array([1e-14]),
+              "key_bias/adam_v": np.array([1e-29])}
+    summed = {n: v * (64 if n.endswith("_v") else 8 if n.endswith("_m") else 1)
+              for n, v in single.items()}
+    summed["key_bias/adam_m"] = np.array([-3e-14])
+    expected = {"adam_m": 8, "adam_v": 64}
+    assert numbers_checks.compare_slots(summed, single, expected) == (
+        "ok (slots: 2 adam_m 8x, 2 adam_v 64x)")
+    assert numbers_checks.compare_slots(single, single, expected) == (
+        "FAIL: adam_m slots are 1 x the 1-replica run's, not 8 x")
+    uneven = dict(summed, **{"w/adam_m": np.array([0.8, -1.5, 0.0])})
+    assert numbers_checks.compare_slots(uneven, single, expected) == (
+        "FAIL: adam_m slots are 8, ? x the 1-replica run's, not 8 x")
+    assert numbers_checks.compare_slots(summed, single, {"Momentum": 8}) == (
+        "FAIL: no Momentum slots")

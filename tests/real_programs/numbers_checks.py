@@ -7,7 +7,19 @@ computes from the same model directory: metrics equal exactly, losses within `LO
 
 replica-check: the weights of a short deterministic run on several simulated TPU replicas
 against the weights of the same run on one replica over the same global batch, both started
-from the first run's step-0 checkpoint (see `compare_weights`).
+from the first run's step-0 checkpoint (see `compare_weights`). A MEAN program
+(CrossShardOptimizer's minimize or compute_gradients, whose loss TF1 divided by the number
+of replicas) must give the 1-replica run's weights.
+
+SUM programs take their gradients themselves (tf.gradients) and give them to
+CrossShardOptimizer's apply_gradients, which in TF1 summed them across replicas: 8 replicas
+apply the sum of 8 per-replica gradients, each of its replica's mean loss. BERT's family clips
+each replica's gradient (clip_by_global_norm(1.0)) BEFORE that sum, so no 1-replica run gives
+TF1's arithmetic on distinct examples. Their deterministic run therefore feeds every replica
+the same examples: TF1's arithmetic is then exactly 8 x the 1-replica run's clipped gradient,
+which the optimizer's slots show (`compare_slots`: a first moment 8x, a second moment 64x);
+the weights, whose Adam-family update is invariant to the gradient's scale but for its
+epsilon, are compared as a MEAN program's.
 """
 import glob
 import os
@@ -18,6 +30,7 @@ import numpy as np
 LOSS_TOLERANCE = 5e-4
 WEIGHT_TOLERANCE = 1e-5  # relative to the variable's largest value
 UPDATE_TOLERANCE = 1e-3  # relative to the largest change training made to a weight
+SLOT_TOLERANCE = 1e-4  # relative to the slot's largest value
 
 _SAVING_DICT = re.compile(r"Saving dict for global step (\d+): (.*)$", re.MULTILINE)
 
@@ -142,3 +155,48 @@ def compare_weights(initial, replicas, single):
     summary = "%s differs by %.1e, %.2g of its tolerance (largest update %.1e, %d weights)" % (
         worst_name, worst_diff, worst, update, len(names))
     return ("ok (%s)" if worst <= 1 else "FAIL: %s") % summary
+
+
+def slot_factors(replicas, single):
+    """{slot suffix: [(factor, size)]}: for each optimizer slot (`<weight>/<suffix>`), the
+    factor f with replicas' slot = f x single's (least squares; None where the slot is no
+    such multiple within SLOT_TOLERANCE of its largest value) and the slot's largest value
+    in the 1-replica run."""
+    weights = set(model_weights(single))
+    factors = {}
+    for name in sorted(set(single) - weights):
+        owner = max((name[:i] for i, c in enumerate(name) if c == "/" and name[:i] in weights),
+                    key=len, default=None)
+        if owner is None or name not in replicas:
+            continue
+        a = np.asarray(replicas[name], np.float64).ravel()
+        b = np.asarray(single[name], np.float64).ravel()
+        norm = np.dot(b, b)
+        factor = np.dot(a, b) / norm if norm else None
+        if factor is not None and not np.max(np.abs(a - factor * b)) <= (
+                SLOT_TOLERANCE * np.max(np.abs(a))):
+            factor = None
+        factors.setdefault(name[len(owner) + 1:], []).append(
+            (factor, np.max(np.abs(b), initial=0.0)))
+    return factors
+
+
+def compare_slots(replicas, single, expected):
+    """Status of the SUM arithmetic in the optimizer's slots: each slot of the run on several
+    replicas `expected[suffix]` times the 1-replica run's (a first moment linear in the summed
+    gradient: the number of replicas; a second moment: its square). Slots under
+    SLOT_TOLERANCE of their kind's largest value hold rounding (a bias whose gradient is zero:
+    attention keys'), not a gradient: left out."""
+    factors = slot_factors(replicas, single)
+    seen = []
+    for suffix, want in sorted(expected.items()):
+        if not factors.get(suffix):
+            return "FAIL: no %s slots" % suffix
+        largest = max(size for _, size in factors[suffix])
+        found = [f for f, size in factors[suffix] if size > SLOT_TOLERANCE * largest]
+        if not all(f is not None and abs(f - want) <= SLOT_TOLERANCE * want for f in found):
+            shown = sorted({"?" if f is None else "%.4g" % f for f in found})
+            return "FAIL: %s slots are %s x the 1-replica run's, not %g x" % (
+                suffix, ", ".join(shown), want)
+        seen.append("%d %s %gx" % (len(found), suffix, want))
+    return "ok (slots: %s)" % ", ".join(seen)

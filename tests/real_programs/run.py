@@ -23,9 +23,11 @@ copy, on tiny data generated for it, in up to seven modes:
                 losses within 5e-4 (`numbers_checks.py`)
   replica-check a short deterministic run (the recipe's `replica_check`, through the runner
                 with `--seed 0`) on 8 simulated TPU cores, then on 1 from the 8-core run's
-                step-0 checkpoint, the same global batch: ok when every model weight is within 1e-5 (relative) of the 1-replica
-                run's; `n/a (reason)` where TF1's TPU semantics differ from one replica
-                (per-replica batch norm...)
+                step-0 checkpoint, the same global batch: ok when every model weight is
+                within 1e-5 (relative) of the 1-replica run's, or for a program that sums
+                its own gradients across replicas (`gradients="sum"`) when its optimizer's
+                slots hold TF1's sum (`numbers_checks.py`); `n/a (reason)` where no
+                1-replica run gives TF1's TPU numbers (per-replica batch norm...)
 
 A run mode is `ok` when the program exits 0 and wrote what its recipe expects (checkpoints,
 results); the numbers checks' status follows `ok` or `FAIL:` with the numbers compared. Logs and results.json go to --logs; the table printed at the end covers every
@@ -286,7 +288,12 @@ def replica_check(program, snapshots, python, logs, timeout):
             finals[8][0], finals[1][0])
     values = [numbers_checks.checkpoint_values(p) for p in (initial, finals[8][1],
                                                             finals[1][1])]
-    return "%s, step %d" % (numbers_checks.compare_weights(*values), finals[8][0])
+    if program.gradients == "sum":  # TF1's sum across replicas, read in the slots
+        status = numbers_checks.compare_slots(values[1], values[2], {
+            suffix: 8 ** power for suffix, power in program.sum_slots.items()})
+    else:
+        status = numbers_checks.compare_weights(*values)
+    return "%s, step %d" % (status, finals[8][0])
 
 
 NUMBERS_CHECKS = {"eval-recheck": eval_recheck, "replica-check": replica_check}

@@ -51,21 +51,16 @@ def bert_pretraining(work, use_tpu):
 
 
 def bert_pretraining_replicas(work, cores):
-    """One step without dropout on a global batch of 1024, every example with two masked
-    positions (equal loss normalizers on every replica). The batch and the small initial
-    weights keep each replica's gradient norm under 1, the clip_by_global_norm(1.0) BERT applies per replica before
-    CrossShardOptimizer sums the gradients (with a clip binding on some replica, TF1's sum
-    of clipped gradients is no 1-replica run's)."""
+    """One step without dropout, every example the same (see numbers_checks' docstring)."""
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     write_json(os.path.join(work, "bert_config.json"), bert_config(
-        vocab, hidden=8, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-        initializer_range=0.002))
+        vocab, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
     records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
-                             masked_lm_examples(seeded_rng(), 1024, 16, 2, vocab))
+                             masked_lm_examples(seeded_rng(), 1, 16, 3, vocab) * 64)
     out = os.path.join(work, "out")
     return ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
             "--bert_config_file=" + os.path.join(work, "bert_config.json"),
-            "--train_batch_size=1024", "--max_seq_length=16", "--max_predictions_per_seq=2",
+            "--train_batch_size=64", "--max_seq_length=16", "--max_predictions_per_seq=3",
             "--num_train_steps=1", "--num_warmup_steps=0", "--learning_rate=1e-4",
             "--iterations_per_loop=1", "--save_checkpoints_steps=1000", "--use_tpu=true",
             "--num_tpu_cores=%d" % cores], out
@@ -86,6 +81,23 @@ def albert_pretraining(work, use_tpu):
             "--learning_rate=1e-4", "--iterations_per_loop=2", "--max_eval_steps=2",
             "--save_checkpoints_steps=1000", "--optimizer=lamb"] + tpu_flag(use_tpu)
     return argv, [ckpt(out, 3), os.path.join(out, "eval_results.txt")]
+
+
+def albert_pretraining_replicas(work, cores):
+    """One LAMB step without dropout, every example the same (see numbers_checks' docstring)."""
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "albert_config.json"), bert_config(
+        vocab, embedding_size=8, num_hidden_groups=1, inner_group_num=1, down_scale_factor=1,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
+                             masked_lm_examples(seeded_rng(), 1, 16, 3, vocab) * 64)
+    out = os.path.join(work, "out")
+    return ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
+            "--albert_config_file=" + os.path.join(work, "albert_config.json"),
+            "--train_batch_size=64", "--max_seq_length=16", "--max_predictions_per_seq=3",
+            "--num_train_steps=1", "--num_warmup_steps=0", "--learning_rate=1e-4",
+            "--iterations_per_loop=1", "--save_checkpoints_steps=1000", "--optimizer=lamb",
+            "--use_tpu=true", "--num_tpu_cores=%d" % cores], out
 
 
 def electra_pretraining(work, use_tpu):
@@ -188,12 +200,14 @@ PROGRAMS = [
             "run_pretraining.py", "BERT masked-LM + NSP pre-training, gather over masked "
             "positions, scaffold_fn init, eval_metrics", bert_pretraining,
             eval_only=evaluation_only(bert_pretraining), replica_check=bert_pretraining_replicas,
-            gradients="sum"),
+            gradients="sum", sum_slots={"adam_m": 1, "adam_v": 2}),
     Program("albert_pretraining", "google-research/albert",
             "b772393d3dae115b493258ce8e37c17b2cc62100", "google-research+albert",
             "albert/run_pretraining.py", "ALBERT pre-training (SOP), LAMB optimizer, "
             "shared layers, tf.compat.v1 + contrib imports", albert_pretraining,
-            copy_to="albert"),
+            copy_to="albert", eval_only=evaluation_only(albert_pretraining),
+            replica_check=albert_pretraining_replicas, gradients="sum",
+            sum_slots={"adam_m": 1, "adam_v": 2}),
     Program("electra_pretraining", "google-research/electra",
             "8a46635f32083ada044d7e9ad09604742600ee7b", "google-research+electra",
             "run_pretraining.py", "ELECTRA generator/discriminator pre-training, "

@@ -34,7 +34,9 @@ class Program:
     give the 1-replica run's weights (`batch norm`...). `gradients` says how its train op
     reduces gradients across replicas: "mean" (CrossShardOptimizer's minimize or
     compute_gradients) or "sum" (its own tf.gradients, then CrossShardOptimizer's
-    apply_gradients).
+    apply_gradients); a "sum" program's `sum_slots` name its optimizer's slots and the power
+    of the gradient each holds after one step (`{"adam_m": 1, "adam_v": 2}`: see
+    `numbers_checks`).
     """
     name: str
     repo: str
@@ -55,6 +57,7 @@ class Program:
     eval_only: Optional[Callable] = None
     replica_check: Union[Callable, str, None] = None
     gradients: str = "mean"
+    sum_slots: Optional[dict] = None
 
 
 def seeded_rng():
