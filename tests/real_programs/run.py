@@ -24,15 +24,17 @@ copy, on tiny data generated for it, in up to seven modes:
   replica-check a short deterministic run (the recipe's `replica_check`, through the runner
                 with `--seed 0`) on 8 simulated TPU cores, then on 1 from the 8-core run's
                 step-0 checkpoint, the same global batch: ok when every model weight is
-                within 1e-5 (relative) of the 1-replica run's, or for a program that sums
+                the 1-replica run's (within 1e-5 of its largest value plus 1e-3 of the
+                largest update), or for a program that sums
                 its own gradients across replicas (`gradients="sum"`) when its optimizer's
                 slots hold TF1's sum (`numbers_checks.py`); `n/a (reason)` where no
                 1-replica run gives TF1's TPU numbers (per-replica batch norm...)
 
 A run mode is `ok` when the program exits 0 and wrote what its recipe expects (checkpoints,
-results); the numbers checks' status follows `ok` or `FAIL:` with the numbers compared. Logs and results.json go to --logs; the table printed at the end covers every
-program recorded there, so runs of subsets into one --logs build one table. Not a pytest
-module: it needs the snapshots and minutes of CPU.
+results); a numbers check's status is `ok` or `FAIL:` with the numbers compared. Logs and
+results.json go to --logs; the table printed at the end covers every program recorded
+there, so runs of subsets into one --logs build one table. Not a pytest module: it needs the
+snapshots and minutes of CPU.
 """
 import argparse
 import glob

@@ -62,6 +62,24 @@ def xlnet_classifier(work, use_tpu):
                   os.path.join(predict, "imdb.tsv"), os.path.join(predict, "imdb.logits.json")]
 
 
+def xlnet_classifier_eval(work, use_tpu):
+    argv, _ = xlnet_classifier(work, use_tpu)
+    return [a for a in argv if not a.startswith(("--do_train", "--do_predict"))] + [
+        "--do_train=false", "--do_predict=false"]
+
+
+def xlnet_classifier_replicas(work, cores):
+    """Two steps without dropout or clipping, each on all 16 training examples (the global
+    batch's examples do not depend on the program's unseeded NumPy shuffle)."""
+    argv, _ = xlnet_classifier(work, True)
+    model_dir = os.path.join(work, "model")
+    drop = ("--do_eval", "--do_predict", "--train_batch_size", "--num_core_per_host")
+    return [a for a in argv if not a.startswith(drop)] + [
+        "--do_eval=false", "--do_predict=false", "--train_batch_size=16", "--dropout=0",
+        "--dropatt=0", "--clip=1e9", "--shuffle_buffer=1",
+        "--num_core_per_host=%d" % cores], model_dir
+
+
 def xlnet_race(work, use_tpu):
     rng = seeded_rng()
     data, model_dir = os.path.join(work, "RACE"), os.path.join(work, "model")
@@ -178,7 +196,8 @@ PROGRAMS = [
             "zihangdai+xlnet", "run_classifier.py", "XLNet fine-tuning (IMDB folders, "
             "SentencePiece): two-stream relative attention, plain Estimator on CPU and "
             "TPUEstimator with use_tpu, host_call scalars, eval over listed checkpoints, predict",
-            xlnet_classifier, check_paths=("run_classifier.py",) + XLNET_FILES),
+            xlnet_classifier, check_paths=("run_classifier.py",) + XLNET_FILES,
+            eval_only=xlnet_classifier_eval, replica_check=xlnet_classifier_replicas),
     Program("xlnet_race", "zihangdai/xlnet", "bbaa3a6fa0b3a2ee694e8cf66167434f9eca9660",
             "zihangdai+xlnet", "run_race.py", "XLNet multiple-choice reading comprehension "
             "(RACE JSON): four encodings per example reshaped into one batch, eval_metrics",
