@@ -254,6 +254,8 @@ def replica_check(program, snapshots, python, logs, timeout):
     8, 1)."""
     if isinstance(program.replica_check, str):
         return "n/a (%s)" % program.replica_check
+    if not program.has_use_tpu:
+        return "n/a (no TPU switch)"
     if program.replica_check is None:
         return "not run (no deterministic run in the recipe)"
     kept = os.path.join(logs, "%s-replica-check" % program.name)
