@@ -214,7 +214,8 @@ PROGRAMS = [
             "sampling, argparse + JSON hparams", electra_pretraining),
     Program("grover_lm", "rowanz/grover", "f59a206a8722357c351eae9e937b9f7a53bfda61",
             "rowanz+grover", "lm/train.py", "GPT-2-style LM (Grover) pre-training, Adafactor-"
-            "style custom optimizer, tf.contrib.tpu", grover_lm),
+            "style custom optimizer, tf.contrib.tpu", grover_lm,
+            eval_only="lm/train.py only trains"),
     Program("gpt2_connorjl", "ConnorJL/GPT2", "936fe2a21fad221cb07d0157c00fbb0780c7d114",
             "ConnorJL+GPT2", "main.py", "GPT-2 LM training loop (train/evaluate/"
             "get_variable_value), plain Estimator on CPU, TPUEstimator with --tpu",
