@@ -118,3 +118,24 @@ def test_sum_arithmetic_is_read_in_the_optimizer_slots():
         "FAIL: adam_m slots are 8, ? x the 1-replica run's, not 8 x")
     assert numbers_checks.compare_slots(summed, single, {"Momentum": 8}) == (
         "FAIL: no Momentum slots")
+
+
+def test_numbers_checks_say_why_they_do_not_run():
+    import dataclasses  # noqa: PLC0415
+    import recipes  # noqa: PLC0415
+    import run  # noqa: PLC0415  (the corpus runner: its modes dispatch to the checks)
+
+    programs = recipes.by_name()
+    assert run.MODES[-2:] == ("eval-recheck", "replica-check")
+    for name, mode, status in (
+            ("resnet_main", "replica-check", "n/a (batch norm)"),
+            ("grover_lm", "eval-recheck", "n/a (lm/train.py only trains)"),
+            ("electra_pretraining", "eval-recheck",
+             "not run (no eval-only argv in the recipe)"),
+            ("electra_pretraining", "replica-check",
+             "not run (no deterministic run in the recipe)")):
+        assert run.run_one(programs[name], mode, "/nonexistent", "python", "/nonexistent",
+                           1)[0] == status
+    no_tpu = dataclasses.replace(programs["bert_pretraining"], has_use_tpu=False)
+    assert run.run_one(no_tpu, "replica-check", "/nonexistent", "python", "/nonexistent",
+                       1)[0] == "n/a (no TPU switch)"
