@@ -229,9 +229,12 @@ def eval_recheck(program, snapshots, python, logs, timeout):
     mode = "runner-tpu" if use_tpu else "runner-cpu"
     work = tempfile.mkdtemp(prefix="%s-eval-recheck-" % program.name)
     try:
-        prepare_copy(program, snapshots, work, mode)
-        argv, _ = program.prepare(work, use_tpu)
-        eval_argv = program.eval_only(work, use_tpu)
+        try:
+            prepare_copy(program, snapshots, work, mode)
+            argv, _ = program.prepare(work, use_tpu)
+            eval_argv = program.eval_only(work, use_tpu)
+        except Exception as e:  # a recipe's own failure: report it, go on with the others
+            return "FAIL (recipe): %s: %s" % (type(e).__name__, e)
         command = command_for(program, mode, os.path.join(work, "src"), python)
         env = environment(program, work, 8 if use_tpu else None)
         texts = []
@@ -264,8 +267,11 @@ def replica_check(program, snapshots, python, logs, timeout):
     for cores in (8, 1):
         work = tempfile.mkdtemp(prefix="%s-replica-check-%d-" % (program.name, cores))
         try:
-            prepare_copy(program, snapshots, work, "runner-tpu")
-            argv, model_dir = program.replica_check(work, cores)
+            try:
+                prepare_copy(program, snapshots, work, "runner-tpu")
+                argv, model_dir = program.replica_check(work, cores)
+            except Exception as e:  # a recipe's own failure, as in run_one
+                return "FAIL (recipe): %s: %s" % (type(e).__name__, e)
             if cores == 1:
                 numbers_checks.seed_model_dir(initial, model_dir)
             command = command_for(program, "runner-tpu", os.path.join(work, "src"), python,

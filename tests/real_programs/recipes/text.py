@@ -37,7 +37,7 @@ def xlnet_tpu_flags(use_tpu):
 
 def xlnet_classifier(work, use_tpu):
     rng = seeded_rng()
-    data, model_dir = os.path.join(work, "aclImdb"), os.path.join(work, "model")
+    data = os.path.join(work, "aclImdb")
     texts = []
     for split, count in (("train", 8), ("test", 6)):  # per label
         for label in ("neg", "pos"):
@@ -47,12 +47,19 @@ def xlnet_classifier(work, use_tpu):
                 texts.append(text)
                 with open(os.path.join(data, split, label, "%d_1.txt" % i), "w") as f:
                     f.write(text + "<br />" + sentence(rng, 3))
-    spiece = train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
+    train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
     write_xlnet_config(work)
+    return xlnet_classifier_argv(work, use_tpu)
+
+
+def xlnet_classifier_argv(work, use_tpu):
+    """xlnet_classifier's argv and expected files, for data it wrote into `work`."""
+    data, model_dir = os.path.join(work, "aclImdb"), os.path.join(work, "model")
     out, predict = os.path.join(work, "out"), os.path.join(work, "predict")
     argv = ["--task_name=imdb", "--do_train=true", "--do_eval=true", "--do_predict=true",
             "--data_dir=" + data, "--output_dir=" + out, "--model_dir=" + model_dir,
-            "--predict_dir=" + predict, "--spiece_model_file=" + spiece,
+            "--predict_dir=" + predict, "--spiece_model_file=" + os.path.join(
+                work, "spiece.model"),
             "--model_config_path=" + os.path.join(work, "xlnet_config.json"),
             "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
             "--predict_batch_size=8", "--train_steps=2", "--warmup_steps=1",
@@ -63,7 +70,7 @@ def xlnet_classifier(work, use_tpu):
 
 
 def xlnet_classifier_eval(work, use_tpu):
-    argv, _ = xlnet_classifier(work, use_tpu)
+    argv, _ = xlnet_classifier_argv(work, use_tpu)
     return [a for a in argv if not a.startswith(("--do_train", "--do_predict"))] + [
         "--do_train=false", "--do_predict=false"]
 
