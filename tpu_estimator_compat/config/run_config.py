@@ -28,7 +28,6 @@ _SAVE_CKPT_ERR = ("`save_checkpoints_steps` and `save_checkpoints_secs` cannot b
                   "checkpoints).")
 
 
-
 @contextlib.contextmanager
 def default_tf_random_seed(seed):
     """Within the block, a RunConfig built with `tf_random_seed=None` (the default) gets
