@@ -224,5 +224,7 @@ PROGRAMS = [
             "52149e82faf3eddd02f31dc2942a4d06bc78c247", "brightmart+albert_zh",
             "run_classifier.py", "albert_zh sentence-pair fine-tuning (LCQMC format), "
             "factorized embeddings, `import tensorflow as tf` 1.x style",
-            albert_zh_classifier),
+            albert_zh_classifier, eval_only=evaluation_only(albert_zh_classifier),
+            replica_check="dropout without a flag: run_classifier.py's keep_prob=0.9",
+            gradients="sum"),
 ]
