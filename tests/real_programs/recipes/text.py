@@ -89,7 +89,7 @@ def xlnet_classifier_replicas(work, cores):
 
 def xlnet_race(work, use_tpu):
     rng = seeded_rng()
-    data, model_dir = os.path.join(work, "RACE"), os.path.join(work, "model")
+    data = os.path.join(work, "RACE")
     texts = []
     for split, count in (("train", 4), ("dev", 2)):  # files per level, two questions each
         for level in ("middle", "high"):
@@ -102,11 +102,17 @@ def xlnet_race(work, use_tpu):
                 with open(os.path.join(data, split, level, "%d.txt" % i), "w") as f:
                     json.dump({"article": article, "questions": questions, "options": options,
                                "answers": ["ABCD"[rng.randint(4)] for _ in questions]}, f)
-    spiece = train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
+    train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
     write_xlnet_config(work)
+    return xlnet_race_argv(work, use_tpu)
+
+
+def xlnet_race_argv(work, use_tpu):
+    """xlnet_race's argv and expected files, for data it wrote into `work`."""
+    data, model_dir = os.path.join(work, "RACE"), os.path.join(work, "model")
     argv = ["--do_train=true", "--do_eval=true", "--eval_split=dev", "--data_dir=" + data,
             "--output_dir=" + os.path.join(work, "out"), "--model_dir=" + model_dir,
-            "--spiece_model_file=" + spiece,
+            "--spiece_model_file=" + os.path.join(work, "spiece.model"),
             "--model_config_path=" + os.path.join(work, "xlnet_config.json"),
             "--max_seq_length=24", "--max_qa_length=8", "--train_batch_size=8",
             "--eval_batch_size=8", "--train_steps=2", "--warmup_steps=1",
@@ -208,7 +214,10 @@ PROGRAMS = [
     Program("xlnet_race", "zihangdai/xlnet", "bbaa3a6fa0b3a2ee694e8cf66167434f9eca9660",
             "zihangdai+xlnet", "run_race.py", "XLNet multiple-choice reading comprehension "
             "(RACE JSON): four encodings per example reshaped into one batch, eval_metrics",
-            xlnet_race, check_paths=("run_race.py",) + XLNET_FILES),
+            xlnet_race, check_paths=("run_race.py",) + XLNET_FILES,
+            eval_only=lambda work, use_tpu: [
+                a for a in xlnet_race_argv(work, use_tpu)[0]
+                if not a.startswith("--do_train")] + ["--do_train=false"]),
     Program("lasertagger", "google-research/lasertagger",
             "0bfa546e755814b28163dad039ab6d9f53f82bb8", "google-research+lasertagger",
             "run_lasertagger.py", "LaserTagger: BERT encoder (google-research/bert at "
