@@ -121,6 +121,16 @@ def xlnet_race_argv(work, use_tpu):
                   os.path.join(model_dir, "eval", "events.out.tfevents.*")]
 
 
+def xlnet_race_replicas(work, cores):
+    """As xlnet_classifier_replicas: two steps on all 16 training questions."""
+    argv, _ = xlnet_race(work, True)
+    drop = ("--do_eval", "--train_batch_size", "--num_core_per_host")
+    return [a for a in argv if not a.startswith(drop)] + [
+        "--do_eval=false", "--train_batch_size=16", "--dropout=0", "--dropatt=0",
+        "--clip=1e9", "--shuffle_buffer=1", "--num_core_per_host=%d" % cores], os.path.join(
+            work, "model")
+
+
 def lasertagger(work, use_tpu):
     rng = seeded_rng()
     seq, vocab, tags = 16, 32, ["KEEP", "DELETE", "KEEP|and", "DELETE|and"]
@@ -217,7 +227,8 @@ PROGRAMS = [
             xlnet_race, check_paths=("run_race.py",) + XLNET_FILES,
             eval_only=lambda work, use_tpu: [
                 a for a in xlnet_race_argv(work, use_tpu)[0]
-                if not a.startswith("--do_train")] + ["--do_train=false"]),
+                if not a.startswith("--do_train")] + ["--do_train=false"],
+            replica_check=xlnet_race_replicas),
     Program("lasertagger", "google-research/lasertagger",
             "0bfa546e755814b28163dad039ab6d9f53f82bb8", "google-research+lasertagger",
             "run_lasertagger.py", "LaserTagger: BERT encoder (google-research/bert at "
