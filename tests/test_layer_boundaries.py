@@ -39,7 +39,7 @@ ALLOWED = {
                                  "state"},
     "v1": {"api", "config", "engine", "estimator", "estimator_extenders", "export",
            "rebuilt_apis", "log", "state", "tf1_behaviour", "train_and_evaluate_tasks"},
-    "cli": {"log", "v1"},
+    "cli": {"config", "log", "v1"},  # config: run --seed sets RunConfig's default seed
     "__main__": {"cli"},
 }
 # TensorFlow's private surface: only the seam imports these.

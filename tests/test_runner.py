@@ -355,6 +355,7 @@ def test_v1_for_matches_the_module_and_its_submodules_only():
     (["run", "--keep-tf2", "lib", "--v1-for"],
      "run: error: argument --v1-for: expected one argument"),
     (["run", "--frobnicate", "train.py"], "run: error: unrecognized arguments: --frobnicate"),
+    (["run", "--seed", "x", "train.py"], "run: error: argument --seed: invalid int value: 'x'"),
     (["check"], "check: error: the following arguments are required: PATH"),
     (["frobnicate"], "error: argument COMMAND: invalid choice: 'frobnicate' "
                      "(choose from 'run', 'check')"),
@@ -371,7 +372,9 @@ def test_command_line_usage_errors(argv, message, capsys):
                   "    run       run a TensorFlow 1 program unmodified",
                   "    check     list the TF1 APIs a codebase uses"]),
     (["run", "--help"], ["usage: python -m tpu_estimator_compat run [--keep-tf2 DIR]... "
-                         "[--v1-for MODULE]... SCRIPT.py [ARGS...]",
+                         "[--v1-for MODULE]... [--seed N] SCRIPT.py [ARGS...]",
+                         "  --seed N         every RunConfig the program builds without a "
+                         "tf_random_seed gets N",
                          "  --keep-tf2 DIR   files under DIR count as libraries: they keep "
                          "TensorFlow 2"]),
     (["run", "--keep-tf2", "lib", "-h"], ["  -m MODULE        run library module MODULE as a "
@@ -530,3 +533,27 @@ def test_flags_no_absl_flag_consumed_are_named_once_with_the_flag_they_resemble(
     with unused_flags.warned(values), pytest.raises(flags.UnrecognizedFlagError):
         values(argv)  # absl.app.run's strict parse raises on its own: nothing to add
     assert capsys.readouterr().err == ""
+
+
+def test_seed_is_the_tf_random_seed_of_run_configs_the_program_builds_without_one(
+        tmp_path, monkeypatch):
+    """`run --seed N`: a program that sets no seed (BERT's RunConfig) runs reproducibly; a
+    seed the program sets wins; after the run RunConfig's default is None again."""
+    from tpu_estimator_compat import v1 as tf  # noqa: PLC0415
+    script = tmp_path / "seed_program.py"
+    script.write_text(
+        "import json, sys\n"
+        "import tensorflow as tf\n"
+        "configs = [tf.contrib.tpu.RunConfig(), tf.estimator.RunConfig(tf_random_seed=3),\n"
+        "           tf.contrib.tpu.RunConfig(tf_random_seed=None)]\n"
+        "json.dump([c.tf_random_seed for c in configs], open(sys.argv[1], 'w'))\n")
+    calls = []
+    monkeypatch.setattr(runner, "run", lambda *args: calls.append(args))
+    assert cli.main(["run", "--seed", "7", str(script), "out.json"]) == 0
+    assert calls == [([str(script), "out.json"], [], [], 7)]
+    monkeypatch.undo()
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    runner.run([str(script), str(tmp_path / "out.json")], seed=7)
+    assert json.loads((tmp_path / "out.json").read_text()) == [7, 3, 7]
+    assert tf.estimator.RunConfig().tf_random_seed is None

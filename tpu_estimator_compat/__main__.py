@@ -13,7 +13,7 @@ import os
 import sys
 
 CONSOLE_SCRIPT = "tpu-estimator-compat"
-_RUN_OPTIONS_WITH_VALUE = ("--keep-tf2", "--v1-for")
+_RUN_OPTIONS_WITH_VALUE = ("--keep-tf2", "--v1-for", "--seed")
 
 _RUN_HELP = """run a TensorFlow 1 program unmodified: its own imports of tensorflow,
 tensorflow.compat.v1, tensorflow.contrib... and tensorflow_estimator get
@@ -45,14 +45,20 @@ def _parser(prog):
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     run = commands.add_parser(
         "run", help="run a TensorFlow 1 program unmodified", description=_RUN_HELP,
-        usage=f"{prog} run [--keep-tf2 DIR]... [--v1-for MODULE]... SCRIPT.py [ARGS...]\n"
-              f"       {prog} run [--keep-tf2 DIR]... [--v1-for MODULE]... -m MODULE [ARGS...]")
+        usage=f"{prog} run [--keep-tf2 DIR]... [--v1-for MODULE]... [--seed N] SCRIPT.py "
+              "[ARGS...]\n"
+              f"       {prog} run [--keep-tf2 DIR]... [--v1-for MODULE]... [--seed N] -m MODULE "
+              "[ARGS...]")
     run.add_argument("--keep-tf2", metavar="DIR", action="append", default=[],
                      help="files under DIR count as libraries: they keep TensorFlow 2 "
                           "(repeatable)")
     run.add_argument("--v1-for", metavar="MODULE", action="append", default=[],
                      help="installed library MODULE (and its submodules) gets "
                           "tpu_estimator_compat.v1 too (repeatable; always: gin.tf)")
+    run.add_argument("--seed", metavar="N", type=int,
+                     help="every RunConfig the program builds without a tf_random_seed gets "
+                          "N (its graph-level seed): reproducible runs of a program that "
+                          "sets no seed")
     run.add_argument("-m", metavar="MODULE", dest="module",
                      help="run library module MODULE as a script, as `python -m` does")
     run.add_argument("script", metavar="SCRIPT.py", nargs="?",
@@ -110,7 +116,7 @@ def main(argv=None):
         return 2
     program = ["-m", options.module] if options.module else [options.script]
     from tpu_estimator_compat.cli import runner  # noqa: PLC0415
-    runner.run(program + program_args, options.keep_tf2, options.v1_for)
+    runner.run(program + program_args, options.keep_tf2, options.v1_for, options.seed)
     return 0
 
 

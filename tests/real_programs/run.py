@@ -4,7 +4,7 @@
 
 SNAPSHOTS holds one directory per repository snapshot (`owner+name`, e.g. `google-research+bert`)
 with the repository's files at the commit listed in `recipes/`. Each program runs in a fresh
-copy, on tiny data generated for it, in up to four modes:
+copy, on tiny data generated for it, in up to seven modes:
 
   rewrite-cpu   imports rewritten `tensorflow` -> `tpu_estimator_compat.v1`, use_tpu=False;
                 run with `python`, or, when the program imports TF1-era libraries
@@ -17,11 +17,24 @@ copy, on tiny data generated for it, in up to four modes:
   runner-tpu    same, use_tpu=True on the simulated 8-core TPU
   check         `python -m tpu_estimator_compat check` on the program's files: ok when it
                 reports no unsupported API
+  eval-recheck  trains and evaluates as runner-tpu does (runner-cpu without a TPU switch),
+                then evaluates the same model directory in a fresh process (the recipe's
+                `eval_only` argv): ok when the two evaluations' metrics are equal and their
+                losses within 5e-4 (`numbers_checks.py`)
+  replica-check a short deterministic run (the recipe's `replica_check`, through the runner
+                with `--seed 0`) on 8 simulated TPU cores, then on 1 from the 8-core run's
+                step-0 checkpoint, the same global batch: ok when every model weight is
+                the 1-replica run's (within 1e-5 of its largest value plus 1e-3 of the
+                largest update), or for a program that sums
+                its own gradients across replicas (`gradients="sum"`) when its optimizer's
+                slots hold TF1's sum (`numbers_checks.py`); `n/a (reason)` where no
+                1-replica run gives TF1's TPU numbers (per-replica batch norm...)
 
-A mode is `ok` when the program exits 0 and wrote what its recipe expects (checkpoints,
-results). Logs and results.json go to --logs; the table printed at the end covers every
-program recorded there, so runs of subsets into one --logs build one table. Not a pytest
-module: it needs the snapshots and minutes of CPU.
+A run mode is `ok` when the program exits 0 and wrote what its recipe expects (checkpoints,
+results); a numbers check's status is `ok` or `FAIL:` with the numbers compared. Logs and
+results.json go to --logs; the table printed at the end covers every program recorded
+there, so runs of subsets into one --logs build one table. Not a pytest module: it needs the
+snapshots and minutes of CPU.
 """
 import argparse
 import glob
@@ -38,11 +51,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import numbers_checks  # noqa: E402
 import recipes  # noqa: E402
 import rewrite  # noqa: E402
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(HERE))
-MODES = ("rewrite-cpu", "rewrite-tpu", "runner-cpu", "runner-tpu", "check")
+MODES = ("rewrite-cpu", "rewrite-tpu", "runner-cpu", "runner-tpu", "check", "eval-recheck",
+         "replica-check")
 SIMULATED_TPU_ENV = "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"
 
 
@@ -97,50 +112,49 @@ def check_status(output, rc):
     return "FAIL: %d unsupported: %s" % (len(unsupported), ", ".join(unsupported))
 
 
-def run_one(program, mode, snapshots, python, logs, timeout):
-    """Runs `program` in `mode`; returns (status, seconds)."""
-    use_tpu = mode.endswith("tpu")
-    if (use_tpu and not program.has_use_tpu) or (
-            not use_tpu and program.tpu_only and mode != "check"):
-        return "n/a", 0.0
-    if not mode.startswith("rewrite") and not runner_available():
-        return "not run (no runner yet)", 0.0
-    work = tempfile.mkdtemp(prefix="%s-%s-" % (program.name, mode))
-    try:
-        prepare_copy(program, snapshots, work, mode)
-        argv, expected = ([], []) if mode == "check" else program.prepare(work, use_tpu)
-    except Exception as e:  # a recipe's own failure: report it, go on with the others
-        shutil.rmtree(work, ignore_errors=True)
-        return "FAIL (recipe): %s: %s" % (type(e).__name__, e), 0.0
-    src = os.path.join(work, "src")
+def command_for(program, mode, src, python, seed=None):
+    """The command line (without the program's own arguments) that runs `program` in `mode`;
+    through the runner with `seed`, its RunConfigs get that seed where they set none."""
     script = os.path.join(src, program.script)
     entry = ["-m", program.module] if program.module else [script]
     if mode == "check":
-        command = [python, "-m", "tpu_estimator_compat", "check"] + [
+        return [python, "-m", "tpu_estimator_compat", "check"] + [
             os.path.join(src, p) for p in program.check_paths]
-    elif mode.startswith("rewrite") and program.tf1_libraries:
-        command = [python, "-m", "tpu_estimator_compat", "run", "--keep-tf2", src]
+    run = [python, "-m", "tpu_estimator_compat", "run"] + (
+        [] if seed is None else ["--seed", str(seed)])
+    if mode.startswith("rewrite") and program.tf1_libraries:
+        command = run + ["--keep-tf2", src]
         for library in program.tf1_libraries:
             command += ["--v1-for", library]
-        command += entry
-    elif mode.startswith("rewrite"):
-        command = [python] + entry
-    else:
-        command = [python, "-m", "tpu_estimator_compat", "run"] + entry
+        return command + entry
+    if mode.startswith("rewrite"):
+        return [python] + entry
+    return run + entry
+
+
+def environment(program, work, cores):
+    """The program's environment: its paths, and `cores` simulated TPU cores (None: none)."""
     # Only the package itself goes on the path: the repository root's other top-level
     # packages (`models`...) would shadow programs' own namespace packages.
     package_dir = os.path.join(work, "package")
-    os.makedirs(package_dir)
-    os.symlink(os.path.join(PACKAGE_ROOT, "tpu_estimator_compat"),
-               os.path.join(package_dir, "tpu_estimator_compat"))
+    if not os.path.isdir(package_dir):
+        os.makedirs(package_dir)
+        os.symlink(os.path.join(PACKAGE_ROOT, "tpu_estimator_compat"),
+                   os.path.join(package_dir, "tpu_estimator_compat"))
+    src = os.path.join(work, "src")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="",
                PYTHONPATH=os.pathsep.join(
                    [os.path.join(src, p) for p in program.pythonpath] + [package_dir]))
     env.pop(SIMULATED_TPU_ENV, None)
-    if use_tpu:
-        env[SIMULATED_TPU_ENV] = "8"
-    log_path = os.path.join(logs, "%s-%s.log" % (program.name, mode))
-    start = time.time()
+    if cores:
+        env[SIMULATED_TPU_ENV] = str(cores)
+    return env
+
+
+def run_logged(command, argv, work, env, log_path, timeout):
+    """Runs `command` with `argv` (or each of a list of argvs, in order, until one fails) under
+    `nice`, logging into `log_path`; returns the last exit status (None: timed out) and the
+    log's text."""
     # A program run in several invocations (train, then evaluate...) gets a list of argvs.
     runs = argv if argv and isinstance(argv[0], (list, tuple)) else [argv]
     rc = 0
@@ -156,21 +170,143 @@ def run_one(program, mode, snapshots, python, logs, timeout):
                 rc = None
             if rc != 0:
                 break
-    seconds = time.time() - start
     with open(log_path, errors="replace") as log:
-        text = log.read()
+        return rc, log.read()
+
+
+def run_status(rc, text, timeout):
     if rc is None:
-        status = "FAIL: timeout after %ds" % timeout
-    elif mode == "check":
+        return "FAIL: timeout after %ds" % timeout
+    return "FAIL: " + failure_reason(text)
+
+
+def run_one(program, mode, snapshots, python, logs, timeout):
+    """Runs `program` in `mode`; returns (status, seconds)."""
+    if mode in NUMBERS_CHECKS:
+        start = time.time()
+        status = NUMBERS_CHECKS[mode](program, snapshots, python, logs, timeout)
+        return status, time.time() - start
+    use_tpu = mode.endswith("tpu")
+    if (use_tpu and not program.has_use_tpu) or (
+            not use_tpu and program.tpu_only and mode != "check"):
+        return "n/a", 0.0
+    if not mode.startswith("rewrite") and not runner_available():
+        return "not run (no runner yet)", 0.0
+    work = tempfile.mkdtemp(prefix="%s-%s-" % (program.name, mode))
+    try:
+        prepare_copy(program, snapshots, work, mode)
+        argv, expected = ([], []) if mode == "check" else program.prepare(work, use_tpu)
+    except Exception as e:  # a recipe's own failure: report it, go on with the others
+        shutil.rmtree(work, ignore_errors=True)
+        return "FAIL (recipe): %s: %s" % (type(e).__name__, e), 0.0
+    command = command_for(program, mode, os.path.join(work, "src"), python)
+    env = environment(program, work, 8 if use_tpu else None)
+    start = time.time()
+    rc, text = run_logged(command, argv, work, env,
+                          os.path.join(logs, "%s-%s.log" % (program.name, mode)), timeout)
+    seconds = time.time() - start
+    if mode == "check" and rc is not None:
         status = check_status(text, rc)
     elif rc != 0:
-        status = "FAIL: " + failure_reason(text)
+        status = run_status(rc, text, timeout)
     else:
         missing = [p for p in expected if not glob.glob(p)]  # patterns: timestamped exports
         status = "ok" if not missing else "FAIL: exit 0 but no " + os.path.relpath(
             missing[0], work)
     shutil.rmtree(work, ignore_errors=True)
     return status, seconds
+
+
+def eval_recheck(program, snapshots, python, logs, timeout):
+    """Trains and evaluates as the recipe does (on the simulated TPU where the program has a
+    TPU switch, through the runner), then evaluates the model directory again in a fresh
+    process with the recipe's eval-only argv; compares the two evaluations."""
+    if isinstance(program.eval_only, str):
+        return "n/a (%s)" % program.eval_only
+    if program.eval_only is None:
+        return "not run (no eval-only argv in the recipe)"
+    use_tpu = program.has_use_tpu
+    mode = "runner-tpu" if use_tpu else "runner-cpu"
+    work = tempfile.mkdtemp(prefix="%s-eval-recheck-" % program.name)
+    try:
+        try:
+            prepare_copy(program, snapshots, work, mode)
+            argv, _ = program.prepare(work, use_tpu)
+            eval_argv = program.eval_only(work, use_tpu)
+        except Exception as e:  # a recipe's own failure: report it, go on with the others
+            return "FAIL (recipe): %s: %s" % (type(e).__name__, e)
+        command = command_for(program, mode, os.path.join(work, "src"), python)
+        env = environment(program, work, 8 if use_tpu else None)
+        texts = []
+        for part, run_argv in (("train", argv), ("fresh", eval_argv)):
+            rc, text = run_logged(command, run_argv, work, env, os.path.join(
+                logs, "%s-eval-recheck-%s.log" % (program.name, part)), timeout)
+            if rc != 0:
+                return "%s (%s run)" % (run_status(rc, text, timeout), part)
+            texts.append(text)
+        return numbers_checks.compare_evaluations(numbers_checks.eval_results(texts[0]),
+                                           numbers_checks.eval_results(texts[1]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def replica_check(program, snapshots, python, logs, timeout):
+    """Runs the recipe's short deterministic run on 8 simulated TPU cores, then on 1 from the
+    8-core run's step-0 checkpoint; compares the final weights (`numbers_checks.
+    compare_weights`). The checkpoints compared stay in LOGS/NAME-replica-check/ (step-0,
+    8, 1)."""
+    if isinstance(program.replica_check, str):
+        return "n/a (%s)" % program.replica_check
+    if not program.has_use_tpu:
+        return "n/a (no TPU switch)"
+    if program.replica_check is None:
+        return "not run (no deterministic run in the recipe)"
+    kept = os.path.join(logs, "%s-replica-check" % program.name)
+    shutil.rmtree(kept, ignore_errors=True)
+    finals = {}
+    for cores in (8, 1):
+        work = tempfile.mkdtemp(prefix="%s-replica-check-%d-" % (program.name, cores))
+        try:
+            try:
+                prepare_copy(program, snapshots, work, "runner-tpu")
+                argv, model_dir = program.replica_check(work, cores)
+            except Exception as e:  # a recipe's own failure, as in run_one
+                return "FAIL (recipe): %s: %s" % (type(e).__name__, e)
+            if cores == 1:
+                numbers_checks.seed_model_dir(initial, model_dir)
+            command = command_for(program, "runner-tpu", os.path.join(work, "src"), python,
+                                  seed=0)  # the same shuffles in both runs
+            rc, text = run_logged(command, argv, work, environment(program, work, cores),
+                                  os.path.join(logs, "%s-replica-check-%d.log" % (
+                                      program.name, cores)), timeout)
+            if rc != 0:
+                return "%s (%d replica(s))" % (run_status(rc, text, timeout), cores)
+            saved = numbers_checks.checkpoints(model_dir)
+            if cores == 8:
+                if 0 not in saved:
+                    return "FAIL: no step-0 checkpoint in %s" % os.path.relpath(
+                        model_dir, work)
+                initial = numbers_checks.seed_model_dir(saved[0],
+                                                        os.path.join(kept, "step-0"))
+            step = max(saved)
+            finals[cores] = (step, numbers_checks.seed_model_dir(
+                saved[step], os.path.join(kept, str(cores))))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    if finals[8][0] != finals[1][0]:
+        return "FAIL: the runs ended at steps %d (8 replicas) and %d (1)" % (
+            finals[8][0], finals[1][0])
+    values = [numbers_checks.checkpoint_values(p) for p in (initial, finals[8][1],
+                                                            finals[1][1])]
+    if program.gradients == "sum":  # TF1's sum across replicas, read in the slots
+        status = numbers_checks.compare_slots(values[1], values[2], {
+            suffix: 8 ** power for suffix, power in program.sum_slots.items()})
+    else:
+        status = numbers_checks.compare_weights(*values)
+    return "%s, step %d" % (status, finals[8][0])
+
+
+NUMBERS_CHECKS = {"eval-recheck": eval_recheck, "replica-check": replica_check}
 
 
 def table(results, modes):
@@ -220,7 +356,7 @@ def main(argv=None):
             status, seconds = run_one(program, mode, args.snapshots, args.python, args.logs,
                                       args.timeout)
             statuses[mode] = status
-            failed = failed or status not in ("ok", "n/a")
+            failed = failed or not status.startswith(("ok", "n/a"))
             print("%-20s %-12s %6.0fs  %s" % (program.name, mode, seconds, status), flush=True)
             with open(results_path, "w") as f:
                 json.dump(recorded, f, indent=1)

@@ -44,6 +44,7 @@ import sysconfig
 
 from tpu_estimator_compat.cli import legacy_python
 from tpu_estimator_compat.cli import unused_flags
+from tpu_estimator_compat.config import run_config
 
 _REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
 NAMESPACE = "tpu_estimator_compat.v1"
@@ -139,9 +140,10 @@ def redirected_name(name):
     return NAMESPACE + dot + rest
 
 
-def run(argv, keep_tf2_dirs=(), v1_for=()):
+def run(argv, keep_tf2_dirs=(), v1_for=(), seed=None):
     """Runs `argv` = `[SCRIPT, ARGS...]` or `['-m', MODULE, ARGS...]` with the redirect;
-    the modules in `v1_for` (and `v1_libraries()`) get the v1 namespace too.
+    the modules in `v1_for` (and `v1_libraries()`) get the v1 namespace too. With `seed`,
+    every RunConfig the program builds without a `tf_random_seed` gets `seed`.
 
     Returns only if the program returns; its `SystemExit` and exceptions propagate (so the
     process exits with the program's status).
@@ -150,7 +152,8 @@ def run(argv, keep_tf2_dirs=(), v1_for=()):
                               v1_libraries() + tuple(v1_for))
     redirect.install()
     try:
-        with legacy_python.removed_names_restored(), unused_flags.warned():
+        with legacy_python.removed_names_restored(), unused_flags.warned(), \
+                run_config.default_tf_random_seed(seed):
             if argv[0] == "-m":
                 sys.argv = [argv[1]] + list(argv[2:])  # runpy puts the module's path in argv[0]
                 sys.path[0] = os.getcwd()

@@ -3,6 +3,7 @@
 Pure Python plus `tf.train.ClusterSpec` / `ConfigProto`: nothing here is traced. The cluster
 facts come from `TF_CONFIG` (tf_config.py), the TPU part from a `TPUConfig` (tpu_config.py).
 """
+import contextlib
 import copy
 import inspect
 import os
@@ -21,9 +22,22 @@ class _UseDefault:
 
 
 _USE_DEFAULT = _UseDefault()
+_DEFAULT_SEED = [None]  # the runner's --seed: the tf_random_seed of a RunConfig given none
 _SAVE_CKPT_ERR = ("`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set. "
                   "Set one of them and pass None for the other (both None disables "
                   "checkpoints).")
+
+
+@contextlib.contextmanager
+def default_tf_random_seed(seed):
+    """Within the block, a RunConfig built with `tf_random_seed=None` (the default) gets
+    `seed`: `run --seed`, reproducible runs of a legacy program that sets no seed."""
+    previous, _DEFAULT_SEED[0] = _DEFAULT_SEED[0], seed
+    try:
+        yield
+    finally:
+        _DEFAULT_SEED[0] = previous
+
 
 _REPLACEABLE = (
     "model_dir", "tf_random_seed", "save_summary_steps", "save_checkpoints_steps",
@@ -169,7 +183,7 @@ class RunConfig:
         self._facts = facts
         self._tpu_config = TPUConfig() if tpu_config is None else tpu_config
         self._model_dir = tf_config_lib.reconcile_model_dir(path_to_str(model_dir), facts.model_dir)
-        self._tf_random_seed = tf_random_seed
+        self._tf_random_seed = _DEFAULT_SEED[0] if tf_random_seed is None else tf_random_seed
         self._save_summary_steps = save_summary_steps
         self._save_checkpoints_steps = steps
         self._save_checkpoints_secs = secs

@@ -136,12 +136,14 @@ PROGRAMS = [
             check_paths=tuple("models/official/retinanet/" + f for f in (
                 "retinanet_main.py", "retinanet_model.py", "retinanet_architecture.py",
                 "dataloader.py", "anchors.py", "postprocess.py", "evaluation.py",
-                "coco_metric.py", "object_detection")) + ("models/common",)),
+                "coco_metric.py", "object_detection")) + ("models/common",),
+            replica_check="batch norm"),
     Program("unet3d", "tensorflow/tpu", TPU_COMMIT, "tensorflow+tpu",
             "models/official/unet3d/unet_main.py", "3D U-Net segmentation (liver CT format), "
             "YAML params, train_and_eval cycles, spatial partitioning (input_partition_dims "
             "over 5-D volumes) on TPU, tf2 summaries in host_call, dice metrics", unet3d,
             copy_from="models", copy_to="models",
             pythonpath=("models/official/unet3d", "models"),
-            check_paths=("models/official/unet3d", "models/hyperparameters")),
+            check_paths=("models/official/unet3d", "models/hyperparameters"),
+            replica_check="batch norm"),
 ]

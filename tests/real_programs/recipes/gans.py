@@ -34,5 +34,6 @@ PROGRAMS = [
             "dcgan_main.py", "DCGAN 64x64: generator and discriminator optimizers in one "
             "train_op, input_fn computing on make_one_shot_iterator().get_next() (reshape, "
             "random_normal noise, feature dict), predict on a second CPU TPUEstimator, PNG grid",
-            tpu_dcgan),
+            tpu_dcgan,
+            replica_check="batch norm"),
 ]

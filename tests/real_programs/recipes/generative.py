@@ -23,5 +23,6 @@ PROGRAMS = [
             "tensorflow+tpu", "dcgan_main.py", "DCGAN on MNIST records through TF-GAN's "
             "TPUGANEstimator (joint G/D train ops), one-shot iterator in input_fn, predict "
             "of generated images", dcgan_mnist, copy_from="models/experimental/dcgan",
-            tf1_libraries=("tensorflow_gan",)),
+            tf1_libraries=("tensorflow_gan",),
+            replica_check="batch norm"),
 ]

@@ -96,15 +96,18 @@ PROGRAMS = [
             "Noisy Student EfficientNet on SVHN-format JPEG records: EMA of all weights, "
             "evaluation on the averages through scaffold_fn's Saver, train and eval as separate "
             "runs, host_call summaries, tf.estimator.tpu + tf.compat-era names",
-            noisystudent_svhn),
+            noisystudent_svhn,
+            replica_check="batch norm"),
     Program("noisystudent_pseudo_label", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student teacher labelling unlabeled data: train, then predict from an explicit "
             "checkpoint_path with EMA weights (scaffold_fn in PREDICT), soft labels written as "
-            "TFRecords", noisystudent_pseudo_label),
+            "TFRecords", noisystudent_pseudo_label,
+            replica_check="batch norm"),
     Program("noisystudent_student", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student student: labeled and pseudo-labeled datasets zipped per step, "
             "a frozen teacher initialised from a checkpoint (init_from_checkpoint "
-            "/ scaffold_fn)", noisystudent_student),
+            "/ scaffold_fn)", noisystudent_student,
+            replica_check="batch norm"),
 ]

@@ -27,6 +27,14 @@ def bert_classifier(work, use_tpu):
     return argv, [ckpt(out, 2), os.path.join(out, "eval_results.txt")]
 
 
+def evaluation_only(prepare):
+    """An eval-only argv for a BERT-style program: `prepare`'s with --do_train=false."""
+    def eval_only(work, use_tpu):
+        argv, _ = prepare(work, use_tpu)
+        return [a for a in argv if not a.startswith("--do_train")] + ["--do_train=false"]
+    return eval_only
+
+
 def bert_pretraining(work, use_tpu):
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
@@ -40,6 +48,22 @@ def bert_pretraining(work, use_tpu):
             "--learning_rate=1e-4", "--iterations_per_loop=2", "--max_eval_steps=2",
             "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
     return argv, [ckpt(out, 3), os.path.join(out, "eval_results.txt")]
+
+
+def bert_pretraining_replicas(work, cores):
+    """One step without dropout, every example the same (see numbers_checks' docstring)."""
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(
+        vocab, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
+                             masked_lm_examples(seeded_rng(), 1, 16, 3, vocab) * 64)
+    out = os.path.join(work, "out")
+    return ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--train_batch_size=64", "--max_seq_length=16", "--max_predictions_per_seq=3",
+            "--num_train_steps=1", "--num_warmup_steps=0", "--learning_rate=1e-4",
+            "--iterations_per_loop=1", "--save_checkpoints_steps=1000", "--use_tpu=true",
+            "--num_tpu_cores=%d" % cores], out
 
 
 def albert_pretraining(work, use_tpu):
@@ -57,6 +81,23 @@ def albert_pretraining(work, use_tpu):
             "--learning_rate=1e-4", "--iterations_per_loop=2", "--max_eval_steps=2",
             "--save_checkpoints_steps=1000", "--optimizer=lamb"] + tpu_flag(use_tpu)
     return argv, [ckpt(out, 3), os.path.join(out, "eval_results.txt")]
+
+
+def albert_pretraining_replicas(work, cores):
+    """One LAMB step without dropout, every example the same (see numbers_checks' docstring)."""
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "albert_config.json"), bert_config(
+        vocab, embedding_size=8, num_hidden_groups=1, inner_group_num=1, down_scale_factor=1,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
+                             masked_lm_examples(seeded_rng(), 1, 16, 3, vocab) * 64)
+    out = os.path.join(work, "out")
+    return ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
+            "--albert_config_file=" + os.path.join(work, "albert_config.json"),
+            "--train_batch_size=64", "--max_seq_length=16", "--max_predictions_per_seq=3",
+            "--num_train_steps=1", "--num_warmup_steps=0", "--learning_rate=1e-4",
+            "--iterations_per_loop=1", "--save_checkpoints_steps=1000", "--optimizer=lamb",
+            "--use_tpu=true", "--num_tpu_cores=%d" % cores], out
 
 
 def electra_pretraining(work, use_tpu):
@@ -150,23 +191,31 @@ PROGRAMS = [
     Program("bert_classifier", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
             "run_classifier.py", "BERT fine-tuning (MRPC TSV), tf.contrib layer_norm, "
-            "AdamWeightDecay, eval_metrics, TPU eval padding", bert_classifier),
+            "AdamWeightDecay, eval_metrics, TPU eval padding", bert_classifier,
+            eval_only=evaluation_only(bert_classifier),
+            replica_check="dropout without a flag: run_classifier.py's keep_prob=0.9",
+            gradients="sum"),
     Program("bert_pretraining", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
             "run_pretraining.py", "BERT masked-LM + NSP pre-training, gather over masked "
-            "positions, scaffold_fn init, eval_metrics", bert_pretraining),
+            "positions, scaffold_fn init, eval_metrics", bert_pretraining,
+            eval_only=evaluation_only(bert_pretraining), replica_check=bert_pretraining_replicas,
+            gradients="sum", sum_slots={"adam_m": 1, "adam_v": 2}),
     Program("albert_pretraining", "google-research/albert",
             "b772393d3dae115b493258ce8e37c17b2cc62100", "google-research+albert",
             "albert/run_pretraining.py", "ALBERT pre-training (SOP), LAMB optimizer, "
             "shared layers, tf.compat.v1 + contrib imports", albert_pretraining,
-            copy_to="albert"),
+            copy_to="albert", eval_only=evaluation_only(albert_pretraining),
+            replica_check=albert_pretraining_replicas, gradients="sum",
+            sum_slots={"adam_m": 1, "adam_v": 2}),
     Program("electra_pretraining", "google-research/electra",
             "8a46635f32083ada044d7e9ad09604742600ee7b", "google-research+electra",
             "run_pretraining.py", "ELECTRA generator/discriminator pre-training, "
             "sampling, argparse + JSON hparams", electra_pretraining),
     Program("grover_lm", "rowanz/grover", "f59a206a8722357c351eae9e937b9f7a53bfda61",
             "rowanz+grover", "lm/train.py", "GPT-2-style LM (Grover) pre-training, Adafactor-"
-            "style custom optimizer, tf.contrib.tpu", grover_lm),
+            "style custom optimizer, tf.contrib.tpu", grover_lm,
+            eval_only="lm/train.py only trains"),
     Program("gpt2_connorjl", "ConnorJL/GPT2", "936fe2a21fad221cb07d0157c00fbb0780c7d114",
             "ConnorJL+GPT2", "main.py", "GPT-2 LM training loop (train/evaluate/"
             "get_variable_value), plain Estimator on CPU, TPUEstimator with --tpu",
@@ -175,5 +224,7 @@ PROGRAMS = [
             "52149e82faf3eddd02f31dc2942a4d06bc78c247", "brightmart+albert_zh",
             "run_classifier.py", "albert_zh sentence-pair fine-tuning (LCQMC format), "
             "factorized embeddings, `import tensorflow as tf` 1.x style",
-            albert_zh_classifier),
+            albert_zh_classifier, eval_only=evaluation_only(albert_zh_classifier),
+            replica_check="dropout without a flag: run_classifier.py's keep_prob=0.9",
+            gradients="sum"),
 ]

@@ -50,5 +50,6 @@ PROGRAMS = [
             "(float and post-training quantized)", mnasnet, copy_from="models",
             copy_to="models",
             pythonpath=("models/official/mnasnet", "models/official/efficientnet", "models"),
-            check_paths=("models/official/mnasnet", "models/hyperparameters")),
+            check_paths=("models/official/mnasnet", "models/hyperparameters"),
+            replica_check="batch norm"),
 ]

@@ -1,7 +1,7 @@
 """The recipe type and the helpers every recipe shares."""
 import dataclasses
 import os
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -24,6 +24,19 @@ class Program:
     `with_snapshots` lists other repositories the program imports as packages, as
     `(snapshot, copy_from, copy_to)` copied the same way (lasertagger's `bert`; BERT-NER's
     `bert` submodule, empty in its snapshot).
+
+    The numbers checks (`run.py`'s `eval-recheck` and `replica-check` modes):
+    `eval_only(work, use_tpu)` returns the argv that evaluates the model directory a run of
+    `prepare`'s argv left (its latest checkpoint), without training. `replica_check` is either
+    `(work, cores) -> (argv, model_dir)`, a short deterministic run on the simulated TPU with
+    `cores` replicas (dropout off, no unseeded shuffling, the global batch the same for any
+    number of cores) writing checkpoints into `model_dir`, or a string: why the program cannot
+    give the 1-replica run's weights (`batch norm`...). `gradients` says how its train op
+    reduces gradients across replicas: "mean" (CrossShardOptimizer's minimize or
+    compute_gradients) or "sum" (its own tf.gradients, then CrossShardOptimizer's
+    apply_gradients); a "sum" program's `sum_slots` name its optimizer's slots and the power
+    of the gradient each holds after one step (`{"adam_m": 1, "adam_v": 2}`: see
+    `numbers_checks`).
     """
     name: str
     repo: str
@@ -41,6 +54,10 @@ class Program:
     tf1_libraries: Sequence[str] = ()
     module: str = ""
     with_snapshots: Sequence[tuple] = ()
+    eval_only: Optional[Callable] = None
+    replica_check: Union[Callable, str, None] = None
+    gradients: str = "mean"
+    sum_slots: Optional[dict] = None
 
 
 def seeded_rng():

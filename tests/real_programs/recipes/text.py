@@ -37,7 +37,7 @@ def xlnet_tpu_flags(use_tpu):
 
 def xlnet_classifier(work, use_tpu):
     rng = seeded_rng()
-    data, model_dir = os.path.join(work, "aclImdb"), os.path.join(work, "model")
+    data = os.path.join(work, "aclImdb")
     texts = []
     for split, count in (("train", 8), ("test", 6)):  # per label
         for label in ("neg", "pos"):
@@ -47,12 +47,19 @@ def xlnet_classifier(work, use_tpu):
                 texts.append(text)
                 with open(os.path.join(data, split, label, "%d_1.txt" % i), "w") as f:
                     f.write(text + "<br />" + sentence(rng, 3))
-    spiece = train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
+    train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
     write_xlnet_config(work)
+    return xlnet_classifier_argv(work, use_tpu)
+
+
+def xlnet_classifier_argv(work, use_tpu):
+    """xlnet_classifier's argv and expected files, for data it wrote into `work`."""
+    data, model_dir = os.path.join(work, "aclImdb"), os.path.join(work, "model")
     out, predict = os.path.join(work, "out"), os.path.join(work, "predict")
     argv = ["--task_name=imdb", "--do_train=true", "--do_eval=true", "--do_predict=true",
             "--data_dir=" + data, "--output_dir=" + out, "--model_dir=" + model_dir,
-            "--predict_dir=" + predict, "--spiece_model_file=" + spiece,
+            "--predict_dir=" + predict, "--spiece_model_file=" + os.path.join(
+                work, "spiece.model"),
             "--model_config_path=" + os.path.join(work, "xlnet_config.json"),
             "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
             "--predict_batch_size=8", "--train_steps=2", "--warmup_steps=1",
@@ -62,9 +69,27 @@ def xlnet_classifier(work, use_tpu):
                   os.path.join(predict, "imdb.tsv"), os.path.join(predict, "imdb.logits.json")]
 
 
+def xlnet_classifier_eval(work, use_tpu):
+    argv, _ = xlnet_classifier_argv(work, use_tpu)
+    return [a for a in argv if not a.startswith(("--do_train", "--do_predict"))] + [
+        "--do_train=false", "--do_predict=false"]
+
+
+def xlnet_classifier_replicas(work, cores):
+    """Two steps without dropout or clipping, each on all 16 training examples (the global
+    batch's examples do not depend on the program's unseeded NumPy shuffle)."""
+    argv, _ = xlnet_classifier(work, True)
+    model_dir = os.path.join(work, "model")
+    drop = ("--do_eval", "--do_predict", "--train_batch_size", "--num_core_per_host")
+    return [a for a in argv if not a.startswith(drop)] + [
+        "--do_eval=false", "--do_predict=false", "--train_batch_size=16", "--dropout=0",
+        "--dropatt=0", "--clip=1e9", "--shuffle_buffer=1",
+        "--num_core_per_host=%d" % cores], model_dir
+
+
 def xlnet_race(work, use_tpu):
     rng = seeded_rng()
-    data, model_dir = os.path.join(work, "RACE"), os.path.join(work, "model")
+    data = os.path.join(work, "RACE")
     texts = []
     for split, count in (("train", 4), ("dev", 2)):  # files per level, two questions each
         for level in ("middle", "high"):
@@ -77,17 +102,33 @@ def xlnet_race(work, use_tpu):
                 with open(os.path.join(data, split, level, "%d.txt" % i), "w") as f:
                     json.dump({"article": article, "questions": questions, "options": options,
                                "answers": ["ABCD"[rng.randint(4)] for _ in questions]}, f)
-    spiece = train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
+    train_sentencepiece(os.path.join(work, "spiece"), texts + [" ".join(WORDS)] * 4)
     write_xlnet_config(work)
+    return xlnet_race_argv(work, use_tpu)
+
+
+def xlnet_race_argv(work, use_tpu):
+    """xlnet_race's argv and expected files, for data it wrote into `work`."""
+    data, model_dir = os.path.join(work, "RACE"), os.path.join(work, "model")
     argv = ["--do_train=true", "--do_eval=true", "--eval_split=dev", "--data_dir=" + data,
             "--output_dir=" + os.path.join(work, "out"), "--model_dir=" + model_dir,
-            "--spiece_model_file=" + spiece,
+            "--spiece_model_file=" + os.path.join(work, "spiece.model"),
             "--model_config_path=" + os.path.join(work, "xlnet_config.json"),
             "--max_seq_length=24", "--max_qa_length=8", "--train_batch_size=8",
             "--eval_batch_size=8", "--train_steps=2", "--warmup_steps=1",
             "--learning_rate=1e-4", "--iterations=1", "--save_steps=2"] + xlnet_tpu_flags(use_tpu)
     return argv, [os.path.join(model_dir, "model.ckpt-2.index"),
                   os.path.join(model_dir, "eval", "events.out.tfevents.*")]
+
+
+def xlnet_race_replicas(work, cores):
+    """As xlnet_classifier_replicas: two steps on all 16 training questions."""
+    argv, _ = xlnet_race(work, True)
+    drop = ("--do_eval", "--train_batch_size", "--num_core_per_host")
+    return [a for a in argv if not a.startswith(drop)] + [
+        "--do_eval=false", "--train_batch_size=16", "--dropout=0", "--dropatt=0",
+        "--clip=1e9", "--shuffle_buffer=1", "--num_core_per_host=%d" % cores], os.path.join(
+            work, "model")
 
 
 def lasertagger(work, use_tpu):
@@ -178,11 +219,16 @@ PROGRAMS = [
             "zihangdai+xlnet", "run_classifier.py", "XLNet fine-tuning (IMDB folders, "
             "SentencePiece): two-stream relative attention, plain Estimator on CPU and "
             "TPUEstimator with use_tpu, host_call scalars, eval over listed checkpoints, predict",
-            xlnet_classifier, check_paths=("run_classifier.py",) + XLNET_FILES),
+            xlnet_classifier, check_paths=("run_classifier.py",) + XLNET_FILES,
+            eval_only=xlnet_classifier_eval, replica_check=xlnet_classifier_replicas),
     Program("xlnet_race", "zihangdai/xlnet", "bbaa3a6fa0b3a2ee694e8cf66167434f9eca9660",
             "zihangdai+xlnet", "run_race.py", "XLNet multiple-choice reading comprehension "
             "(RACE JSON): four encodings per example reshaped into one batch, eval_metrics",
-            xlnet_race, check_paths=("run_race.py",) + XLNET_FILES),
+            xlnet_race, check_paths=("run_race.py",) + XLNET_FILES,
+            eval_only=lambda work, use_tpu: [
+                a for a in xlnet_race_argv(work, use_tpu)[0]
+                if not a.startswith("--do_train")] + ["--do_train=false"],
+            replica_check=xlnet_race_replicas),
     Program("lasertagger", "google-research/lasertagger",
             "0bfa546e755814b28163dad039ab6d9f53f82bb8", "google-research+lasertagger",
             "run_lasertagger.py", "LaserTagger: BERT encoder (google-research/bert at "

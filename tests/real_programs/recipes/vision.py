@@ -89,17 +89,23 @@ PROGRAMS = [
     Program("mnist_tpu", "tensorflow/tpu", "7dc921f846c9e4071f3884b768a7ddf521272a49",
             "tensorflow+tpu", "mnist_tpu.py", "Cloud TPU MNIST: train, evaluate, predict, "
             "tf.compat.v1 + tf_estimator imports", mnist_tpu,
-            copy_from="models/official/mnist"),
+            copy_from="models/official/mnist",
+            # Its own argv again: train() skips to the checkpoint at --train_steps, evaluates.
+            eval_only=lambda work, use_tpu: mnist_tpu(work, use_tpu)[0] + [
+                "--enable_predict=false"],
+            replica_check="dropout without a flag: mnist_tpu.py's Dropout(0.4)"),
     Program("resnet_main", "tensorflow/tpu", "7dc921f846c9e4071f3884b768a7ddf521272a49",
             "tensorflow+tpu", "models/official/resnet/resnet_main.py",
             "ResNet-18 on null input, train_and_eval, host_call summaries, batch norm, "
             "tf2 summary in host_call", resnet_main, copy_from="models", copy_to="models",
             pythonpath=("models",), check_paths=("models/official/resnet", "models/common",
-                                                 "models/hyperparameters")),
+                                                 "models/hyperparameters"),
+            replica_check="batch norm"),
     Program("uda_image", "google-research/uda", "960684e363251772a5938451d4d2bc0f1da9e24b",
             "google-research+uda", "main.py", "UDA semi-supervised WRN on CIFAR-format "
             "records: EMA (moving averages), two inputs per step, TSA", uda_image,
-            copy_from="image"),
+            copy_from="image",
+            replica_check="batch norm"),
     Program("simclr", "google-research/simclr", "383d4143fd8cf7879ae10f1046a9baeb753ff438",
             "google-research+simclr", "run.py", "SimCLR contrastive pre-training (TF1 code) on "
             "a TFDS builder, LARS, cross-replica batch norm, train_then_eval + hub export",
