@@ -277,17 +277,18 @@ def report(args, results):
           f"steps per closure, {args.repeats} repetitions (median); examples/sec")
     rows = []
     for num_workers in args.workers:
-        pair = [results.get((side, num_workers)) for side in SIDES]
+        medians = []
         cells = []
-        for result in pair:
+        for side in SIDES:
+            result = results.get((side, num_workers))
             if result is None:
                 cells += ["failed", "", ""]
                 continue
             eps = [examples / s for s in result["seconds"]]
-            cells += [f"{statistics.median(eps):.0f}", " ".join(f"{e:.0f}" for e in eps),
+            medians.append(statistics.median(eps))
+            cells += [f"{medians[-1]:.0f}", " ".join(f"{e:.0f}" for e in eps),
                       "-".join(f"{v:.1f}" for v in result["load"])]
-        ratio = ("" if None in pair else
-                 f"{statistics.median(pair[1]['seconds']) / statistics.median(pair[0]['seconds']):.2f}x")
+        ratio = f"{medians[0] / medians[1]:.2f}x" if len(medians) == 2 else ""
         rows.append([str(num_workers)] + cells + [ratio])
     print(_common.format_table(
         ["workers", "ours ex/s", "ours reps", "load", "hand-written ex/s", "hand-written reps",
