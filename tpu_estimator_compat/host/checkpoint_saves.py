@@ -224,6 +224,11 @@ class _HookSaves(_Saves):
         super().start(step)
         self._timer.update_last_triggered_step(step)
 
+    def next_stop(self):
+        every = tf_training.timer_every_steps(self._timer)
+        last = self._timer.last_triggered_step()
+        return None if not every or last is None else last + every
+
     def after_loop(self, step, final):
         del final
         if self._decide(self._timer.should_trigger_for_step(step)):

@@ -29,6 +29,9 @@ SYMBOLS = uses(
              "a user's Saver in a CheckpointSaverHook keeps the checkpoints it was told to",
              per_instance=True)
       for field in ("_max_to_keep", "_keep_checkpoint_every_n_hours")),
+    Symbol(_HOOKS, "SecondOrStepTimer._every_steps",
+           "a user's CheckpointSaverHook(save_steps=N) with use_tpu=False saves at the steps "
+           "TF1 saved at (loops end there)", per_instance=True),
     Symbol("tensorflow.python.training.checkpoint_state_pb2", "CheckpointState",
            "the TF1 `checkpoint` file (all_model_checkpoint_paths, timestamps)"),
     Symbol("tensorflow.core.protobuf.saved_model_pb2", "SavedModel",
@@ -78,6 +81,11 @@ def checkpoint_saver_hook_fields(hook):
     # pylint: disable=protected-access
     return (hook._checkpoint_dir, hook._save_path, hook._saver, list(hook._listeners),
             hook._timer)
+
+
+def timer_every_steps(timer):
+    """A SecondOrStepTimer's step interval, or None (a time-based timer)."""
+    return getattr(timer, "_every_steps", None)
 
 
 def saver_retention(saver, default_max_to_keep, default_every_n_hours):
