@@ -21,10 +21,14 @@ at its end; TF1 with a strategy (Estimator's `train_distribute`) saved and resto
   them. So evaluate()/predict()/export after train() in the same process use exactly what a
   fresh process restores from the checkpoint.
 
-Both run as one small program over the strategy's replicas (an all-reduce or all-gather),
-so they work on one host, on several workers and on a TPU. The check compares two integer
-checksums of each copy's bits (sum and sum of squares), computed where the copy lives.
+Both run as one small program over the strategy's replicas (all-reduces), so they work on
+one host, on several workers and on a TPU. The check compares each copy with replica 0's,
+element by element; a difference within rounding (the same update computed on two CPU
+devices can differ in the last bits) passes, and every replica then takes replica 0's
+copy, so rounding never accumulates across checkpoints.
 """
+import functools
+
 import tensorflow as tf
 
 from tpu_estimator_compat.tf_internals import distribute
@@ -32,6 +36,7 @@ from tpu_estimator_compat.tf_internals import graphs
 
 _READS = frozenset(graphs.RESOURCE_READ_OPS) | {"VarIsInitializedOp", "Identity"}
 _NAMES_SHOWN = 10
+RELATIVE_TOLERANCE = 1e-5  # of a variable's largest value: more than rounding (see _differs)
 
 
 class ReplicaDriftError(RuntimeError):
@@ -67,8 +72,12 @@ class ReplicaSync:
                                     if tpu_semantics or n not in on_read]
         self._aggregated = [v for n, v in free.items() if not tpu_semantics and n in on_read]
         self._verified_step = None
-        self._checksum_mismatch = tf.function(self._mismatch, autograph=False)
-        self._to_first_replica = tf.function(self._broadcast_first, autograph=False)
+        self._copies_differ = tf.function(self._differences, autograph=False)
+        self._to_first_replica = tf.function(
+            functools.partial(self._broadcast_first, self._from_first_replica), autograph=False)
+        self._synchronized_to_first = tf.function(
+            functools.partial(self._broadcast_first, list(synchronized.values())),
+            autograph=False)
         self._to_aggregate = tf.function(self._assign_aggregates, autograph=False)
 
     @classmethod
@@ -99,41 +108,64 @@ class ReplicaSync:
 
     def verify(self, step, latest_checkpoint):
         """Raises ReplicaDriftError if the replicas' copies of a synchronized variable
-        differ (checked once per global step)."""
+        differ by more than rounding, else gives every replica replica 0's copy (checked
+        once per global step)."""
         if not self._synchronized or step == self._verified_step:
             return
-        mismatch = self._strategy.experimental_local_results(self._checksum_mismatch())[0]
+        mismatch = self._strategy.experimental_local_results(self._copies_differ())[0]
         names = [n for n, bad in zip(self._synchronized, mismatch.numpy()) if bad]
         if names:
             raise ReplicaDriftError(step, names, latest_checkpoint)
+        self._synchronized_to_first()
         self._verified_step = step
 
-    def _mismatch(self):
+    def _differences(self):
         variables = list(self._synchronized.values())
 
         def replica_fn():
             context = tf.distribute.get_replica_context()
-            sums = tf.stack([_checksums(v.read_value()) for v in variables])  # [V, 2]
-            every = context.all_gather(sums[tf.newaxis], axis=0)  # [replicas, V, 2]
-            return tf.reduce_any(tf.not_equal(every, every[:1]), axis=[0, 2])
+            values = [_summable(v.read_value()) for v in variables]
+            firsts = _first_replicas(context, values)
+            differs = tf.stack([_differs(value, first) for value, first in zip(values, firsts)])
+            return context.all_reduce(tf.distribute.ReduceOp.SUM, tf.cast(differs, tf.int32))
         return self._strategy.run(replica_fn)
 
     def _assign_aggregates(self):
         for variable in self._aggregated:
             variable.assign(variable.read_value())
 
-    def _broadcast_first(self):
-        variables = self._from_first_replica
-
+    def _broadcast_first(self, variables):
         def replica_fn():
             context = tf.distribute.get_replica_context()
-            first = tf.equal(context.replica_id_in_sync_group, 0)
-            # Only replica 0 contributes: x + 0 + ... + 0 is x, bit for bit.
-            values = [_summable(v.read_value()) for v in variables]
-            kept = context.all_reduce(tf.distribute.ReduceOp.SUM, [
-                tf.where(first, value, tf.zeros_like(value)) for value in values])
+            kept = _first_replicas(context, [_summable(v.read_value()) for v in variables])
             return [v.assign(tf.cast(value, v.dtype)) for v, value in zip(variables, kept)]
         self._strategy.run(replica_fn)
+
+
+def _first_replicas(context, values):
+    """Replica 0's `values` on every replica: an all-reduce to which only replica 0
+    contributes (x + 0 + ... + 0 is x, bit for bit)."""
+    first = tf.equal(context.replica_id_in_sync_group, 0)
+    masked = [tf.where(first, value, tf.zeros_like(value)) for value in values]
+    kept = [None] * len(masked)
+    by_dtype = {}  # one all-reduce per dtype (a batch of mixed dtypes cannot be packed)
+    for index, value in enumerate(masked):
+        by_dtype.setdefault(value.dtype, []).append(index)
+    for indices in by_dtype.values():
+        reduced = context.all_reduce(tf.distribute.ReduceOp.SUM, [masked[i] for i in indices])
+        for index, value in zip(indices, reduced):
+            kept[index] = value
+    return kept
+
+
+def _differs(value, first):
+    """Whether a copy differs from replica 0's by more than rounding: the same update
+    computed on two CPU devices can differ in the last bits (vectorised paths depend on
+    the memory's alignment), never by RELATIVE_TOLERANCE of the variable's largest value."""
+    if not value.dtype.is_floating:
+        return tf.reduce_any(tf.not_equal(value, first))
+    scale = tf.reduce_max(tf.abs(first)) if first.shape.num_elements() else 0.0
+    return tf.reduce_any(tf.abs(value - first) > RELATIVE_TOLERANCE * scale)
 
 
 def _checkable(variable):
@@ -143,16 +175,6 @@ def _checkable(variable):
 def _summable(value):
     """`value` in a dtype an all-reduce can sum (booleans as int32)."""
     return tf.cast(value, tf.int32) if value.dtype == tf.bool else value
-
-
-def _checksums(value):
-    """[sum, sum of squares] of the value's bits as int64 (wrapping): equal copies give
-    equal checksums, and a changed copy almost surely does not."""
-    if value.dtype.is_floating:
-        width = {2: tf.int16, 4: tf.int32, 8: tf.int64}[value.dtype.size]
-        value = tf.bitcast(value, width)
-    bits = tf.reshape(tf.cast(value, tf.int64), [-1])
-    return tf.stack([tf.reduce_sum(bits), tf.reduce_sum(bits * bits)])
 
 
 def _written_variable_names(named, strategy, ops, captures):
