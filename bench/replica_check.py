@@ -8,7 +8,8 @@ TPU semantics on 8 simulated TPU cores (a MirroredStrategy over 8 logical CPU de
 end (each preceded by the check). Every `train(steps=--steps)` call is timed whole, and,
 in the same call, the time spent in `ReplicaSync.verify` (the check) and `ReplicaSync.sync`
 (replica 0's values copied to every replica, after each loop, for what the step writes
-outside CrossShardOptimizer: here Adam's beta powers), measured by wrapping both methods.
+outside CrossShardOptimizer: nothing here, Adam's beta powers are created while it applies
+summed gradients, so they are checked), measured by wrapping both methods.
 Prints each call's seconds, the check's and the copy's seconds and their share of the call
 (target: at most 2 %).
 
