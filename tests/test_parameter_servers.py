@@ -94,6 +94,31 @@ def _start(task_type, index, cluster, model_dir, out_dir, *args, name=None):
     return name, proc, log
 
 
+def _training_past_step_20(model_dir, out_dir, max_steps):
+    """Starts the cluster without its evaluator, training to `max_steps`, and returns once
+    the checkpoint of step 20 exists: (cluster, started, estimator, deadline)."""
+    cluster = _cluster()
+    started = [_start(task_type, index, cluster, model_dir, out_dir, max_steps)
+               for task_type, index in TASKS if task_type != "evaluator"]
+    estimator = dict(program.estimators(str(model_dir)))["estimator"]
+    deadline = time.time() + RUN_TIMEOUT_SECS
+    try:
+        while (sharing.latest_step(estimator.model_dir) or 0) < 20:
+            assert time.time() < deadline and all(p.poll() is None for _, p, _ in started)
+            time.sleep(0.2)
+    except BaseException:
+        _kill_all(started)
+        raise
+    return cluster, started, estimator, deadline
+
+
+def _retire(entry, started):
+    """Waits for a killed or failed task's process and closes its log."""
+    started.remove(entry)
+    entry[1].wait(timeout=30)
+    entry[2].close()
+
+
 def _run_cluster(model_dir, out_dir):
     cluster = _cluster()
     started = [_start(task_type, index, cluster, model_dir, out_dir)
@@ -173,20 +198,12 @@ def test_a_killed_worker_that_returns_loses_no_step(tmp_path):
     coordinator runs its steps on the other worker, the restarted one rejoins, and training
     ends at max_steps with every task's train_and_evaluate returning."""
     model_dir, out_dir, max_steps = tmp_path / "model", str(tmp_path), 1000
-    cluster = _cluster()
-    started = [_start(task_type, index, cluster, model_dir, out_dir, max_steps)
-               for task_type, index in TASKS if task_type != "evaluator"]
-    estimator = dict(program.estimators(str(model_dir)))["estimator"]
+    cluster, started, estimator, deadline = _training_past_step_20(
+        model_dir, out_dir, max_steps)
     try:
-        deadline = time.time() + RUN_TIMEOUT_SECS
-        while (sharing.latest_step(estimator.model_dir) or 0) < 20:
-            assert time.time() < deadline and all(p.poll() is None for _, p, _ in started)
-            time.sleep(0.2)
         victim = next(entry for entry in started if entry[0] == "worker1")
         victim[1].kill()
-        victim[1].wait(timeout=30)
-        started.remove(victim)
-        victim[2].close()
+        _retire(victim, started)
         started.append(_start("worker", 1, cluster, model_dir, out_dir, max_steps,
                               name="worker1_restarted"))
         _wait(started, out_dir, deadline)
@@ -205,24 +222,16 @@ def test_a_killed_parameter_server_then_restarted_with_the_chief_resumes(tmp_pat
     what to restart; the parameter server and the chief restarted with the same TF_CONFIG
     resume from the last checkpoint to max_steps while the workers kept serving."""
     model_dir, out_dir, max_steps = tmp_path / "model", str(tmp_path), 300
-    cluster = _cluster()
-    started = [_start(task_type, index, cluster, model_dir, out_dir, max_steps)
-               for task_type, index in TASKS if task_type != "evaluator"]
-    estimator = dict(program.estimators(str(model_dir)))["estimator"]
+    cluster, started, estimator, deadline = _training_past_step_20(
+        model_dir, out_dir, max_steps)
     try:
-        deadline = time.time() + RUN_TIMEOUT_SECS
-        while (sharing.latest_step(estimator.model_dir) or 0) < 20:
-            assert time.time() < deadline and all(p.poll() is None for _, p, _ in started)
-            time.sleep(0.2)
         ps1, chief = (next(e for e in started if e[0] == name) for name in ("ps1", "chief0"))
         ps1[1].kill()
         assert chief[1].wait(timeout=max(1.0, deadline - time.time())) != 0
         killed_at = sharing.latest_step(estimator.model_dir)
         assert killed_at < max_steps
         for entry in (ps1, chief):
-            started.remove(entry)
-            entry[1].wait(timeout=30)
-            entry[2].close()
+            _retire(entry, started)
         with open(os.path.join(out_dir, "chief0.log"), encoding="utf-8") as f:
             assert ("WorkerFailureError: Training on parameter servers stopped: a parameter "
                     "server (or this chief's connection to the cluster) failed") in f.read()
@@ -246,22 +255,14 @@ def test_a_killed_chief_restarted_resumes_from_its_last_checkpoint(tmp_path):
     TF_CONFIG: the workers and parameter servers kept serving, and the new chief resumes
     from the last checkpoint to max_steps."""
     model_dir, out_dir, max_steps = tmp_path / "model", str(tmp_path), 300
-    cluster = _cluster()
-    started = [_start(task_type, index, cluster, model_dir, out_dir, max_steps)
-               for task_type, index in TASKS if task_type != "evaluator"]
-    estimator = dict(program.estimators(str(model_dir)))["estimator"]
+    cluster, started, estimator, deadline = _training_past_step_20(
+        model_dir, out_dir, max_steps)
     try:
-        deadline = time.time() + RUN_TIMEOUT_SECS
-        while (sharing.latest_step(estimator.model_dir) or 0) < 20:
-            assert time.time() < deadline and all(p.poll() is None for _, p, _ in started)
-            time.sleep(0.2)
         chief = next(entry for entry in started if entry[0] == "chief0")
         chief[1].kill()
-        chief[1].wait(timeout=30)
+        _retire(chief, started)
         killed_at = sharing.latest_step(estimator.model_dir)
         assert killed_at < max_steps
-        started.remove(chief)
-        chief[2].close()
         started.append(_start("chief", 0, cluster, model_dir, out_dir, max_steps,
                               name="chief0_restarted"))
         _wait(started, out_dir, deadline)

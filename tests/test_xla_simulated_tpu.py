@@ -160,13 +160,19 @@ def _two_core_tpu(simulated_tpu):
     simulated_tpu.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, "2")
 
 
-def test_a_dtype_the_tpu_lacks_fails_before_the_first_step_naming_it(simulated_tpu,
-                                                                      tmp_path):
+def _refused_training(simulated_tpu, tmp_path, model_fn):
+    """Trains `model_fn` on 2 simulated cores, expecting the TPU op check's refusal:
+    (estimator, the error's message)."""
     _two_core_tpu(simulated_tpu)
-    estimator = _estimator(tmp_path, _complex128)
+    estimator = _estimator(tmp_path, model_fn)
     with pytest.raises(tpu_ops.TPUUnsupportedOpError) as raised:
         estimator.train(model.input_fn, max_steps=model.STEPS)
-    message = str(raised.value)
+    return estimator, str(raised.value)
+
+
+def test_a_dtype_the_tpu_lacks_fails_before_the_first_step_naming_it(simulated_tpu,
+                                                                      tmp_path):
+    estimator, message = _refused_training(simulated_tpu, tmp_path, _complex128)
     assert message.startswith("A TPU cannot compile 3 op(s) of the training step")
     # each op once (not once per replica), with the model_fn line that built it
     cast_line = _line_of(_complex128, "wide = tf.cast(")
@@ -181,11 +187,7 @@ def test_a_dtype_the_tpu_lacks_fails_before_the_first_step_naming_it(simulated_t
 
 
 def test_ops_in_the_functions_the_step_calls_are_checked(simulated_tpu, tmp_path):
-    _two_core_tpu(simulated_tpu)
-    estimator = _estimator(tmp_path, _complex128_in_a_cond)
-    with pytest.raises(tpu_ops.TPUUnsupportedOpError) as raised:
-        estimator.train(model.input_fn, max_steps=model.STEPS)
-    message = str(raised.value)
+    _, message = _refused_training(simulated_tpu, tmp_path, _complex128_in_a_cond)
     assert message.startswith("A TPU cannot compile 7 op(s) of the training step")
     cond_line = _line_of(_complex128_in_a_cond, "return tf.compat.v1.cond(")
     # the branch's ops, then their gradients' (built by minimize()), each once

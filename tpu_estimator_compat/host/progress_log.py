@@ -125,12 +125,7 @@ class ProgressLog:
         now = time.time()
         self._loops += 1
         if self._lines is not None and self._lines.due(self._loops):
-            rate = self._lines.mark(self._loops, now)
-            loss_text = str(np.float32(loss))  # TF1's text of the float32 loss
-            if rate is None:
-                logging.info("loss = %s, step = %d", loss_text, step)
-            else:
-                logging.info("loss = %s, step = %d (%.3f sec)", loss_text, step, rate.seconds)
+            _log_loss(loss, step, self._lines.mark(self._loops, now))
         if self._rates is not None and self._rates.due(step):
             rate = self._rates.mark(step, now)
             if rate is not None:
@@ -183,13 +178,17 @@ class StepByStepLog:
                 if self._writer is not None:
                     self._writer.write(step, values)
         if self._lines is not None and self._lines.due(step):
-            rate = self._lines.mark(step, now)
-            loss_text = str(np.float32(loss))  # TF1's text of the float32 loss
-            if rate is None:
-                logging.info("loss = %s, step = %d", loss_text, step)
-            else:
-                logging.info("loss = %s, step = %d (%.3f sec)", loss_text, step, rate.seconds)
+            _log_loss(loss, step, self._lines.mark(step, now))
         if self._summaries is not None and self._summaries.due(step):
             self._summaries.mark(step, now)
             if self._writer is not None:
                 self._writer.write(step, {loss_tag: loss})
+
+
+def _log_loss(loss, step, rate):
+    """The original's loss line, with the seconds since the previous one when `rate` has them."""
+    loss_text = str(np.float32(loss))  # TF1's text of the float32 loss
+    if rate is None:
+        logging.info("loss = %s, step = %d", loss_text, step)
+    else:
+        logging.info("loss = %s, step = %d (%.3f sec)", loss_text, step, rate.seconds)
