@@ -323,3 +323,56 @@ def test_keras_input_wrapping_a_graph_tensor_in_model_fn(replicas, tmp_path, req
         tensor = v1.placeholder(tf.float32, [None, 2])
         assert tf1.keras.Input(tensor=tensor) is tensor
     assert not isinstance(tf1.keras.Input(shape=[2]), tf.Tensor)  # a KerasTensor, as before
+
+
+# The original (TF 2.15 + tensorflow-estimator 2.15, graph mode, use_tpu=False, plain
+# GradientDescentOptimizer) after 3 steps of batch 8: the same numbers as above, under the
+# names Keras gives nested models' layers in a TF1 graph.
+ORIGINAL_NESTED_KERAS_MODELS = {
+    "sequential_1/sequential/dense/bias": ORIGINAL_KERAS_INPUT_TENSOR["hidden/bias"],
+    "sequential_1/sequential/dense/kernel": ORIGINAL_KERAS_INPUT_TENSOR["hidden/kernel"],
+    "sequential_1/dense_1/bias": ORIGINAL_KERAS_INPUT_TENSOR["out/bias"],
+    "sequential_1/dense_1/kernel": ORIGINAL_KERAS_INPUT_TENSOR["out/kernel"],
+}
+
+
+@pytest.mark.slow  # trains for several seconds
+@pytest.mark.parametrize("replicas", [1, 8])
+def test_keras_models_nested_in_model_fn_keep_tf1_variable_names(replicas, tmp_path, request):
+    """`tf.keras.Sequential` models (one inside another) called in model_fn: Keras builds
+    their layers under `tf.init_scope()`, where the name scope is the eager context's. The
+    variables are named as TF1 named them ('sequential_1/sequential/dense/kernel'; they were
+    'sequential_1/kernel'), so TF1 checkpoints restore, with the original's numbers."""
+    import tpu_estimator_compat.v1 as tf1  # noqa: PLC0415
+
+    features = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
+    labels = features[:, :1] * 0.5 - features[:, 1:] * 0.25
+
+    def model_fn(features, labels, mode, params):
+        inner = tf1.keras.Sequential([tf1.keras.layers.Dense(
+            3, activation="relu",
+            kernel_initializer=v1.constant_initializer([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]),
+            bias_initializer=v1.constant_initializer(0.1))])
+        model = tf1.keras.Sequential([inner, tf1.keras.layers.Dense(
+            1, kernel_initializer=v1.constant_initializer(0.5))])
+        loss = v1.losses.mean_squared_error(labels, model(features["x"]))
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
+            loss, v1.train.get_global_step()))
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(({"x": features}, labels)).repeat().batch(
+            params["batch_size"], drop_remainder=True)
+
+    config = tec.RunConfig(model_dir=str(tmp_path))
+    if replicas == 8:
+        config = tec.RunConfig(model_dir=str(tmp_path),
+                               train_distribute=request.getfixturevalue("eight_devices"))
+    estimator = tec.TPUEstimator(model_fn, config=config, use_tpu=replicas == 8,
+                                 train_batch_size=8)
+    estimator.train(input_fn, max_steps=3)
+    assert sorted(estimator.get_variable_names()) == ["global_step",
+                                                      *sorted(ORIGINAL_NESTED_KERAS_MODELS)]
+    for name, expected in ORIGINAL_NESTED_KERAS_MODELS.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), expected, rtol=1e-5,
+                                   err_msg=name)

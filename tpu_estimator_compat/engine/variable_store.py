@@ -215,11 +215,16 @@ def _graph_name(graph, requested):
     if requested.endswith("/"):
         return requested.rstrip("/")
     current = _v1.get_default_graph()
-    if current is graph:
+    if tf.executing_eagerly():
+        # Under `tf.init_scope()` (Keras builds its layers there): the name scope is the
+        # eager context's, which init_scope set to the traced one's ('sequential/dense').
+        scope = tf.get_current_name_scope()
+    elif current is graph:
         return graph.unique_name(requested, mark_as_used=True)
-    # Created in a graph nested in the traced one (a `tf.while_loop` body: `dynamic_rnn`'s
-    # cells build there): the name scope is that graph's, where `get_variable` reset it.
-    scope = current.get_name_scope()
+    else:
+        # Created in a graph nested in the traced one (a `tf.while_loop` body: `dynamic_rnn`'s
+        # cells build there): the name scope is that graph's, where `get_variable` reset it.
+        scope = current.get_name_scope()
     with graph.name_scope(scope + "/" if scope else ""):
         return graph.unique_name(requested, mark_as_used=True)
 
