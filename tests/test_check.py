@@ -258,12 +258,46 @@ def test_tensorflow_2_names_are_tf2_not_unsupported(tmp_path):
         "(module 'tensorflow.compat.v2' has no attribute 'logging')",
         "  TF2          tensorflow.compat.v1.compat.v2.summary.scalar  (line 7)",
         "6 TensorFlow APIs used: 1 supported, 0 supported with documented differences, "
-        "0 unsupported, 5 TensorFlow 2 (tensorflow.compat.v2, TensorFlow's own).",
+        "0 unsupported, 5 TensorFlow 2 (TensorFlow's own: tensorflow.compat.v2, or TF2 "
+        "code's names).",
         "TF 1.15 names served, of the modules used: tf {}/{}.".format(
             *inventory.coverage(inventory.walk(["tensorflow"]))["tf"]),
     ]
     assert totals["unsupported"] == set()
     assert cli.main(["check", str(tmp_path / "model.py")]) == 0
+
+
+TF2_ERA_CODE = """
+import tensorflow as tf
+step = tf.compat.v1.train.get_or_create_global_step()
+estimator = tf.estimator.Estimator
+writer = tf.summary.create_file_writer
+layer = tf.keras.layers.Dense
+tf.no_such_op
+"""
+
+
+def test_tf2_era_code_is_checked_against_tensorflow_2_with_the_estimator(tmp_path):
+    """A file `run` serves TensorFlow 2 (tf.compat.v1 from `import tensorflow`, no TF1-only
+    name): its TF2 names are TensorFlow 2.21's (or tf_keras's), its tf.compat.v1 and
+    tf.estimator names the v1 namespace's, and a name TensorFlow 2 lacks is unsupported."""
+    (tmp_path / "train.py").write_text(TF2_ERA_CODE)
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path / "train.py")], out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == ("  TensorFlow 2 code: `run` serves its `import tensorflow` "
+                        "tpu_estimator_compat.v2 (TensorFlow 2 with tf.estimator); see "
+                        "docs/cli.md")
+    assert lines[2:7] == [
+        "  supported    tensorflow.compat.v1.train.get_or_create_global_step  (line 3)",
+        "  difference   tensorflow.estimator.Estimator  (line 4): one device unless "
+        "RunConfig(train_distribute=...); no graph.pbtxt; see "
+        "docs/compatibility.md#known-differences-from-the-original",
+        "  TF2          tensorflow.summary.create_file_writer  (line 5)",
+        "  TF2          tensorflow.keras.layers.Dense  (line 6)",
+        f"  UNSUPPORTED  tensorflow.no_such_op  (line 7): not in TensorFlow {tf.__version__} "
+        "(module 'tpu_estimator_compat.v2' has no attribute 'no_such_op')"]
+    assert totals["unsupported"] == {"tensorflow.no_such_op"}
 
 
 @pytest.mark.parametrize("path, api, instead", [

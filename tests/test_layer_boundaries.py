@@ -39,7 +39,8 @@ ALLOWED = {
                                  "state"},
     "v1": {"api", "config", "engine", "estimator", "estimator_extenders", "export",
            "rebuilt_apis", "log", "state", "tf1_behaviour", "train_and_evaluate_tasks"},
-    "cli": {"config", "log", "v1"},  # config: run --seed sets RunConfig's default seed
+    "v2": {"tf1_behaviour", "v1"},
+    "cli": {"config", "log", "v1", "v2"},  # config: run --seed sets RunConfig's default seed
     "__main__": {"cli"},
 }
 # TensorFlow's private surface: only the seam imports these.

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from tpu_estimator_compat import __main__ as cli
@@ -557,3 +558,142 @@ def test_seed_is_the_tf_random_seed_of_run_configs_the_program_builds_without_on
     runner.run([str(script), str(tmp_path / "out.json")], seed=7)
     assert json.loads((tmp_path / "out.json").read_text()) == [7, 3, 7]
     assert tf.estimator.RunConfig().tf_random_seed is None
+
+
+# A TensorFlow 2.x-era program: eager code, tf.function, TF2 summaries, Keras 2 layers in an
+# Estimator's model_fn, TF1 APIs reached through tf.compat.v1.
+TF2_PROGRAM = '''
+import json
+import sys
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.keras import layers
+
+FEATURES = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
+LABELS = FEATURES[:, :1] * 0.5 - FEATURES[:, 1:] * 0.25
+
+
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": FEATURES}, LABELS)).repeat().batch(8)
+
+
+def model_fn(features, labels, mode):
+    model = tf.keras.Sequential([
+        layers.Dense(3, activation="relu",
+                     kernel_initializer=tf.keras.initializers.Constant(
+                         [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]),
+                     bias_initializer=tf.keras.initializers.Constant(0.1)),
+        layers.Dense(1, kernel_initializer=tf.keras.initializers.Constant(0.5))])
+    loss = tf.reduce_mean(tf.keras.losses.mean_squared_error(labels, model(features["x"])))
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+        loss, global_step=tf.compat.v1.train.get_or_create_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def main(model_dir):
+    with tf.summary.create_file_writer(model_dir + "/eager").as_default():
+        written = bool(tf.summary.scalar("value", 1.5, step=7))  # TF2's signature
+    kept = float(tf.reduce_mean(tf.cast(tf.nn.dropout(tf.ones([10000]), 0.9, seed=1) > 0,
+                                        tf.float32)))  # TF2: 0.9 is the rate
+    estimator = tf.estimator.Estimator(model_fn, model_dir=model_dir)
+    estimator.train(input_fn, max_steps=3)
+    return {"tf": tf.__name__, "keras": tf.keras.__name__, "layers": layers.__name__,
+            "eager": tf.executing_eagerly(),
+            "doubled": float(tf.function(lambda x: 2 * x)(tf.constant(1.5))),
+            "summary_written": written, "dropout_kept_about_0.1": abs(kept - 0.1) < 0.02,
+            "weights": {name: estimator.get_variable_value(name).tolist()
+                        for name in estimator.get_variable_names()}}
+
+
+if __name__ == "__main__":
+    print("REPORT", json.dumps(main(sys.argv[1])))
+'''
+
+# TF2_PROGRAM run unmodified by the original (TensorFlow 2.15 + tensorflow-estimator 2.15),
+# where `tensorflow` and `tensorflow.keras` had those names.
+ORIGINAL_TF2_PROGRAM_REPORT = {
+    "eager": True, "doubled": 3.0, "summary_written": True, "dropout_kept_about_0.1": True,
+    "weights": {
+        "global_step": 3,
+        "sequential/dense/bias": [0.06796687096357346, 0.061428170651197433,
+                                  0.06479029357433319],
+        "sequential/dense/kernel": [[0.08650804311037064, -0.21051737666130066,
+                                     0.3252509832382202],
+                                    [0.38223695755004883, 0.4843396842479706,
+                                     -0.5794436931610107]],
+        "sequential/dense_1/bias": [-0.1265038549900055],
+        "sequential/dense_1/kernel": [[0.4773178994655609], [0.4817834198474884],
+                                      [0.48478978872299194]]}}
+
+
+def _assert_original_tf2_report(report):
+    weights = report.pop("weights")
+    expected = dict(ORIGINAL_TF2_PROGRAM_REPORT)
+    expected_weights = expected.pop("weights")
+    assert report == {"tf": "tpu_estimator_compat.v2", "keras": "tf_keras",
+                      "layers": "tf_keras.layers", **expected}
+    assert sorted(weights) == sorted(expected_weights)
+    for name, value in expected_weights.items():
+        np.testing.assert_allclose(weights[name], value, rtol=1e-6, err_msg=name)
+
+
+@pytest.mark.slow  # starts a process
+def test_a_tf2_era_program_runs_as_tensorflow_2_with_the_estimator(tmp_path):
+    """`run` gives a TF2-era file TensorFlow 2 (eager, TF2 summaries and dropout, Keras 2
+    as TensorFlow 2.15's tf.keras) with tf.estimator served, and says so; the estimator
+    trains to the original's weights."""
+    _write(str(tmp_path / "tf2_program.py"), TF2_PROGRAM)
+    result = _run([str(tmp_path / "tf2_program.py"), str(tmp_path / "model")],
+                  cwd=str(tmp_path), env_extra={"pythonpath": [REPO]})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (f"tpu_estimator_compat run: {tmp_path / 'tf2_program.py'} is TensorFlow 2 code "
+            "(it uses tensorflow.compat.v1, tensorflow.summary.create_file_writer and no "
+            "TF1-only name): its `import tensorflow` gets TensorFlow 2 with tf.estimator "
+            "(tpu_estimator_compat.v2)") in result.stderr
+    _assert_original_tf2_report(json.loads(_report(result.stdout)))
+
+
+def test_a_tf2_era_program_with_its_imports_changed_runs_in_process(tmp_path):
+    """The same program with `import tpu_estimator_compat.v2 as tf` (and tf_keras's
+    `layers`): the original's numbers."""
+    import runpy  # noqa: PLC0415
+
+    source = (TF2_PROGRAM.replace("import tensorflow as tf\n",
+                                  "import tpu_estimator_compat.v2 as tf\n")
+              .replace("from tensorflow.keras import layers", "from tf_keras import layers"))
+    _write(str(tmp_path / "changed.py"), source)
+    program = runpy.run_path(str(tmp_path / "changed.py"))
+    _assert_original_tf2_report(program["main"](str(tmp_path / "model")))
+
+
+@pytest.mark.parametrize("source, tf2", [
+    # TF2 code: tf.compat.v1 reached from `import tensorflow`, TF2-only names
+    ("import tensorflow as tf\ntf.compat.v1.train.get_or_create_global_step()\n", True),
+    ("import tensorflow\nds = tensorflow.data.AUTOTUNE\n", True),
+    # TF1 code: any TF1-only name wins; `import tensorflow.compat.v1 as tf` is TF1's way
+    ("import tensorflow as tf\ntf.compat.v1.train.get_global_step()\ntf.layers.dense\n",
+     False),
+    ("import tensorflow.compat.v1 as tf\ntf.train.get_global_step()\n", False),
+    ("import tensorflow as tf\ntf.estimator.Estimator\ntf.reduce_sum\n", False),  # no sign
+    ("import tensorflow as tf\ntf.contrib.tpu.TPUEstimator\ntf.data.AUTOTUNE\n", False),
+    ("import tensorflow as tf\ntf.train.AdamOptimizer(0.1)\ntf.compat.v1.logging\n", False),
+    ("def broken(:\n", False),
+])
+def test_the_runner_tells_tf2_files_from_tf1_files(source, tf2):
+    from tpu_estimator_compat.cli import program_era  # noqa: PLC0415
+
+    assert program_era.era_of_source(source).tf2 is tf2
+
+
+def test_a_tf2_file_imports_tensorflow_2_module_paths():
+    assert runner.tf2_redirected_name("tensorflow") == "tpu_estimator_compat.v2"
+    assert runner.tf2_redirected_name("tensorflow.compat.v1") == "tpu_estimator_compat.v1"
+    assert (runner.tf2_redirected_name("tensorflow.compat.v1.estimator.tpu")
+            == "tpu_estimator_compat.v1.estimator.tpu")
+    assert runner.tf2_redirected_name("tensorflow.compat.v2") == "tpu_estimator_compat.v2"
+    assert (runner.tf2_redirected_name("tensorflow.estimator")
+            == "tpu_estimator_compat.v1.estimator")
+    assert runner.tf2_redirected_name("tensorflow.keras.layers") == "tf_keras.layers"
+    assert runner.tf2_redirected_name("tensorflow.python.ops") == "tensorflow.python.ops"
+    assert runner.tf2_redirected_name("tensorflow.data") == "tensorflow.data"

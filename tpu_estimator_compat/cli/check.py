@@ -31,16 +31,23 @@ the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_d
   conditional expression), such as `if FLAGS.quantize: tf.contrib.quantize...`: only a run
   that takes the branch fails.
 
+A file `run` would serve TensorFlow 2 (`program_era.py`: TF 2.x-era estimator code) is checked
+against `tpu_estimator_compat.v2` instead: its `tf.compat.v1` and `tf.estimator` names as
+above, every other name `tf2` when TensorFlow 2.21 (or tf_keras, for `tf.keras`) has it and
+unsupported when not; a line under the file's name says so.
+
 Only `unsupported` fails the check. A last line counts TF 1.15's names served for each top
 module the program uses (`inventory.py`).
 """
 import ast
 import dataclasses
+import importlib
 import os
 import sys
 import types
 
 from tpu_estimator_compat.cli import inventory
+from tpu_estimator_compat.cli import program_era
 from tpu_estimator_compat.cli import vendored
 from tpu_estimator_compat.cli.differences import DIFFERENCE_NOTES
 from tpu_estimator_compat.cli.differences import DIFFERENCES
@@ -126,6 +133,23 @@ class Resolver:
         if key is not None and not isinstance(value, types.ModuleType):
             return Verdict(api, "difference", DIFFERENCES[key], DIFFERENCE_NOTES[key])
         return Verdict(api, "supported")
+
+    def tf2_verdict(self, path):
+        """The verdict of `path` used by TensorFlow 2 code (served `tpu_estimator_compat.v2`)."""
+        parts = path.split(".")
+        if parts[0] != "tensorflow" or parts[1:3] == ["compat", "v1"] or (
+                parts[1:2] == ["estimator"]):
+            return self.verdict(path)
+        value = importlib.import_module("tpu_estimator_compat.v2")
+        for index, part in enumerate(parts[1:], start=1):
+            if not isinstance(value, types.ModuleType):
+                break
+            try:
+                value = getattr(value, part)
+            except AttributeError as error:
+                api = ".".join(parts[:index + 1])
+                return Verdict(api, "unsupported", _tf2_missing(api, error))
+        return Verdict(path, "tf2")
 
     def _differences_by_identity(self):
         if self._difference_ids is None:
@@ -353,9 +377,10 @@ def check(paths, out=sys.stdout, resolver=None, problems_only=False):
                   file=out)
             totals["unparsable"].add(filename)
             continue
+        tf2 = program_era.era_of_uses(ast.parse(source, filename), collector.uses).tf2
         verdicts, required, conditional = {}, set(), set()
         for path, line in collector.uses.items():
-            verdict = resolver.verdict(path)
+            verdict = resolver.tf2_verdict(path) if tf2 else resolver.verdict(path)
             verdicts.setdefault(verdict, line)
             if path in collector.required:
                 required.add(verdict)
@@ -373,6 +398,10 @@ def check(paths, out=sys.stdout, resolver=None, problems_only=False):
         copied = vendored.copied_classes(source) if unsupported else ()
         if shown:
             print(filename, file=out)
+            if tf2:
+                print("  TensorFlow 2 code: `run` serves its `import tensorflow` "
+                      "tpu_estimator_compat.v2 (TensorFlow 2 with tf.estimator); see "
+                      "docs/cli.md", file=out)
             if copied:
                 print(f"  {vendored.note(filename, copied)}", file=out)
         for verdict, line in shown:
@@ -423,7 +452,8 @@ def _summary(totals):
     if totals["not-tf1"]:
         text += f", {len(totals['not-tf1'])} not in TensorFlow 1.x (the program's own errors)"
     if totals["tf2"]:
-        text += f", {len(totals['tf2'])} TensorFlow 2 (tensorflow.compat.v2, TensorFlow's own)"
+        text += (f", {len(totals['tf2'])} TensorFlow 2 (TensorFlow's own: tensorflow.compat.v2, "
+                 "or TF2 code's names)")
     unparsable = len(totals["unparsable"])
     if unparsable:
         text += f"; {unparsable} file{'s' if unparsable > 1 else ''} could not be parsed"

@@ -23,6 +23,14 @@ and the modules below them, get the v1 namespace too. Everything else (TensorFlo
 tensorflow_hub, numpy...) imports the real TensorFlow 2, whose module stays
 `sys.modules['tensorflow']`.
 
+A program file that is TensorFlow 2 code using the estimator API (`program_era.py` decides,
+from the names the file uses: `tf.compat.v1...` reached from `import tensorflow` and no
+TF1-only name) gets `tpu_estimator_compat.v2` for `import tensorflow` instead: TensorFlow 2
+itself, with `tf.estimator`, `tf.compat.v1` (the v1 namespace) and `tf.keras` (tf_keras, as
+TensorFlow 2.15 had it) served; `tensorflow.keras...` module paths are tf_keras's,
+`tensorflow.estimator...` and `tensorflow.compat.v1...` the v1 namespace's, other
+`tensorflow.x` module paths TensorFlow's own. The decision is logged once per such file.
+
 Python names TF1-era code calls that Python 3.11 removed (`inspect.getargspec`) exist while
 the program runs (`legacy_python.py`), and command-line flags no absl flag of the program
 consumed (`tf.app.run` ignores them) are named once on stderr (`unused_flags.py`).
@@ -43,11 +51,18 @@ import sys
 import sysconfig
 
 from tpu_estimator_compat.cli import legacy_python
+from tpu_estimator_compat.cli import program_era
 from tpu_estimator_compat.cli import unused_flags
 from tpu_estimator_compat.config import run_config
 
 _REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
 NAMESPACE = "tpu_estimator_compat.v1"
+TF2_NAMESPACE = "tpu_estimator_compat.v2"
+# Module paths a TensorFlow 2 file imports from this package or tf_keras: (prefix, target).
+_TF2_PATHS = (("tensorflow.compat.v1", NAMESPACE), ("tensorflow.compat.v2", TF2_NAMESPACE),
+              ("tensorflow.compat", TF2_NAMESPACE + ".compat"),
+              ("tensorflow.estimator", NAMESPACE + ".estimator"),
+              ("tensorflow.keras", "tf_keras"), ("tensorflow_estimator", NAMESPACE))
 _LIBRARY_PARTS = ("site-packages", "dist-packages")
 # Libraries served the v1 namespace by default: they need TF1 names to import at all.
 V1_LIBRARIES = ("gin.tf", "tensorflow_gan")
@@ -96,6 +111,7 @@ class ImportRedirect:
         self._v1_for = tuple(v1_for)
         self._original = None
         self.is_program_file = functools.lru_cache(maxsize=None)(self._is_program_file)
+        self.is_tf2_file = functools.lru_cache(maxsize=None)(self._is_tf2_file)
 
     def _is_program_file(self, path):
         path = os.path.realpath(path)
@@ -109,22 +125,38 @@ class ImportRedirect:
         return any(module_name == name or module_name.startswith(name + ".")
                    for name in self._v1_for)
 
-    def _from_program(self, module_globals):
+    @staticmethod
+    def _is_tf2_file(path):
+        era = program_era.era_of_file(path)
+        if era.tf2:
+            sys.stderr.write(
+                f"tpu_estimator_compat run: {path} is TensorFlow 2 code (it uses "
+                f"{', '.join(era.tf2_names[:3])} and no TF1-only name): its `import "
+                "tensorflow` gets TensorFlow 2 with tf.estimator (tpu_estimator_compat.v2)\n")
+        return era.tf2
+
+    def _namespace_for(self, module_globals):
+        """The namespace the importing module gets: NAMESPACE, TF2_NAMESPACE, or None
+        (TensorFlow itself)."""
         module_globals = module_globals or {}
         if self.serves_v1_to(module_globals.get("__name__") or ""):
-            return True
+            return NAMESPACE
         path = module_globals.get("__file__")
-        return bool(path) and self.is_program_file(path)
+        if not path or not self.is_program_file(path):
+            return None
+        return TF2_NAMESPACE if os.path.isfile(path) and self.is_tf2_file(path) else NAMESPACE
 
     def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
-        if (level == 0 and name.partition(".")[0] in _REDIRECTED_ROOTS
-                and self._from_program(globals)):
-            target = redirected_name(name)
-            module = self._original(target, globals, locals, fromlist, level)
-            if not fromlist:  # `import tensorflow[.x.y]` binds the namespace itself
-                return sys.modules[NAMESPACE]
-            return module
-        return self._original(name, globals, locals, fromlist, level)
+        namespace = None
+        if level == 0 and name.partition(".")[0] in _REDIRECTED_ROOTS:
+            namespace = self._namespace_for(globals)
+        if namespace is None:
+            return self._original(name, globals, locals, fromlist, level)
+        target = redirected_name(name) if namespace == NAMESPACE else tf2_redirected_name(name)
+        module = self._original(target, globals, locals, fromlist, level)
+        if not fromlist:  # `import tensorflow[.x.y]` binds the namespace itself
+            return sys.modules[namespace]
+        return module
 
     def install(self):
         self._original = builtins.__import__
@@ -138,6 +170,17 @@ def redirected_name(name):
     """`tensorflow[.x]` / `tensorflow_estimator[.x]` -> `tpu_estimator_compat.v1[.x]`."""
     _, dot, rest = name.partition(".")
     return NAMESPACE + dot + rest
+
+
+def tf2_redirected_name(name):
+    """What a TensorFlow 2 file's import of `name` imports: `tensorflow` ->
+    `tpu_estimator_compat.v2`, the `_TF2_PATHS` to theirs, other `tensorflow.x` itself."""
+    if name == "tensorflow":
+        return TF2_NAMESPACE
+    for prefix, target in _TF2_PATHS:
+        if name == prefix or name.startswith(prefix + "."):
+            return target + name[len(prefix):]
+    return name
 
 
 def run(argv, keep_tf2_dirs=(), v1_for=(), seed=None):
