@@ -671,6 +671,7 @@ def test_a_tf2_era_program_with_its_imports_changed_runs_in_process(tmp_path):
     # TF2 code: tf.compat.v1 reached from `import tensorflow`, TF2-only names
     ("import tensorflow as tf\ntf.compat.v1.train.get_or_create_global_step()\n", True),
     ("import tensorflow\nds = tensorflow.data.AUTOTUNE\n", True),
+    ("import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\ntf1.estimator.tpu\n", True),
     # TF1 code: any TF1-only name wins; `import tensorflow.compat.v1 as tf` is TF1's way
     ("import tensorflow as tf\ntf.compat.v1.train.get_global_step()\ntf.layers.dense\n",
      False),
