@@ -567,6 +567,7 @@ import json
 import sys
 
 import numpy as np
+import tensorflow.compat.v1 as tf1
 import tensorflow as tf
 from tensorflow.keras import layers
 
@@ -586,7 +587,7 @@ def model_fn(features, labels, mode):
                      bias_initializer=tf.keras.initializers.Constant(0.1)),
         layers.Dense(1, kernel_initializer=tf.keras.initializers.Constant(0.5))])
     loss = tf.reduce_mean(tf.keras.losses.mean_squared_error(labels, model(features["x"])))
-    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+    train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(
         loss, global_step=tf.compat.v1.train.get_or_create_global_step())
     return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
@@ -655,12 +656,14 @@ def test_a_tf2_era_program_runs_as_tensorflow_2_with_the_estimator(tmp_path):
 
 
 def test_a_tf2_era_program_with_its_imports_changed_runs_in_process(tmp_path):
-    """The same program with `import tpu_estimator_compat.v2 as tf` (and tf_keras's
-    `layers`): the original's numbers."""
+    """The same program with its imports changed (`tpu_estimator_compat.v2` as tf, the v1
+    namespace as tf1, tf_keras's `layers`): the original's numbers."""
     import runpy  # noqa: PLC0415
 
     source = (TF2_PROGRAM.replace("import tensorflow as tf\n",
                                   "import tpu_estimator_compat.v2 as tf\n")
+              .replace("import tensorflow.compat.v1 as tf1\n",
+                       "import tpu_estimator_compat.v1 as tf1\n")
               .replace("from tensorflow.keras import layers", "from tf_keras import layers"))
     _write(str(tmp_path / "changed.py"), source)
     program = runpy.run_path(str(tmp_path / "changed.py"))

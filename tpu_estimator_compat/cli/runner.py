@@ -155,6 +155,7 @@ class ImportRedirect:
         target = redirected_name(name) if namespace == NAMESPACE else tf2_redirected_name(name)
         module = self._original(target, globals, locals, fromlist, level)
         if not fromlist:  # `import tensorflow[.x.y]` binds the namespace itself
+            self._original(namespace, globals, locals, (), 0)  # (imported by then for v1)
             return sys.modules[namespace]
         return module
 
