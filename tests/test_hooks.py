@@ -184,6 +184,35 @@ def test_logging_tensor_hook_logs_every_n_loops_and_at_end(tmp_path, one_device,
 
 
 @pytest.mark.slow  # trains or evaluates for several seconds
+def test_fetches_keyed_by_tensors_come_back_as_a_tf1_session_returned_them(tmp_path, one_device,
+                                                                          caplog):
+    """`LoggingTensorHook(tensors=[t])` fetches `{t: t}`, a dict keyed by a tensor, which
+    TF1's Session.run mapped key by key (tf.nest would sort the keys, comparing tensors):
+    results keep the keys, their order and the nests' types."""
+    caplog.set_level(logging.INFO, logger="tensorflow")
+    made = []
+
+    def spec_hooks(mode, tensors):
+        if mode != tec.ModeKeys.TRAIN:
+            return []
+        seen, first = tensors["seen_step"], tensors["first_feature"]
+        made.append((RecordingHook({seen: seen, "nested": [first, (seen,)]}), seen))
+        return [made[-1][0], v1.train.LoggingTensorHook(tensors=[seen], every_n_iter=1)]
+
+    estimator = make_estimator(tmp_path, one_device, Model(spec_hooks))
+    estimator.train(train_input_fn, steps=8)
+    ((hook, seen),) = [(hook, seen) for hook, seen in made if hook.calls]
+    assert len(hook.results) == 2
+    for result, step in zip(hook.results, [3, 7]):  # (tensors hash only in TF1 code)
+        (key, value), (name, nested) = result.items()
+        assert key is seen and value == step
+        assert name == "nested" and isinstance(nested, list) and nested[1] == (step,)
+        assert nested[0] in FEATURES[:, 0]
+    logged = [line for line in caplog.messages if line.startswith('Tensor("seen_step')]
+    assert [line.split(" = ")[1].split()[0] for line in logged] == ["3", "7"]
+
+
+@pytest.mark.slow  # trains or evaluates for several seconds
 def test_stop_at_step_hook_stops_at_the_first_loop_boundary_past_its_step(tmp_path, one_device):
     model = Model()
     estimator = make_estimator(tmp_path, one_device, model)

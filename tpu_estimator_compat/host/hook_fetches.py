@@ -29,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.host import fetch_structures
 from tpu_estimator_compat.tf1_behaviour.variables import GLOBAL_STEP_NAME
 from tpu_estimator_compat.tf1_behaviour.variables import tf1_name
 from tpu_estimator_compat.tf_internals import training as tf_training
@@ -116,8 +117,8 @@ class StepHooks:
         among those outputs. `feeds` (session.run: `feeds()`, possibly empty; before_run:
         None) allows 'host' fetches.
         """
-        return tf.nest.map_structure(lambda leaf: self._resolve_leaf(leaf, tracing, feeds),
-                                     fetches)
+        return fetch_structures.map_fetches(
+            lambda leaf: self._resolve_leaf(leaf, tracing, feeds), fetches)
 
     def feeds(self, feed_dict):
         """A session.run's `feed_dict` as [(tensor of the step graph, numpy value)]."""

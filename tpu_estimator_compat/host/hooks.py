@@ -65,6 +65,7 @@ from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.tf1_behaviour import variables as tf1_variables
+from tpu_estimator_compat.host import fetch_structures
 from tpu_estimator_compat.host import hook_fetches
 from tpu_estimator_compat.api.spec import validate_hooks  # noqa: F401  (part of this module's API)
 
@@ -300,7 +301,7 @@ class HookRun:
             with self._in_step_graph():
                 self._requests = self._before_run(tracing=False)
         fetched = [fetch for _, _, fetches in self._requests
-                   for fetch in tf.nest.flatten(fetches)]
+                   for fetch in fetch_structures.flatten_fetches(fetches)]
         self._loop_start_step = (self.global_step()
                                  if self.every_step and _GLOBAL_STEP_FETCH in fetched else None)
 
@@ -328,7 +329,7 @@ class HookRun:
                 options.MergeFrom(args.options)
         with self._in_step_graph():
             for hook, args, fetches in self._requests or ():
-                results = None if fetches is None else tf.nest.map_structure(
+                results = None if fetches is None else fetch_structures.map_fetches(
                     self._loop_value, fetches)
                 hook.after_run(self._context, _v1.train.SessionRunValues(
                     results=results, options=options, run_metadata=_v1.RunMetadata()))
@@ -374,13 +375,13 @@ class HookRun:
         """`SessionStandIn.run`: see the module docstring."""
         feeds = self.step_hooks.feeds(feed_dict)
         resolved = self.step_hooks.resolve(fetches, tracing=False, feeds=feeds)
-        leaves = tf.nest.flatten(resolved)
+        leaves = fetch_structures.flatten_fetches(resolved)
         if feeds and any(fetch.kind == "output" for fetch in leaves):
             raise NotImplementedError(_FEED_MESSAGE)
         on_host = list({id(f.value): f.value for f in leaves if f.kind == "host"}.values())
         values = dict(zip(map(id, on_host), self._run_on_host(on_host, feeds))) \
             if on_host else {}
-        return tf.nest.map_structure(
+        return fetch_structures.map_fetches(
             lambda f: values[id(f.value)] if f.kind == "host" else self._value(f), resolved)
 
     def _run_on_host(self, fetches, feeds):
