@@ -40,7 +40,8 @@ ALLOWED = {
     "v1": {"api", "config", "engine", "estimator", "estimator_extenders", "export",
            "rebuilt_apis", "log", "state", "tf1_behaviour", "train_and_evaluate_tasks"},
     "v2": {"tf1_behaviour", "v1"},
-    "cli": {"config", "log", "v1", "v2"},  # config: run --seed sets RunConfig's default seed
+    # config: run --seed sets RunConfig's default seed; tf1_behaviour: Python names restored
+    "cli": {"config", "log", "tf1_behaviour", "v1", "v2"},
     "__main__": {"cli"},
 }
 # TensorFlow's private surface: only the seam imports these.

@@ -50,13 +50,15 @@ import site
 import sys
 import sysconfig
 
-from tpu_estimator_compat.cli import legacy_python
+from tpu_estimator_compat.tf1_behaviour import legacy_python
 from tpu_estimator_compat.cli import program_era
 from tpu_estimator_compat.cli import unused_flags
 from tpu_estimator_compat.config import run_config
+from tpu_estimator_compat.v1 import _served_imports
 
-_REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
-NAMESPACE = "tpu_estimator_compat.v1"
+_REDIRECTED_ROOTS = _served_imports.REDIRECTED_ROOTS
+NAMESPACE = _served_imports.NAMESPACE
+redirected_name = _served_imports.redirected_name
 TF2_NAMESPACE = "tpu_estimator_compat.v2"
 # Module paths a TensorFlow 2 file imports from this package or tf_keras: (prefix, target).
 _TF2_PATHS = (("tensorflow.compat.v1", NAMESPACE), ("tensorflow.compat.v2", TF2_NAMESPACE),
@@ -165,12 +167,6 @@ class ImportRedirect:
 
     def uninstall(self):
         builtins.__import__ = self._original
-
-
-def redirected_name(name):
-    """`tensorflow[.x]` / `tensorflow_estimator[.x]` -> `tpu_estimator_compat.v1[.x]`."""
-    _, dot, rest = name.partition(".")
-    return NAMESPACE + dot + rest
 
 
 def tf2_redirected_name(name):

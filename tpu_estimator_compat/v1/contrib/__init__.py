@@ -6,14 +6,15 @@ wrappers), `image` (its projective transforms), `layers`, `lookup` (lookup table
 (LARS, LazyAdam, moving averages, decoupled weight decay), `rnn` (core cells and functions),
 `learn` (its downloader only), `stateless`, `summary`, `training` and `framework` are
 provided by this package (with tf-slim's help for the last three); `slim` and `metrics` are
-tf-slim's (`rebuilt_apis/tf_slim.py`). Other contrib modules are not provided; for some,
+tf-slim's (`rebuilt_apis/tf_slim.py`); `gan` is TF-GAN's (TF 1.13's tf.contrib.gan; installed
+separately). Other contrib modules are not provided; for some,
 the error names what to use instead (`REPLACEMENTS`).
 """
 from tpu_estimator_compat.v1 import _lazy
 
-_OWN = ("cluster_resolver", "crf", "data", "distribute", "estimator", "framework", "image",
-        "layers",
-        "learn", "lookup", "opt", "rnn", "stateless", "summary", "tpu", "training")
+_OWN = ("cluster_resolver", "crf", "data", "distribute", "estimator", "framework", "gan",
+        "image", "layers", "learn", "lookup", "opt", "rnn", "stateless", "summary", "tpu",
+        "training")
 SUBMODULES = tuple(sorted(_OWN + ("metrics", "slim")))
 
 # What to use instead of the contrib modules that programs use most and that are not served.

@@ -69,3 +69,10 @@ def removed_names_restored():
         for module, names in restored:
             for name in names:
                 delattr(module, name)
+
+
+def restore_getargspec():
+    """Gives `inspect` its `getargspec` again for the rest of the process, where this Python
+    removed it (`tf.contrib.gan`: TF-GAN 2.1 calls it when building models)."""
+    if "getargspec" not in vars(inspect):
+        inspect.getargspec = getargspec
