@@ -1,10 +1,11 @@
 """`tf.estimator`: Estimator and TPUEstimator support from this package, hooks from
 `tf.compat.v1.train`, the exporters of `EvalSpec` (`Exporter`, `LatestExporter`,
-`FinalExporter`), `add_metrics`, and the `export`, `tpu`, `experimental` (early
-stopping) and `inputs` (`numpy_input_fn`, `pandas_input_fn`) submodules.
+`FinalExporter`, `BestExporter`), `add_metrics`, the canned DNN and linear estimators
+(`canned/`), and the `export`, `tpu`, `experimental` (early stopping) and `inputs`
+(`numpy_input_fn`, `pandas_input_fn`) submodules.
 
-Canned estimators (DNNClassifier, LinearRegressor, BoostedTrees...) and `BestExporter` are
-not provided.
+The BoostedTrees estimators are not provided (`canned/excluded.py` says why and names the
+replacement).
 """
 from tpu_estimator_compat.v1 import _lazy
 
@@ -26,6 +27,11 @@ NAMES = {
     "EvalSpec": "tpu_estimator_compat.train_and_evaluate_tasks:EvalSpec",
     **{name: f"tpu_estimator_compat.train_and_evaluate_tasks:{name}"
        for name in ("Exporter", "FinalExporter", "LatestExporter")},
+    **{name: f"tpu_estimator_compat.canned.dnn:{name}"
+       for name in ("DNNClassifier", "DNNRegressor")},
+    **{name: f"tpu_estimator_compat.canned.linear:{name}"
+       for name in ("LinearClassifier", "LinearRegressor")},
+    "BestExporter": "tpu_estimator_compat.best_exporter:BestExporter",
     "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
     "add_metrics": "tpu_estimator_compat.estimator_extenders:add_metrics",
     "export": f"{__name__}.export",
