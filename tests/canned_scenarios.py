@@ -1,0 +1,72 @@
+"""The canned-estimator scenarios that tests/test_canned_estimators.py runs here and
+tests/data/make_canned_reference.py runs under TF 2.15 + tensorflow-estimator 2.15 (the
+original): the same data, feature columns, estimators and seed, given the `estimator`
+module (`tf.compat.v1.estimator` there, `tpu_estimator_compat.v1.estimator` here)."""
+import numpy as np
+import tensorflow as tf
+
+SEED = 7
+TRAIN_STEPS = 6
+EVAL_STEPS = 3
+_rs = np.random.RandomState(0)
+X = _rs.randn(12, 3).astype(np.float32)
+COLOR = np.array([b"a", b"b", b"c"] * 4)
+WEIGHT = (1.0 + np.arange(12) % 3).astype(np.float32)
+LABELS = {
+    "binary": (X[:, 0] + 0.5 * X[:, 1] > 0).astype(np.int64),
+    "multi": np.digitize(X[:, 0], [-0.5, 0.5]).astype(np.int64),
+    "regression": (X @ np.array([1.0, -2.0, 0.5], np.float32) + 0.3).astype(np.float32),
+}
+
+
+def input_fn(labels):
+    """Unshuffled batches of 4 of the 12 examples, repeated."""
+    def fn():
+        features = {"x": X, "color": COLOR, "w": WEIGHT}
+        return tf.compat.v1.data.Dataset.from_tensor_slices(
+            (features, LABELS[labels])).batch(4).repeat()
+    return fn
+
+
+def predict_input_fn():
+    return tf.compat.v1.data.Dataset.from_tensor_slices(
+        {"x": X, "color": COLOR, "w": WEIGHT}).batch(4)
+
+
+def estimators(estimator, model_dir):
+    """`{scenario: (estimator, labels kind)}` over `model_dir/<scenario>`."""
+    fc = tf.compat.v1.feature_column
+    color = fc.categorical_column_with_vocabulary_list("color", ["a", "b", "c"])
+    x = fc.numeric_column("x", shape=[3])
+    config = estimator.RunConfig(tf_random_seed=SEED)
+
+    def where(name):
+        return f"{model_dir}/{name}"
+
+    return {
+        "dnn_binary": (estimator.DNNClassifier(
+            [4, 3], [x, fc.embedding_column(color, 2)], model_dir=where("dnn_binary"),
+            config=config), "binary"),
+        "dnn_multi_class": (estimator.DNNClassifier(
+            [5], [x, fc.indicator_column(color)], n_classes=3, weight_column="w",
+            model_dir=where("dnn_multi_class"), config=config), "multi"),
+        "dnn_regressor": (estimator.DNNRegressor(
+            [4], [x], weight_column="w", model_dir=where("dnn_regressor"), config=config),
+            "regression"),
+        "linear_binary": (estimator.LinearClassifier(
+            [x, color], model_dir=where("linear_binary"), config=config), "binary"),
+        "linear_regressor": (estimator.LinearRegressor(
+            [x, color], weight_column="w", model_dir=where("linear_regressor"),
+            config=config), "regression"),
+    }
+
+
+def train_and_evaluate(estimator, labels):
+    """Trains TRAIN_STEPS steps; returns `(trained variables {name: values}, every
+    checkpoint tensor name, eval metrics over EVAL_STEPS batches)`."""
+    estimator.train(input_fn(labels), steps=TRAIN_STEPS)
+    reader = tf.train.load_checkpoint(estimator.model_dir)
+    names = sorted(reader.get_variable_to_shape_map())
+    trained = {name: reader.get_tensor(name) for name in names
+               if name != "global_step" and not name.endswith(("Adagrad", "Ftrl", "Ftrl_1"))}
+    return trained, names, estimator.evaluate(input_fn(labels), steps=EVAL_STEPS)

@@ -1,0 +1,184 @@
+"""The canned estimators (`tf.estimator.DNNClassifier`, `DNNRegressor`, `LinearClassifier`,
+`LinearRegressor`) against TF 1.15's: same seed and data give the original's variables,
+checkpoint names and eval metrics; a checkpoint the original wrote restores here and
+predicts what the original predicted; BestExporter exports when the metric improves."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import canned_scenarios
+import tpu_estimator_compat.v1 as tf1
+
+# Produced by tests/data/make_canned_reference.py under TF 2.15.1 + tensorflow-estimator 2.15
+# (`tf.compat.v1.estimator`, graph mode): the checkpoint's tensor names, and the trained
+# variables, eval metrics (and the DNNClassifier's predicted `logistic`) of each scenario of
+# tests/canned_scenarios.py, to 8 significant digits.
+CHECKPOINT_NAMES = {'dnn_binary': ['dnn/hiddenlayer_0/bias', 'dnn/hiddenlayer_0/bias/t_0/Adagrad',
+                'dnn/hiddenlayer_0/kernel', 'dnn/hiddenlayer_0/kernel/t_0/Adagrad',
+                'dnn/hiddenlayer_1/bias', 'dnn/hiddenlayer_1/bias/t_0/Adagrad',
+                'dnn/hiddenlayer_1/kernel', 'dnn/hiddenlayer_1/kernel/t_0/Adagrad',
+                'dnn/input_from_feature_columns/input_layer/color_embedding/embedding_weights',
+                'dnn/input_from_feature_columns/input_layer/color_embedding/embedding_weights/t_0/Adagrad',
+                'dnn/logits/bias', 'dnn/logits/bias/t_0/Adagrad', 'dnn/logits/kernel',
+                'dnn/logits/kernel/t_0/Adagrad', 'global_step'],
+ 'dnn_multi_class': ['dnn/hiddenlayer_0/bias', 'dnn/hiddenlayer_0/bias/t_0/Adagrad',
+                     'dnn/hiddenlayer_0/kernel', 'dnn/hiddenlayer_0/kernel/t_0/Adagrad',
+                     'dnn/logits/bias', 'dnn/logits/bias/t_0/Adagrad', 'dnn/logits/kernel',
+                     'dnn/logits/kernel/t_0/Adagrad', 'global_step'],
+ 'dnn_regressor': ['dnn/hiddenlayer_0/bias', 'dnn/hiddenlayer_0/bias/t_0/Adagrad',
+                   'dnn/hiddenlayer_0/kernel', 'dnn/hiddenlayer_0/kernel/t_0/Adagrad',
+                   'dnn/logits/bias', 'dnn/logits/bias/t_0/Adagrad', 'dnn/logits/kernel',
+                   'dnn/logits/kernel/t_0/Adagrad', 'global_step'],
+ 'linear_binary': ['global_step', 'linear/linear_model/bias_weights',
+                   'linear/linear_model/bias_weights/part_0/Ftrl',
+                   'linear/linear_model/bias_weights/part_0/Ftrl_1',
+                   'linear/linear_model/color/weights',
+                   'linear/linear_model/color/weights/part_0/Ftrl',
+                   'linear/linear_model/color/weights/part_0/Ftrl_1',
+                   'linear/linear_model/x/weights', 'linear/linear_model/x/weights/part_0/Ftrl',
+                   'linear/linear_model/x/weights/part_0/Ftrl_1'],
+ 'linear_regressor': ['global_step', 'linear/linear_model/bias_weights',
+                      'linear/linear_model/bias_weights/part_0/Ftrl',
+                      'linear/linear_model/bias_weights/part_0/Ftrl_1',
+                      'linear/linear_model/color/weights',
+                      'linear/linear_model/color/weights/part_0/Ftrl',
+                      'linear/linear_model/color/weights/part_0/Ftrl_1',
+                      'linear/linear_model/x/weights', 'linear/linear_model/x/weights/part_0/Ftrl',
+                      'linear/linear_model/x/weights/part_0/Ftrl_1']}
+ORIGINAL = {'dnn_binary': {'logistic': [0.52243161, 0.52737349, 0.53719634, 0.51421064, 0.53719634, 0.50567263,
+                             0.50985062, 0.53719634, 0.5367372, 0.43882707, 0.53719634,
+                             0.47018313],
+                'metrics': {'accuracy': 0.83333331,
+                            'accuracy_baseline': 0.83333331,
+                            'auc': 0.84999967,
+                            'auc_precision_recall': 0.97202009,
+                            'average_loss': 0.65965235,
+                            'global_step': 6.0,
+                            'label/mean': 0.83333331,
+                            'loss': 2.6386094,
+                            'precision': 0.89999998,
+                            'prediction/mean': 0.51450604,
+                            'recall': 0.89999998},
+                'weights': {'dnn/hiddenlayer_0/bias': [-0.035868876, -0.056757696, -0.022589637,
+                                                       -0.096760087],
+                            'dnn/hiddenlayer_0/kernel': [-0.076368466, 0.73628372, -0.25182915,
+                                                         -0.24311653, -0.30866337, -0.66966665,
+                                                         -0.55463701, 0.17667796, -0.35004359,
+                                                         0.40593025, 0.1961842, -0.489369,
+                                                         0.23969738, -0.016623957, 0.17545502,
+                                                         0.48627597, 0.56193262, -0.21677162,
+                                                         -0.22123179, 0.42145285],
+                            'dnn/hiddenlayer_1/bias': [-0.092639245, -0.064669549, -0.11533928],
+                            'dnn/hiddenlayer_1/kernel': [-0.44418156, 0.29140076, 0.20550369,
+                                                         0.77433664, -0.73773086, 0.63940537,
+                                                         0.29354367, -0.28586543, -0.48085451,
+                                                         0.5573895, -0.2102915, 0.7129885],
+                            'dnn/input_from_feature_columns/input_layer/color_embedding/embedding_weights': [0.28167513,
+                                                                                                             0.46239176,
+                                                                                                             -0.68952382,
+                                                                                                             0.56159443,
+                                                                                                             -0.44926086,
+                                                                                                             0.61586195],
+                            'dnn/logits/bias': [0.14906074],
+                            'dnn/logits/kernel': [-0.14886101, -0.28018245, -0.33756346]}},
+ 'dnn_multi_class': {'metrics': {'accuracy': 0.45833334,
+                                 'average_loss': 0.93019319,
+                                 'global_step': 6.0,
+                                 'loss': 7.4415455},
+                     'weights': {'dnn/hiddenlayer_0/bias': [-0.014294488, -0.10981394, -0.022581218,
+                                                            0.104334, -0.014180304],
+                                 'dnn/hiddenlayer_0/kernel': [0.49222824, -0.60622251, 0.043327853,
+                                                              0.58767885, -0.23439264, -0.46465501,
+                                                              0.59086072, -0.18307319, -0.57537985,
+                                                              -0.17739519, -0.050992843,
+                                                              -0.060778815, 0.3825022, -0.55918086,
+                                                              0.19968903, -0.36199918, -0.20053987,
+                                                              0.21449301, -0.7383911, 0.17135233,
+                                                              -0.1007349, -0.53434283, 0.17348953,
+                                                              -0.34942165, 0.6535278, 0.29037523,
+                                                              -0.60726178, 0.30193684, 0.14078754,
+                                                              0.41238195],
+                                 'dnn/logits/bias': [-0.12369471, -0.072456092, 0.12344795],
+                                 'dnn/logits/kernel': [-0.012572547, 0.7021805, -0.36147124,
+                                                       -0.3614167, -0.2751599, -0.56748933,
+                                                       -0.71744704, 0.21467917, -0.2559129,
+                                                       0.58424199, 0.22193016, -0.524544,
+                                                       0.13000821, 0.060921706, 0.18824092]}},
+ 'dnn_regressor': {'metrics': {'average_loss': 5.7140355,
+                               'global_step': 6.0,
+                               'label/mean': 0.31566051,
+                               'loss': 45.712284,
+                               'prediction/mean': -0.063171268},
+                   'weights': {'dnn/hiddenlayer_0/bias': [-0.098775625, -0.048670594, 0.048693545,
+                                                          -0.095812686],
+                               'dnn/hiddenlayer_0/kernel': [0.36510757, -0.68575156, -0.076779388,
+                                                            0.53676337, -0.13794598, -0.52453953,
+                                                            1.0199842, 0.041975938, -0.79561454,
+                                                            -0.41586775, -0.070664495,
+                                                            -0.088973857],
+                               'dnn/logits/bias': [0.081423573],
+                               'dnn/logits/kernel': [0.013942586, 0.89104342, -0.50644076,
+                                                     -0.18889797]}},
+ 'linear_binary': {'metrics': {'accuracy': 1.0,
+                               'accuracy_baseline': 0.83333331,
+                               'auc': 0.99999952,
+                               'auc_precision_recall': 0.99999988,
+                               'average_loss': 0.24295862,
+                               'global_step': 6.0,
+                               'label/mean': 0.83333331,
+                               'loss': 0.97183448,
+                               'precision': 1.0,
+                               'prediction/mean': 0.74235058,
+                               'recall': 1.0},
+                   'weights': {'linear/linear_model/bias_weights': [0.42059714],
+                               'linear/linear_model/color/weights': [0.18033072, 0.56617957,
+                                                                     0.31508434],
+                               'linear/linear_model/x/weights': [0.50115621, 0.48723671,
+                                                                 0.46254775]}},
+ 'linear_regressor': {'metrics': {'average_loss': 2.2475173,
+                                  'global_step': 6.0,
+                                  'label/mean': 0.31566051,
+                                  'loss': 17.980139,
+                                  'prediction/mean': 0.24328159},
+                      'weights': {'linear/linear_model/bias_weights': [0.23247173],
+                                  'linear/linear_model/color/weights': [0.17302549, -0.29052374,
+                                                                        0.235448],
+                                  'linear/linear_model/x/weights': [0.30579644, -0.74738824,
+                                                                    0.21121004]}}}
+
+_TOLERANCE = 1e-5
+
+
+@pytest.mark.parametrize("scenario", sorted(ORIGINAL))
+def test_same_seed_and_data_give_the_originals_variables_and_metrics(tmp_path, scenario):
+    estimator, labels = canned_scenarios.estimators(tf1.estimator, str(tmp_path))[scenario]
+    trained, names, metrics = canned_scenarios.train_and_evaluate(estimator, labels)
+    assert names == CHECKPOINT_NAMES[scenario]  # Adagrad's/FTRL's slots included
+    expected = ORIGINAL[scenario]
+    assert sorted(trained) == sorted(expected["weights"])
+    for name, values in expected["weights"].items():
+        np.testing.assert_allclose(trained[name].ravel(), values, rtol=0, atol=_TOLERANCE,
+                                   err_msg=name)
+    assert sorted(metrics) == sorted(expected["metrics"])
+    for key, value in expected["metrics"].items():
+        assert metrics[key] == pytest.approx(value, abs=_TOLERANCE), key
+
+
+def test_the_originals_checkpoint_restores_and_predicts_the_originals_values(tmp_path):
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "data", "canned_dnn_ckpt"),
+                    tmp_path / "dnn_binary")
+    estimator, _ = canned_scenarios.estimators(tf1.estimator, str(tmp_path))["dnn_binary"]
+    predictions = list(estimator.predict(canned_scenarios.predict_input_fn))
+    np.testing.assert_allclose([p["logistic"][0] for p in predictions],
+                               ORIGINAL["dnn_binary"]["logistic"], rtol=0, atol=_TOLERANCE)
+    first = predictions[0]
+    assert sorted(first) == ["all_class_ids", "all_classes", "class_ids", "classes",
+                             "logistic", "logits", "probabilities"]
+    assert first["probabilities"] == pytest.approx(
+        [1 - first["logistic"][0], first["logistic"][0]])
+    assert first["class_ids"][0] == int(first["logistic"][0] > 0.5)
+    assert first["classes"][0] == str(first["class_ids"][0]).encode()
+    assert list(first["all_classes"]) == [b"0", b"1"]
