@@ -182,3 +182,41 @@ def test_the_originals_checkpoint_restores_and_predicts_the_originals_values(tmp
     assert first["class_ids"][0] == int(first["logistic"][0] > 0.5)
     assert first["classes"][0] == str(first["class_ids"][0]).encode()
     assert list(first["all_classes"]) == [b"0", b"1"]
+
+
+def _serving_input_receiver_fn():  # serialized tf.Examples: every head signature applies
+    return tf1.estimator.export.build_parsing_serving_input_receiver_fn({
+        "x": tf.io.FixedLenFeature([3], tf.float32),
+        "color": tf.io.FixedLenFeature([], tf.string)})()
+
+
+def test_best_exporter_exports_when_the_loss_improves_and_keeps_exports_to_keep(tmp_path):
+    estimator, labels = canned_scenarios.estimators(
+        tf1.estimator, str(tmp_path))["linear_regressor"]
+    estimator.train(canned_scenarios.input_fn(labels), steps=1)
+    exporter = tf1.estimator.BestExporter(
+        name="best", serving_input_receiver_fn=_serving_input_receiver_fn, exports_to_keep=2)
+    export_path = str(tmp_path / "export" / "best")
+    checkpoint = estimator.latest_checkpoint()
+    exported = [exporter.export(estimator, export_path, checkpoint, {"loss": loss}, False)
+                for loss in (5.0, 6.0, 4.0, 4.5, 3.0)]
+    # The first evaluation is exported, then only the smaller losses 4.0 and 3.0.
+    assert [path is not None for path in exported] == [True, False, True, False, True]
+    kept = sorted(os.listdir(export_path))
+    assert [os.path.join(export_path, k) for k in kept] == [
+        p.decode() if isinstance(p, bytes) else p for p in (exported[2], exported[4])]
+    loaded = tf.saved_model.load(os.path.join(export_path, kept[-1]))
+    assert sorted(loaded.signatures) == ["predict", "regression", "serving_default"]
+    assert exporter.name == "best"
+
+
+def test_best_exporter_rejects_a_bad_compare_fn_or_exports_to_keep():
+    with pytest.raises(ValueError, match="`compare_fn` must not be None."):
+        tf1.estimator.BestExporter(compare_fn=None)
+    with pytest.raises(ValueError, match="must include current_eval_result argument"):
+        tf1.estimator.BestExporter(compare_fn=lambda best_eval_result: True)
+    with pytest.raises(ValueError, match=r"not expected args: \['extra'\]"):
+        tf1.estimator.BestExporter(
+            compare_fn=lambda best_eval_result, current_eval_result, extra: True)
+    with pytest.raises(ValueError, match="must be a positive number. Got 0"):
+        tf1.estimator.BestExporter(exports_to_keep=0)
