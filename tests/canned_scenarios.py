@@ -58,6 +58,20 @@ def estimators(estimator, model_dir):
         "linear_regressor": (estimator.LinearRegressor(
             [x, color], weight_column="w", model_dir=where("linear_regressor"),
             config=config), "regression"),
+        "wide_deep_binary": (estimator.DNNLinearCombinedClassifier(
+            linear_feature_columns=[color], dnn_feature_columns=[x],
+            dnn_hidden_units=[3], model_dir=where("wide_deep_binary"), config=config),
+            "binary"),
+        "wide_deep_regressor": (estimator.DNNLinearCombinedRegressor(
+            linear_feature_columns=[x, color], dnn_feature_columns=[x,
+                                                                    fc.embedding_column(color, 2)],
+            dnn_hidden_units=[4], weight_column="w", model_dir=where("wide_deep_regressor"),
+            config=config), "regression"),
+        "baseline_multi_class": (estimator.BaselineClassifier(
+            n_classes=3, model_dir=where("baseline_multi_class"), config=config), "multi"),
+        "baseline_regressor": (estimator.BaselineRegressor(
+            weight_column="w", model_dir=where("baseline_regressor"), config=config),
+            "regression"),
     }
 
 

@@ -29,7 +29,7 @@ def _dense(net, units, activation=None):
     return activation(net) if activation is not None else net
 
 
-def _layer_summaries(value, tag):
+def layer_summaries(value, tag):
     _v1.summary.scalar(f"{tag}/fraction_of_zero_values", tf.math.zero_fraction(value))
     _v1.summary.histogram(f"{tag}/activation", value)
 
@@ -48,10 +48,10 @@ def dnn_logits(features, mode, units, hidden_units, feature_columns, activation_
             net = tf.nn.dropout(net, rate=dropout)
         if batch_norm:
             net = feature_inputs.batch_norm(net, training, f"batchnorm_{index}")
-        _layer_summaries(net, scope.name)
+        layer_summaries(net, scope.name)
     with _v1.variable_scope("logits") as scope:
         logits = _dense(net, units)
-    _layer_summaries(logits, scope.name)
+    layer_summaries(logits, scope.name)
     return logits
 
 

@@ -31,6 +31,10 @@ NAMES = {
        for name in ("DNNClassifier", "DNNRegressor")},
     **{name: f"tpu_estimator_compat.canned.linear:{name}"
        for name in ("LinearClassifier", "LinearRegressor")},
+    **{name: f"tpu_estimator_compat.canned.dnn_linear_combined:{name}"
+       for name in ("DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor")},
+    **{name: f"tpu_estimator_compat.canned.baseline:{name}"
+       for name in ("BaselineClassifier", "BaselineRegressor")},
     "BestExporter": "tpu_estimator_compat.best_exporter:BestExporter",
     "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
     "add_metrics": "tpu_estimator_compat.estimator_extenders:add_metrics",
