@@ -277,7 +277,7 @@ def test_the_originals_checkpoint_restores_and_predicts_the_originals_values(tmp
 
 def _serving_input_receiver_fn():  # serialized tf.Examples: every head signature applies
     return tf1.estimator.export.build_parsing_serving_input_receiver_fn({
-        "x": tf.io.FixedLenFeature([3], tf.float32),
+        "x": tf.io.FixedLenFeature((3,), tf.float32),
         "color": tf.io.FixedLenFeature([], tf.string)})()
 
 
@@ -311,3 +311,34 @@ def test_best_exporter_rejects_a_bad_compare_fn_or_exports_to_keep():
             compare_fn=lambda best_eval_result, current_eval_result, extra: True)
     with pytest.raises(ValueError, match="must be a positive number. Got 0"):
         tf1.estimator.BestExporter(exports_to_keep=0)
+
+
+def test_parse_example_specs_add_the_label_and_weight_features():
+    fc = tf.compat.v1.feature_column
+    columns = [fc.numeric_column("x", shape=[3]),
+               fc.categorical_column_with_vocabulary_list("color", ["a", "b"])]
+    spec = tf1.estimator.classifier_parse_example_spec(columns, "label", weight_column="w")
+    assert spec == {"x": tf.io.FixedLenFeature((3,), tf.float32),
+                    "color": tf.io.VarLenFeature(tf.string),
+                    "label": tf.io.FixedLenFeature((1,), tf.int64),
+                    "w": tf.io.FixedLenFeature((1,), tf.float32)}
+    spec = tf1.estimator.regressor_parse_example_spec(columns, "y", label_dimension=2)
+    assert spec["y"] == tf.io.FixedLenFeature((2,), tf.float32)
+    with pytest.raises(ValueError, match="label should not be used as feature. label_key: x"):
+        tf1.estimator.regressor_parse_example_spec(columns, "x")
+
+
+def test_bad_arguments_raise_the_originals_errors_naming_the_fix(tmp_path):
+    fc = tf.compat.v1.feature_column
+    columns = [fc.numeric_column("x", shape=[3])]
+    with pytest.raises(ValueError, match="n_classes must be > 2: 1."):
+        tf1.estimator.DNNClassifier([2], columns, n_classes=1)
+    with pytest.raises(ValueError, match="Invalid loss_reduction: none"):
+        tf1.estimator.LinearRegressor(columns, loss_reduction="none")
+    with pytest.raises(ValueError, match="Either linear_feature_columns or dnn_feature_columns"):
+        tf1.estimator.DNNLinearCombinedClassifier()
+    estimator = tf1.estimator.DNNRegressor([2], columns, optimizer="Adadelta",
+                                           model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match=r"Unsupported optimizer name: Adadelta. Supported "
+                                         r"names are: \('Adagrad', 'Adam', 'Ftrl'"):
+        estimator.train(canned_scenarios.input_fn("regression"), steps=1)

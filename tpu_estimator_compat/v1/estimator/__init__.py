@@ -4,9 +4,10 @@
 (`canned/`), and the `export`, `tpu`, `experimental` (early stopping) and `inputs`
 (`numpy_input_fn`, `pandas_input_fn`) submodules.
 
-The BoostedTrees estimators are not provided (`canned/excluded.py` says why and names the
-replacement).
+The BoostedTrees estimators, the v2-style heads and the `*Estimator` classes that take them
+are not provided (`canned/excluded.py` says why; the error names the replacement).
 """
+from tpu_estimator_compat.canned import excluded
 from tpu_estimator_compat.v1 import _lazy
 
 _HOOKS = (
@@ -35,6 +36,8 @@ NAMES = {
        for name in ("DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor")},
     **{name: f"tpu_estimator_compat.canned.baseline:{name}"
        for name in ("BaselineClassifier", "BaselineRegressor")},
+    **{name: f"tpu_estimator_compat.canned.parsing:{name}"
+       for name in ("classifier_parse_example_spec", "regressor_parse_example_spec")},
     "BestExporter": "tpu_estimator_compat.best_exporter:BestExporter",
     "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
     "add_metrics": "tpu_estimator_compat.estimator_extenders:add_metrics",
@@ -47,9 +50,5 @@ NAMES = {
 
 _lazy.install(
     globals(), names=NAMES,
-    missing_hint=(". tpu_estimator_compat provides Estimator, TPUEstimator (tf.estimator.tpu), "
-                  "their specs, configs, train_and_evaluate, hooks, exporters, add_metrics, "
-                  "export and "
-                  "experimental's early stopping, inputs; "
-                  "canned estimators and BestExporter are not provided."),
+    missing_hint=excluded.missing_hint,
 )
