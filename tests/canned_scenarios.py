@@ -15,6 +15,8 @@ WEIGHT = (1.0 + np.arange(12) % 3).astype(np.float32)
 LABELS = {
     "binary": (X[:, 0] + 0.5 * X[:, 1] > 0).astype(np.int64),
     "multi": np.digitize(X[:, 0], [-0.5, 0.5]).astype(np.int64),
+    "strings": np.array([b"low", b"mid", b"high"])[np.digitize(X[:, 0], [-0.5, 0.5])],
+    "two_strings": np.array([b"low", b"mid"])[(X[:, 0] > 0).astype(int)],
     "regression": (X @ np.array([1.0, -2.0, 0.5], np.float32) + 0.3).astype(np.float32),
 }
 
@@ -67,6 +69,13 @@ def estimators(estimator, model_dir):
                                                                     fc.embedding_column(color, 2)],
             dnn_hidden_units=[4], weight_column="w", model_dir=where("wide_deep_regressor"),
             config=config), "regression"),
+        "linear_vocabulary": (estimator.LinearClassifier(
+            [x, color], n_classes=3, label_vocabulary=["low", "mid", "high"],
+            weight_column=fc.numeric_column("w"), optimizer="Adagrad",
+            model_dir=where("linear_vocabulary"), config=config), "strings"),
+        "dnn_binary_vocabulary": (estimator.DNNClassifier(
+            [3], [x], label_vocabulary=["low", "mid"], loss_reduction="weighted_mean",
+            model_dir=where("dnn_binary_vocabulary"), config=config), "two_strings"),
         "baseline_multi_class": (estimator.BaselineClassifier(
             n_classes=3, model_dir=where("baseline_multi_class"), config=config), "multi"),
         "baseline_regressor": (estimator.BaselineRegressor(
