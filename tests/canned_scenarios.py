@@ -11,6 +11,8 @@ EVAL_STEPS = 3
 _rs = np.random.RandomState(0)
 X = _rs.randn(12, 3).astype(np.float32)
 COLOR = np.array([b"a", b"b", b"c"] * 4)
+IDS = np.arange(12, dtype=np.int64) % 3
+CITY = np.array([b"paris", b"rome", b"oslo", b"lima", b"paris", b"kyiv"] * 2)
 WEIGHT = (1.0 + np.arange(12) % 3).astype(np.float32)
 LABELS = {
     "binary": (X[:, 0] + 0.5 * X[:, 1] > 0).astype(np.int64),
@@ -24,7 +26,7 @@ LABELS = {
 def input_fn(labels):
     """Unshuffled batches of 4 of the 12 examples, repeated."""
     def fn():
-        features = {"x": X, "color": COLOR, "w": WEIGHT}
+        features = {"x": X, "color": COLOR, "city": CITY, "id": IDS, "w": WEIGHT}
         return tf.compat.v1.data.Dataset.from_tensor_slices(
             (features, LABELS[labels])).batch(4).repeat()
     return fn
@@ -32,7 +34,7 @@ def input_fn(labels):
 
 def predict_input_fn():
     return tf.compat.v1.data.Dataset.from_tensor_slices(
-        {"x": X, "color": COLOR, "w": WEIGHT}).batch(4)
+        {"x": X, "color": COLOR, "city": CITY, "id": IDS, "w": WEIGHT}).batch(4)
 
 
 def estimators(estimator, model_dir):
@@ -76,6 +78,16 @@ def estimators(estimator, model_dir):
         "dnn_binary_vocabulary": (estimator.DNNClassifier(
             [3], [x], label_vocabulary=["low", "mid"], loss_reduction="weighted_mean",
             model_dir=where("dnn_binary_vocabulary"), config=config), "two_strings"),
+        "census_style_wide_deep": (estimator.DNNLinearCombinedClassifier(
+            linear_feature_columns=[
+                fc.bucketized_column(x, [-1.0, 0.0, 1.0]),
+                fc.crossed_column([color, "city"],
+                                  11)],
+            dnn_feature_columns=[x, fc.embedding_column(
+                fc.categorical_column_with_hash_bucket("city", 7), 3),
+                fc.indicator_column(fc.categorical_column_with_identity("id", 3))],
+            dnn_hidden_units=[4, 2], model_dir=where("census_style_wide_deep"), config=config),
+            "binary"),
         "baseline_multi_class": (estimator.BaselineClassifier(
             n_classes=3, model_dir=where("baseline_multi_class"), config=config), "multi"),
         "baseline_regressor": (estimator.BaselineRegressor(
