@@ -96,6 +96,17 @@ def estimators(estimator, model_dir):
     }
 
 
+def mirrored_dnn_classifier(estimator, model_dir, strategy):
+    """dnn_binary's DNNClassifier trained under `RunConfig(train_distribute=strategy)`
+    (unpartitioned variables, as TF 1.x's strategies made them), evaluated on one device."""
+    fc = tf.compat.v1.feature_column
+    color = fc.categorical_column_with_vocabulary_list("color", ["a", "b", "c"])
+    return estimator.DNNClassifier(
+        [4, 3], [fc.numeric_column("x", shape=[3]), fc.embedding_column(color, 2)],
+        model_dir=model_dir,
+        config=estimator.RunConfig(tf_random_seed=SEED, train_distribute=strategy))
+
+
 def train_and_evaluate(estimator, labels):
     """Trains TRAIN_STEPS steps; returns `(trained variables {name: values}, every
     checkpoint tensor name, eval metrics over EVAL_STEPS batches)`."""

@@ -27,6 +27,8 @@ def _rounded(values):
 
 
 def main():
+    tf.config.set_logical_device_configuration(  # two CPUs for the MirroredStrategy run
+        tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2)
     tf.compat.v1.disable_v2_behavior()
     model_dir = tempfile.mkdtemp()
     numbers, names = {}, {}
@@ -48,6 +50,14 @@ def main():
             with open(os.path.join(CKPT_DIR, "checkpoint"), "w", encoding="utf-8") as f:
                 f.write(f'model_checkpoint_path: "{prefix}"\n'
                         f'all_model_checkpoint_paths: "{prefix}"\n')
+    mirrored = canned_scenarios.mirrored_dnn_classifier(
+        tf.compat.v1.estimator, os.path.join(model_dir, "mirrored"),
+        tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    trained, names["dnn_binary_mirrored"], metrics = canned_scenarios.train_and_evaluate(
+        mirrored, "binary")
+    numbers["dnn_binary_mirrored"] = {
+        "weights": {name: _rounded(value) for name, value in trained.items()},
+        "metrics": {key: float(f"{value:.8g}") for key, value in metrics.items()}}
     print("CHECKPOINT_NAMES = ", end="")
     pprint.pprint(names, width=100, compact=True)
     print("ORIGINAL = ", end="")

@@ -14,6 +14,7 @@ from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.canned import feature_inputs
 from tpu_estimator_compat.canned import heads
 from tpu_estimator_compat.canned import optimizers
+from tpu_estimator_compat.canned import partitioners
 from tpu_estimator_compat.estimator import Estimator
 
 _v1 = tf.compat.v1
@@ -61,12 +62,10 @@ def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
     """The model_fn of the DNN estimators: `head`'s spec of the DNN's logits."""
     optimizer = optimizers.get_optimizer_instance(optimizer, _LEARNING_RATE)
     feature_inputs.check_features(features)
-    ps_replicas = config.num_ps_replicas if config else 0
-    with _v1.variable_scope(
-            "dnn", values=tuple(features.values()),
-            partitioner=_v1.min_max_variable_partitioner(max_partitions=ps_replicas)):
-        input_partitioner = input_layer_partitioner or _v1.min_max_variable_partitioner(
-            max_partitions=ps_replicas, min_slice_size=64 << 20)
+    with _v1.variable_scope("dnn", values=tuple(features.values()),
+                            partitioner=partitioners.min_max(config, mode)):
+        input_partitioner = partitioners.min_max(config, mode, input_layer_partitioner,
+                                                 min_slice_size=64 << 20)
         logits = dnn_logits(features, mode, head.logits_dimension, hidden_units,
                             feature_columns, activation_fn, dropout, batch_norm,
                             input_partitioner)

@@ -11,6 +11,7 @@ from tpu_estimator_compat.canned import feature_inputs
 from tpu_estimator_compat.canned import heads
 from tpu_estimator_compat.canned import linear
 from tpu_estimator_compat.canned import optimizers
+from tpu_estimator_compat.canned import partitioners
 from tpu_estimator_compat.estimator import Estimator
 
 _v1 = tf.compat.v1
@@ -44,19 +45,16 @@ def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_co
     """The model_fn of the wide & deep estimators: `head`'s spec of the summed logits."""
     feature_inputs.check_features(features)
     _check_columns(linear_feature_columns, dnn_feature_columns)
-    ps_replicas = config.num_ps_replicas if config else 0
-    input_layer_partitioner = input_layer_partitioner or _v1.min_max_variable_partitioner(
-        max_partitions=ps_replicas, min_slice_size=64 << 20)
+    input_layer_partitioner = partitioners.min_max(config, mode, input_layer_partitioner,
+                                                   min_slice_size=64 << 20)
     parts = []  # (logits, optimizer, variable scope name)
     if dnn_feature_columns:
         optimizer = _checked_optimizer(dnn_optimizer, _DNN_LEARNING_RATE)
         if not dnn_hidden_units:
             raise ValueError("dnn_hidden_units must be defined when dnn_feature_columns is "
                              "specified.")
-        with _v1.variable_scope(
-                "dnn", values=tuple(features.values()),
-                partitioner=_v1.min_max_variable_partitioner(max_partitions=ps_replicas)
-        ) as scope:
+        with _v1.variable_scope("dnn", values=tuple(features.values()),
+                                partitioner=partitioners.min_max(config, mode)) as scope:
             parts.append((dnn.dnn_logits(
                 features, mode, head.logits_dimension, dnn_hidden_units, dnn_feature_columns,
                 dnn_activation_fn, dnn_dropout, batch_norm, input_layer_partitioner),

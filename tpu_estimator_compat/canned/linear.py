@@ -13,6 +13,7 @@ import tensorflow as tf
 from tpu_estimator_compat.canned import feature_inputs
 from tpu_estimator_compat.canned import heads
 from tpu_estimator_compat.canned import optimizers
+from tpu_estimator_compat.canned import partitioners
 from tpu_estimator_compat.estimator import Estimator
 
 _v1 = tf.compat.v1
@@ -51,9 +52,7 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, pa
                     config, sparse_combiner="sum"):
     """The model_fn of the linear estimators: `head`'s spec of the linear logits."""
     feature_inputs.check_features(features)
-    ps_replicas = config.num_ps_replicas if config else 0
-    partitioner = partitioner or _v1.min_max_variable_partitioner(
-        max_partitions=ps_replicas, min_slice_size=64 << 20)
+    partitioner = partitioners.min_max(config, mode, partitioner, min_slice_size=64 << 20)
     with _v1.variable_scope("linear", values=tuple(features.values()),
                             partitioner=partitioner):
         logits = linear_logits(features, head.logits_dimension, feature_columns,
