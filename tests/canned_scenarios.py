@@ -88,6 +88,9 @@ def estimators(estimator, model_dir):
                 fc.indicator_column(fc.categorical_column_with_identity("id", 3))],
             dnn_hidden_units=[4, 2], model_dir=where("census_style_wide_deep"), config=config),
             "binary"),
+        "dnn_batch_norm": (estimator.DNNRegressor(
+            [4, 3], [x], batch_norm=True, activation_fn=tf.nn.tanh, optimizer="Adam",
+            model_dir=where("dnn_batch_norm"), config=config), "regression"),
         "baseline_multi_class": (estimator.BaselineClassifier(
             n_classes=3, model_dir=where("baseline_multi_class"), config=config), "multi"),
         "baseline_regressor": (estimator.BaselineRegressor(

@@ -45,10 +45,10 @@ def dnn_logits(features, mode, units, hidden_units, feature_columns, activation_
     for index, width in enumerate(hidden_units):
         with _v1.variable_scope(f"hiddenlayer_{index}") as scope:
             net = _dense(net, width, activation_fn)
-        if dropout is not None and training:
-            net = tf.nn.dropout(net, rate=dropout)
-        if batch_norm:
-            net = feature_inputs.batch_norm(net, training, f"batchnorm_{index}")
+            if dropout is not None and training:
+                net = tf.nn.dropout(net, rate=dropout)
+            if batch_norm:  # TF1's `dnn/hiddenlayer_<i>/batchnorm_<i>/...`
+                net = feature_inputs.batch_norm(net, training, f"batchnorm_{index}")
         layer_summaries(net, scope.name)
     with _v1.variable_scope("logits") as scope:
         logits = _dense(net, units)

@@ -52,22 +52,14 @@ def _mean_of(values, weights, name):
 class _Head:
     """Builds the spec from logits; subclasses give predictions, loss and metrics."""
 
-    def __init__(self, weight_column, loss_reduction, name):
+    def __init__(self, weight_column, loss_reduction):
         _check_loss_reduction(loss_reduction)
         self._weight_column = weight_column
         self._loss_reduction = loss_reduction
-        self._name = name
-
-    @property
-    def name(self):
-        return self._name
 
     @property
     def logits_dimension(self):
         raise NotImplementedError
-
-    def _key(self, key):
-        return f"{key}/{self._name}" if self._name else key
 
     def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
                               train_op_fn=None, regularization_losses=None):
@@ -78,7 +70,7 @@ class _Head:
 
     def _create_tpu_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
                                    train_op_fn=None, regularization_losses=None):
-        with tf.name_scope(self._name or "head"):
+        with tf.name_scope("head"):
             logits = head_inputs.checked_logits(logits, self.logits_dimension)
             with tf.name_scope("predictions"):
                 predictions = self._predictions(logits)
@@ -105,11 +97,11 @@ class _Head:
             if self._loss_reduction == _Reduction.SUM:
                 mean_loss = loss.training_loss / tf.reduce_sum(
                     loss.weights * tf.ones_like(loss.unreduced_loss))
-        _v1.summary.scalar(self._key(_MK.LOSS), total)
+        _v1.summary.scalar(_MK.LOSS, total)
         if mean_loss is not None:
-            _v1.summary.scalar(self._key(_MK.LOSS_MEAN), mean_loss)
+            _v1.summary.scalar(_MK.LOSS_MEAN, mean_loss)
         if regularization is not None:
-            _v1.summary.scalar(self._key(_MK.LOSS_REGULARIZATION), regularization)
+            _v1.summary.scalar(_MK.LOSS_REGULARIZATION, regularization)
         return spec_lib.TPUEstimatorSpec(mode, predictions=predictions, loss=total,
                                          train_op=train_op)
 
@@ -120,10 +112,10 @@ class _Head:
             unreduced_loss, weights, labels)
 
     def _common_metrics(self, unreduced_loss, weights, regularization_loss):
-        ops = {self._key(_MK.LOSS_MEAN): _v1.metrics.mean(
+        ops = {_MK.LOSS_MEAN: _v1.metrics.mean(
             unreduced_loss, weights=weights, name=_MK.LOSS_MEAN)}
         if regularization_loss is not None:
-            ops[self._key(_MK.LOSS_REGULARIZATION)] = _v1.metrics.mean(
+            ops[_MK.LOSS_REGULARIZATION] = _v1.metrics.mean(
                 regularization_loss, name=_MK.LOSS_REGULARIZATION)
         return ops
 
@@ -153,14 +145,10 @@ class BinaryLogisticHead(_Head):
     """Sigmoid cross entropy on one logit; labels 0/1 (or floats in [0, 1]) or strings of
     a two-word `label_vocabulary`."""
 
-    def __init__(self, weight_column=None, thresholds=None, label_vocabulary=None,
-                 loss_reduction=_Reduction.SUM, name=None):
-        super().__init__(weight_column, loss_reduction, name)
+    def __init__(self, weight_column=None, label_vocabulary=None,
+                 loss_reduction=_Reduction.SUM):
+        super().__init__(weight_column, loss_reduction)
         _check_vocabulary(label_vocabulary)
-        self._thresholds = tuple(thresholds or ())
-        for threshold in self._thresholds:
-            if not 0.0 < threshold < 1.0:
-                raise ValueError(f"thresholds not in (0, 1): {(self._thresholds,)}.")
         self._label_vocabulary = label_vocabulary
 
     @property
@@ -210,35 +198,22 @@ class BinaryLogisticHead(_Head):
             labels_mean = _mean_of(labels, weights, _MK.LABEL_MEAN)
             value, update = labels_mean
             ops.update({
-                self._key(_MK.ACCURACY): _v1.metrics.accuracy(
+                _MK.ACCURACY: _v1.metrics.accuracy(
                     labels, class_ids, weights=weights, name=_MK.ACCURACY),
-                self._key(_MK.PRECISION): _v1.metrics.precision(
+                _MK.PRECISION: _v1.metrics.precision(
                     labels, class_ids, weights=weights, name=_MK.PRECISION),
-                self._key(_MK.RECALL): _v1.metrics.recall(
+                _MK.RECALL: _v1.metrics.recall(
                     labels, class_ids, weights=weights, name=_MK.RECALL),
-                self._key(_MK.PREDICTION_MEAN): _mean_of(logistic, weights,
-                                                         _MK.PREDICTION_MEAN),
-                self._key(_MK.LABEL_MEAN): labels_mean,
-                self._key(_MK.ACCURACY_BASELINE): (tf.maximum(value, 1. - value),
-                                                   tf.maximum(update, 1. - update)),
-                self._key(_MK.AUC): _v1.metrics.auc(
+                _MK.PREDICTION_MEAN: _mean_of(logistic, weights, _MK.PREDICTION_MEAN),
+                _MK.LABEL_MEAN: labels_mean,
+                _MK.ACCURACY_BASELINE: (tf.maximum(value, 1. - value),
+                                        tf.maximum(update, 1. - update)),
+                _MK.AUC: _v1.metrics.auc(
                     labels, logistic, weights=_broadcast(weights, logistic), name=_MK.AUC),
-                self._key(_MK.AUC_PR): _v1.metrics.auc(
+                _MK.AUC_PR: _v1.metrics.auc(
                     labels, logistic, weights=_broadcast(weights, logistic), curve="PR",
                     name=_MK.AUC_PR),
             })
-            for threshold in self._thresholds:
-                ops.update(self._threshold_metrics(labels, logistic, weights, threshold))
-        return ops
-
-    def _threshold_metrics(self, labels, logistic, weights, threshold):
-        above = tf.cast(tf.greater_equal(logistic, threshold), tf.float32)
-        ops = {self._key(_MK.ACCURACY_AT_THRESHOLD % threshold): _v1.metrics.accuracy(
-            labels, above, weights=weights)}
-        for key, metric in ((_MK.PRECISION_AT_THRESHOLD, _v1.metrics.precision_at_thresholds),
-                            (_MK.RECALL_AT_THRESHOLD, _v1.metrics.recall_at_thresholds)):
-            value, update = metric(labels, logistic, (threshold,), weights=weights)
-            ops[self._key(key % threshold)] = (tf.squeeze(value), tf.squeeze(update))
         return ops
 
 
@@ -247,13 +222,13 @@ class MultiClassHead(_Head):
     `label_vocabulary`."""
 
     def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
-                 loss_reduction=_Reduction.SUM, name=None):
+                 loss_reduction=_Reduction.SUM):
         if n_classes is None:
             raise ValueError("n_classes cannot be None")
         if isinstance(n_classes, int) and n_classes <= 2:
             raise ValueError(f"n_classes must be > 2: {n_classes}.")
         _check_vocabulary(label_vocabulary)
-        super().__init__(weight_column, loss_reduction, name)
+        super().__init__(weight_column, loss_reduction)
         self._n_classes = n_classes
         self._label_vocabulary = label_vocabulary
 
@@ -299,7 +274,7 @@ class MultiClassHead(_Head):
                          regularization_loss):
         ops = self._common_metrics(unreduced_loss, weights, regularization_loss)
         with tf.name_scope("metrics"):
-            ops[self._key(_MK.ACCURACY)] = _v1.metrics.accuracy(
+            ops[_MK.ACCURACY] = _v1.metrics.accuracy(
                 labels, class_ids, weights=weights, name=_MK.ACCURACY)
         return ops
 
@@ -307,11 +282,10 @@ class MultiClassHead(_Head):
 class RegressionHead(_Head):
     """Mean squared error on `label_dimension` logits (the predictions)."""
 
-    def __init__(self, label_dimension=1, weight_column=None, loss_reduction=_Reduction.SUM,
-                 name=None):
+    def __init__(self, label_dimension=1, weight_column=None, loss_reduction=_Reduction.SUM):
         if label_dimension < 1:
             raise ValueError(f"Invalid label_dimension {label_dimension}.")
-        super().__init__(weight_column, loss_reduction, name)
+        super().__init__(weight_column, loss_reduction)
         self._label_dimension = label_dimension
 
     @property
@@ -345,9 +319,9 @@ class RegressionHead(_Head):
     def _eval_metric_ops(self, labels, predicted_value, weights, unreduced_loss,
                          regularization_loss):
         ops = self._common_metrics(unreduced_loss, weights, regularization_loss)
-        ops[self._key(_MK.PREDICTION_MEAN)] = _mean_of(predicted_value, weights,
+        ops[_MK.PREDICTION_MEAN] = _mean_of(predicted_value, weights,
                                                        _MK.PREDICTION_MEAN)
-        ops[self._key(_MK.LABEL_MEAN)] = _v1.metrics.mean(labels, weights=weights)
+        ops[_MK.LABEL_MEAN] = _v1.metrics.mean(labels, weights=weights)
         return ops
 
 

@@ -15,9 +15,6 @@ class MetricKeys:
     AUC_PR = "auc_precision_recall"
     LABEL_MEAN = "label/mean"
     PREDICTION_MEAN = "prediction/mean"
-    ACCURACY_AT_THRESHOLD = "accuracy/positive_threshold_%g"
-    PRECISION_AT_THRESHOLD = "precision/positive_threshold_%g"
-    RECALL_AT_THRESHOLD = "recall/positive_threshold_%g"
 
 
 class PredictionKeys:
