@@ -37,6 +37,30 @@ def predict_input_fn():
         {"x": X, "color": COLOR, "city": CITY, "id": IDS, "w": WEIGHT}).batch(4)
 
 
+def _logit_fns_model_fn(estimator, feature_columns):
+    """A model_fn of one's own on `tf.estimator.experimental`'s logit functions."""
+    experimental = estimator.experimental
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params, config):
+        dnn = experimental.dnn_logit_fn_builder(
+            units=1, hidden_units=[3], feature_columns=feature_columns,
+            activation_fn=tf.nn.relu, dropout=None, input_layer_partitioner=None,
+            batch_norm=False)
+        linear = experimental.linear_logit_fn_builder(units=1, feature_columns=feature_columns)
+        with v1.variable_scope("deep"):
+            logits = experimental.call_logit_fn(dnn, features, mode, params, config)
+        with v1.variable_scope("wide"):
+            logits += experimental.call_logit_fn(linear, features, mode, params, config)
+        loss = v1.losses.mean_squared_error(tf.reshape(labels, [-1, 1]), logits)
+        train_op = v1.train.GradientDescentOptimizer(0.05).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                                       predictions={"logits": logits})
+
+    return model_fn
+
+
 def estimators(estimator, model_dir):
     """`{scenario: (estimator, labels kind)}` over `model_dir/<scenario>`."""
     fc = tf.compat.v1.feature_column
@@ -91,6 +115,9 @@ def estimators(estimator, model_dir):
         "dnn_batch_norm": (estimator.DNNRegressor(
             [4, 3], [x], batch_norm=True, activation_fn=tf.nn.tanh, optimizer="Adam",
             model_dir=where("dnn_batch_norm"), config=config), "regression"),
+        "logit_fns": (estimator.Estimator(
+            _logit_fns_model_fn(estimator, [x]), model_dir=where("logit_fns"),
+            config=config), "regression"),
         "baseline_multi_class": (estimator.BaselineClassifier(
             n_classes=3, model_dir=where("baseline_multi_class"), config=config), "multi"),
         "baseline_regressor": (estimator.BaselineRegressor(

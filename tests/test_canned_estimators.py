@@ -113,6 +113,9 @@ CHECKPOINT_NAMES = {'baseline_multi_class': ['baseline/bias', 'baseline/bias/Ftr
                        'linear/linear_model/color/weights/part_0/Adagrad',
                        'linear/linear_model/x/weights',
                        'linear/linear_model/x/weights/part_0/Adagrad'],
+ 'logit_fns': ['deep/hiddenlayer_0/bias', 'deep/hiddenlayer_0/kernel', 'deep/logits/bias',
+               'deep/logits/kernel', 'global_step', 'wide/linear_model/bias_weights',
+               'wide/linear_model/x/weights'],
  'wide_deep_binary': ['dnn/hiddenlayer_0/bias', 'dnn/hiddenlayer_0/bias/Adagrad',
                       'dnn/hiddenlayer_0/kernel', 'dnn/hiddenlayer_0/kernel/Adagrad',
                       'dnn/logits/bias', 'dnn/logits/bias/Adagrad', 'dnn/logits/kernel',
@@ -509,6 +512,15 @@ ORIGINAL = {'baseline_multi_class': {'metrics': {'accuracy': 0.41666666,
                                                                      0.25050068, -0.14359787,
                                                                      0.29034027, -0.1144224,
                                                                      0.091267973]}},
+ 'logit_fns': {'metrics': {'global_step': 6.0, 'loss': 1.34244},
+               'weights': {'deep/hiddenlayer_0/bias': [-0.021539386, -0.085204214, -0.051959515],
+                           'deep/hiddenlayer_0/kernel': [0.46180514, -0.61120397, -0.27138498,
+                                                         0.77326643, -0.29151937, -0.54231751,
+                                                         0.89779323, -0.28894916, -0.7352556],
+                           'deep/logits/bias': [0.0481016],
+                           'deep/logits/kernel': [-0.20113942, 0.89624971, -0.19282216],
+                           'wide/linear_model/bias_weights': [0.0481016],
+                           'wide/linear_model/x/weights': [0.73263288, -0.7852037, 0.092566147]}},
  'wide_deep_binary': {'metrics': {'accuracy': 0.16666667,
                                   'accuracy_baseline': 0.83333331,
                                   'auc': 0.49999982,
@@ -675,6 +687,12 @@ def test_bad_arguments_raise_the_originals_errors_naming_the_fix(tmp_path):
         tf1.estimator.LinearRegressor(columns, loss_reduction="none")
     with pytest.raises(ValueError, match="Either linear_feature_columns or dnn_feature_columns"):
         tf1.estimator.DNNLinearCombinedClassifier()
+    with pytest.raises(ValueError, match="units must be an int.  Given type: <class 'float'>"):
+        tf1.estimator.experimental.dnn_logit_fn_builder(1.0, [2], columns, tf.nn.relu, None,
+                                                        None, False)
+    with pytest.raises(ValueError, match="logit_fn should return a Tensor or a dictionary "
+                                         "mapping strings to Tensors.  logit_fn returned: 3"):
+        tf1.estimator.experimental.call_logit_fn(lambda features: 3, {}, "train", None, None)
     estimator = tf1.estimator.DNNRegressor([2], columns, optimizer="Adadelta",
                                            model_dir=str(tmp_path))
     with pytest.raises(ValueError, match=r"Unsupported optimizer name: Adadelta. Supported "

@@ -74,9 +74,10 @@ EXCLUDED = {
                             "replaces them), and the v2-style heads with the *Estimator "
                             "classes that take them (the *Classifier/*Regressor classes are "
                             "served); the error names the replacement",
-    "tensorflow.estimator.experimental": "the estimator's experimental canned models, logit "
-                                         "builders and InMemoryEvaluatorHook (the early-"
-                                         "stopping hooks are served)",
+    "tensorflow.estimator.experimental": "the estimator's experimental canned models (KMeans, "
+                                         "LinearSDCA), supervised-input receivers and "
+                                         "InMemoryEvaluatorHook (the early-stopping hooks "
+                                         "and logit functions are served)",
     "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
                                     "since TensorFlow 2)",
     "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "
