@@ -70,10 +70,7 @@ def example_weights(features, weight_column, logits, allow_per_logit_weights=Fal
                         f"{type(weight_column)}. Use a feature key or "
                         "tf.feature_column.numeric_column(key).")
     with tf.name_scope("weights"):
-        weights = features[weight_column.key]
-        if isinstance(weights, tf.SparseTensor):
-            weights = tf.sparse.to_dense(weights)
-        weights = tf.convert_to_tensor(weights)
+        weights = tf.convert_to_tensor(features[weight_column.key])
         if not (weights.dtype.is_floating or weights.dtype.is_integer):
             raise ValueError(f"Weight column should be castable to float. Given dtype: "
                              f"{weights.dtype}")

@@ -62,14 +62,13 @@ class _Head:
         raise NotImplementedError
 
     def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
-                              train_op_fn=None, regularization_losses=None):
+                              train_op_fn=None):
         """The `EstimatorSpec` of `mode` (all arguments by name, as in TF1)."""
         return self._create_tpu_estimator_spec(
-            features, mode, logits, labels, optimizer, train_op_fn,
-            regularization_losses).as_estimator_spec()
+            features, mode, logits, labels, optimizer, train_op_fn).as_estimator_spec()
 
     def _create_tpu_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
-                                   train_op_fn=None, regularization_losses=None):
+                                   train_op_fn=None):
         with tf.name_scope("head"):
             logits = head_inputs.checked_logits(logits, self.logits_dimension)
             with tf.name_scope("predictions"):
@@ -79,14 +78,10 @@ class _Head:
                     mode, predictions=predictions,
                     export_outputs=self._export_outputs(predictions))
             loss = self.create_loss(features, mode, logits, labels)
-            regularization = (tf.add_n(regularization_losses) if regularization_losses
-                              else None)
-            total = (loss.training_loss if regularization is None
-                     else tf.add_n([loss.training_loss, regularization]))
+            total = loss.training_loss
             if mode == ModeKeys.EVAL:
                 arguments = dict(self._metric_arguments(predictions, loss),
-                                 unreduced_loss=loss.unreduced_loss, weights=loss.weights,
-                                 regularization_loss=regularization)
+                                 unreduced_loss=loss.unreduced_loss, weights=loss.weights)
                 tensors = {k: v for k, v in arguments.items() if tf.is_tensor(v)}
                 fixed = {k: v for k, v in arguments.items() if k not in tensors}
                 return spec_lib.TPUEstimatorSpec(
@@ -100,8 +95,6 @@ class _Head:
         _v1.summary.scalar(_MK.LOSS, total)
         if mean_loss is not None:
             _v1.summary.scalar(_MK.LOSS_MEAN, mean_loss)
-        if regularization is not None:
-            _v1.summary.scalar(_MK.LOSS_REGULARIZATION, regularization)
         return spec_lib.TPUEstimatorSpec(mode, predictions=predictions, loss=total,
                                          train_op=train_op)
 
@@ -111,13 +104,10 @@ class _Head:
                                              reduction=self._loss_reduction),
             unreduced_loss, weights, labels)
 
-    def _common_metrics(self, unreduced_loss, weights, regularization_loss):
-        ops = {_MK.LOSS_MEAN: _v1.metrics.mean(
-            unreduced_loss, weights=weights, name=_MK.LOSS_MEAN)}
-        if regularization_loss is not None:
-            ops[_MK.LOSS_REGULARIZATION] = _v1.metrics.mean(
-                regularization_loss, name=_MK.LOSS_REGULARIZATION)
-        return ops
+    @staticmethod
+    def _average_loss(unreduced_loss, weights):
+        return {_MK.LOSS_MEAN: _v1.metrics.mean(unreduced_loss, weights=weights,
+                                                name=_MK.LOSS_MEAN)}
 
 
 def _train_op(loss, optimizer, train_op_fn):
@@ -191,9 +181,8 @@ class BinaryLogisticHead(_Head):
         return {"labels": loss.processed_labels, "logistic": predictions[_PK.LOGISTIC],
                 "class_ids": predictions[_PK.CLASS_IDS]}
 
-    def _eval_metric_ops(self, labels, logistic, class_ids, weights, unreduced_loss,
-                         regularization_loss):
-        ops = self._common_metrics(unreduced_loss, weights, regularization_loss)
+    def _eval_metric_ops(self, labels, logistic, class_ids, weights, unreduced_loss):
+        ops = self._average_loss(unreduced_loss, weights)
         with tf.name_scope("metrics"):
             labels_mean = _mean_of(labels, weights, _MK.LABEL_MEAN)
             value, update = labels_mean
@@ -270,9 +259,8 @@ class MultiClassHead(_Head):
     def _metric_arguments(self, predictions, loss):
         return {"labels": loss.processed_labels, "class_ids": predictions[_PK.CLASS_IDS]}
 
-    def _eval_metric_ops(self, labels, class_ids, weights, unreduced_loss,
-                         regularization_loss):
-        ops = self._common_metrics(unreduced_loss, weights, regularization_loss)
+    def _eval_metric_ops(self, labels, class_ids, weights, unreduced_loss):
+        ops = self._average_loss(unreduced_loss, weights)
         with tf.name_scope("metrics"):
             ops[_MK.ACCURACY] = _v1.metrics.accuracy(
                 labels, class_ids, weights=weights, name=_MK.ACCURACY)
@@ -316,11 +304,9 @@ class RegressionHead(_Head):
         return {"labels": loss.processed_labels,
                 "predicted_value": predictions[_PK.PREDICTIONS]}
 
-    def _eval_metric_ops(self, labels, predicted_value, weights, unreduced_loss,
-                         regularization_loss):
-        ops = self._common_metrics(unreduced_loss, weights, regularization_loss)
-        ops[_MK.PREDICTION_MEAN] = _mean_of(predicted_value, weights,
-                                                       _MK.PREDICTION_MEAN)
+    def _eval_metric_ops(self, labels, predicted_value, weights, unreduced_loss):
+        ops = self._average_loss(unreduced_loss, weights)
+        ops[_MK.PREDICTION_MEAN] = _mean_of(predicted_value, weights, _MK.PREDICTION_MEAN)
         ops[_MK.LABEL_MEAN] = _v1.metrics.mean(labels, weights=weights)
         return ops
 

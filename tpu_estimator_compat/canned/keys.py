@@ -6,7 +6,6 @@ class MetricKeys:
     """Eval metric names, as TF 1.15's heads report them."""
     LOSS = "loss"
     LOSS_MEAN = "average_loss"
-    LOSS_REGULARIZATION = "regularization_loss"
     ACCURACY = "accuracy"
     PRECISION = "precision"
     RECALL = "recall"
