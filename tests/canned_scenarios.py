@@ -115,6 +115,9 @@ def estimators(estimator, model_dir):
         "dnn_batch_norm": (estimator.DNNRegressor(
             [4, 3], [x], batch_norm=True, activation_fn=tf.nn.tanh, optimizer="Adam",
             model_dir=where("dnn_batch_norm"), config=config), "regression"),
+        "dnn_dropout": (estimator.DNNRegressor(
+            [5, 4], [x], dropout=0.3, model_dir=where("dnn_dropout"), config=config),
+            "regression"),
         "logit_fns": (estimator.Estimator(
             _logit_fns_model_fn(estimator, [x]), model_dir=where("logit_fns"),
             config=config), "regression"),
