@@ -91,8 +91,8 @@ def estimators(estimator, model_dir):
             dnn_hidden_units=[3], model_dir=where("wide_deep_binary"), config=config),
             "binary"),
         "wide_deep_regressor": (estimator.DNNLinearCombinedRegressor(
-            linear_feature_columns=[x, color], dnn_feature_columns=[x,
-                                                                    fc.embedding_column(color, 2)],
+            linear_feature_columns=[x, color],
+            dnn_feature_columns=[x, fc.embedding_column(color, 2)],
             dnn_hidden_units=[4], weight_column="w", model_dir=where("wide_deep_regressor"),
             config=config), "regression"),
         "linear_vocabulary": (estimator.LinearClassifier(
@@ -103,12 +103,10 @@ def estimators(estimator, model_dir):
             [3], [x], label_vocabulary=["low", "mid"], loss_reduction="weighted_mean",
             model_dir=where("dnn_binary_vocabulary"), config=config), "two_strings"),
         "census_style_wide_deep": (estimator.DNNLinearCombinedClassifier(
-            linear_feature_columns=[
-                fc.bucketized_column(x, [-1.0, 0.0, 1.0]),
-                fc.crossed_column([color, "city"],
-                                  11)],
-            dnn_feature_columns=[x, fc.embedding_column(
-                fc.categorical_column_with_hash_bucket("city", 7), 3),
+            linear_feature_columns=[fc.bucketized_column(x, [-1.0, 0.0, 1.0]),
+                                    fc.crossed_column([color, "city"], 11)],
+            dnn_feature_columns=[
+                x, fc.embedding_column(fc.categorical_column_with_hash_bucket("city", 7), 3),
                 fc.indicator_column(fc.categorical_column_with_identity("id", 3))],
             dnn_hidden_units=[4, 2], model_dir=where("census_style_wide_deep"), config=config),
             "binary"),
