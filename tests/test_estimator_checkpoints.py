@@ -498,3 +498,26 @@ def test_a_partitioned_variable_is_one_tf1_variable_in_checkpoints(tmp_path, par
             v1.train.Saver([parts_of_four]).restore(session, str(tmp_path / "model.ckpt-8"))
             np.testing.assert_array_equal(session.run(tf.concat(list(parts_of_four), 0)),
                                           trained)
+
+
+def test_a_partitioned_variable_trains_with_an_optimizer_that_has_slots(tmp_path):
+    """Adam's slots of a partitioned variable (v1 optimizers create them under
+    `tf.init_scope()` and name them from the part's `op.name`) are saved as TF1 saved them:
+    slices of `<variable>/Adam` and `<variable>/Adam_1`, whole variables' shapes."""
+    def partitioned_model_fn(features, labels, mode):
+        with v1.variable_scope("model", partitioner=v1.fixed_size_partitioner(2)):
+            weights = v1.get_variable("w", [4, 1], initializer=v1.ones_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(features, tf.concat(list(weights), 0))
+                                        - labels))
+        train_op = v1.train.AdamOptimizer(0.1).minimize(loss, v1.train.get_global_step())
+        return tec.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = tec.Estimator(partitioned_model_fn, model_dir=str(tmp_path))
+    estimator.train(lambda: tf.data.Dataset.from_tensors(
+        (tf.ones([2, 4]), tf.zeros([2, 1]))).repeat(), steps=1)
+    assert dict(tf.train.list_variables(str(tmp_path))) == {
+        "beta1_power": [], "beta2_power": [], "global_step": [], "model/w": [4, 1],
+        "model/w/Adam": [4, 1], "model/w/Adam_1": [4, 1]}
+    # One Adam step moves every weight by the learning rate (the gradients are all 8).
+    np.testing.assert_allclose(estimator.get_variable_value("model/w"), np.full([4, 1], 0.9),
+                               rtol=1e-5)

@@ -37,8 +37,11 @@ ALLOWED = {
     "estimator_extenders": {"api", "engine", "estimator"},
     "train_and_evaluate_tasks": {"api", "config", "estimator", "export", "host", "log",
                                  "state"},
-    "v1": {"api", "config", "engine", "estimator", "estimator_extenders", "export",
-           "rebuilt_apis", "log", "state", "tf1_behaviour", "train_and_evaluate_tasks"},
+    "canned": {"api", "estimator", "rebuilt_apis"},
+    "best_exporter": {"log", "train_and_evaluate_tasks"},
+    "v1": {"api", "best_exporter", "canned", "config", "engine", "estimator",
+           "estimator_extenders", "export", "rebuilt_apis", "log", "state", "tf1_behaviour",
+           "train_and_evaluate_tasks"},
     "v2": {"tf1_behaviour", "v1"},
     # config: run --seed sets RunConfig's default seed; tf1_behaviour: Python names restored
     "cli": {"config", "log", "tf1_behaviour", "v1", "v2"},

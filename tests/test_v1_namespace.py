@@ -116,8 +116,10 @@ def test_unknown_names_raise_attribute_error_with_hints():
         v1.no_such_op  # pylint: disable=pointless-statement
     with pytest.raises(AttributeError, match="tf.contrib was removed in TensorFlow 2"):
         v1.contrib.quantize  # pylint: disable=pointless-statement
-    with pytest.raises(AttributeError, match="canned estimators and BestExporter are not"):
-        v1.estimator.DNNClassifier  # pylint: disable=pointless-statement
+    with pytest.raises(AttributeError, match="Use TensorFlow Decision Forests, their successor"):
+        v1.estimator.BoostedTreesClassifier  # pylint: disable=pointless-statement
+    with pytest.raises(AttributeError, match="Use the [*]Classifier or [*]Regressor estimator"):
+        v1.estimator.MultiClassHead  # pylint: disable=pointless-statement
     assert {"contrib", "estimator", "placeholder", "layers"} <= set(dir(v1))
 
 

@@ -194,7 +194,7 @@ def test_tf1_names_tensorflow_moved_are_served_where_tf1_had_them():
     assert control_flow_ops.while_loop(lambda i: i < 3, lambda i: i + 1, [0]).numpy() == 3
 
 
-@pytest.mark.parametrize("path", ["contrib.quantize", "python.estimator.canned",
+@pytest.mark.parametrize("path", ["contrib.quantize", "python.estimator.canned.head",
                                   "contrib.tpu.python.tpu.keras_support", "train.no_such_module"])
 def test_paths_not_served_raise_module_not_found(path):
     with pytest.raises(ModuleNotFoundError, match=f"tpu_estimator_compat.v1.{path}"):

@@ -70,12 +70,14 @@ EXCLUDED = {
     "tensorflow.python.estimator": _ESTIMATOR_INTERNALS,
     "tensorflow_estimator.python": _ESTIMATOR_INTERNALS,
     "tensorflow_estimator.contrib.estimator.python": _ESTIMATOR_INTERNALS,
-    "tensorflow.estimator": "TF 1.x's canned estimators, heads, BestExporter and feature-spec "
-                            "helpers: this package serves TPUEstimator, Estimator and what they "
-                            "take (docs/compatibility.md: Supported TPUEstimator features), not the canned estimators",
-    "tensorflow.estimator.experimental": "the estimator's experimental canned models, logit "
-                                         "builders and InMemoryEvaluatorHook (the early-"
-                                         "stopping hooks are served)",
+    "tensorflow.estimator": "TF 1.x's BoostedTrees estimators (TensorFlow Decision Forests "
+                            "replaces them), and the v2-style heads with the *Estimator "
+                            "classes that take them (the *Classifier/*Regressor classes are "
+                            "served); the error names the replacement",
+    "tensorflow.estimator.experimental": "the estimator's experimental canned models (KMeans, "
+                                         "LinearSDCA), supervised-input receivers and "
+                                         "InMemoryEvaluatorHook (the early-stopping hooks "
+                                         "and logit functions are served)",
     "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
                                     "since TensorFlow 2)",
     "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "

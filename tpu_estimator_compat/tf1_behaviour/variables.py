@@ -59,7 +59,10 @@ class VariableOp:
 
 
 def _tf1_op(variable):
-    if tensors.is_eagerly_created(variable) and tf1_shapes.building_tf1_code():
+    # Also eagerly inside the user's TF1 code: under `tf.init_scope()` (a v1 optimizer
+    # creating the slots of a partitioned variable reads the part's `op.name` there).
+    if tensors.is_eagerly_created(variable) and (tf1_shapes.building_tf1_code()
+                                                 or tf1_shapes.entered()):
         return VariableOp(variable)
     return _variable_op.fget(variable)
 

@@ -119,6 +119,23 @@ MODULES = {
         _from("train_and_evaluate_tasks", "TrainSpec", "EvalSpec", "train_and_evaluate")),
     "python.estimator.warm_starting_util": Virtual(_from("state.warm_start", "WarmStartSettings") | {
         "VocabInfo": "tensorflow:compat.v1.train.VocabInfo"}),
+    "python.estimator.canned": Virtual(),
+    "python.estimator.canned.baseline": Virtual(_from(
+        "canned.baseline", "BaselineClassifier", "BaselineRegressor")),
+    "python.estimator.canned.dnn": Virtual(_from("canned.dnn", "DNNClassifier", "DNNRegressor")),
+    "python.estimator.canned.dnn_linear_combined": Virtual(_from(
+        "canned.dnn_linear_combined", "DNNLinearCombinedClassifier",
+        "DNNLinearCombinedRegressor")),
+    "python.estimator.canned.linear": Virtual(_from(
+        "canned.linear", "LinearClassifier", "LinearRegressor")),
+    "python.estimator.canned.metric_keys": Virtual(_from("canned.keys", "MetricKeys")),
+    "python.estimator.canned.optimizers": Virtual(_from(
+        "canned.optimizers", "get_optimizer_instance")),
+    "python.estimator.canned.parsing_utils": Virtual(_from(
+        "canned.parsing", "classifier_parse_example_spec", "regressor_parse_example_spec")),
+    "python.estimator.canned.prediction_keys": Virtual(_from("canned.keys", "PredictionKeys")),
+    "python.estimator.exporter": Virtual(_from("best_exporter", "BestExporter") | _from(
+        "train_and_evaluate_tasks", "Exporter", "FinalExporter", "LatestExporter")),
     "python.estimator.export": Virtual(fallback=_EXPORT),
     "python.estimator.export.export": Virtual(fallback=_EXPORT),
     "python.estimator.export.export_lib": Virtual(fallback=_EXPORT),

@@ -1,11 +1,13 @@
 """`tf.estimator`: Estimator and TPUEstimator support from this package, hooks from
 `tf.compat.v1.train`, the exporters of `EvalSpec` (`Exporter`, `LatestExporter`,
-`FinalExporter`), `add_metrics`, and the `export`, `tpu`, `experimental` (early
-stopping) and `inputs` (`numpy_input_fn`, `pandas_input_fn`) submodules.
+`FinalExporter`, `BestExporter`), `add_metrics`, the canned DNN and linear estimators
+(`canned/`), and the `export`, `tpu`, `experimental` (early stopping) and `inputs`
+(`numpy_input_fn`, `pandas_input_fn`) submodules.
 
-Canned estimators (DNNClassifier, LinearRegressor, BoostedTrees...) and `BestExporter` are
-not provided.
+The BoostedTrees estimators, the v2-style heads and the `*Estimator` classes that take them
+are not provided (`canned/excluded.py` says why; the error names the replacement).
 """
+from tpu_estimator_compat.canned import excluded
 from tpu_estimator_compat.v1 import _lazy
 
 _HOOKS = (
@@ -26,6 +28,17 @@ NAMES = {
     "EvalSpec": "tpu_estimator_compat.train_and_evaluate_tasks:EvalSpec",
     **{name: f"tpu_estimator_compat.train_and_evaluate_tasks:{name}"
        for name in ("Exporter", "FinalExporter", "LatestExporter")},
+    **{name: f"tpu_estimator_compat.canned.dnn:{name}"
+       for name in ("DNNClassifier", "DNNRegressor")},
+    **{name: f"tpu_estimator_compat.canned.linear:{name}"
+       for name in ("LinearClassifier", "LinearRegressor")},
+    **{name: f"tpu_estimator_compat.canned.dnn_linear_combined:{name}"
+       for name in ("DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor")},
+    **{name: f"tpu_estimator_compat.canned.baseline:{name}"
+       for name in ("BaselineClassifier", "BaselineRegressor")},
+    **{name: f"tpu_estimator_compat.canned.parsing:{name}"
+       for name in ("classifier_parse_example_spec", "regressor_parse_example_spec")},
+    "BestExporter": "tpu_estimator_compat.best_exporter:BestExporter",
     "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
     "add_metrics": "tpu_estimator_compat.estimator_extenders:add_metrics",
     "export": f"{__name__}.export",
@@ -37,9 +50,5 @@ NAMES = {
 
 _lazy.install(
     globals(), names=NAMES,
-    missing_hint=(". tpu_estimator_compat provides Estimator, TPUEstimator (tf.estimator.tpu), "
-                  "their specs, configs, train_and_evaluate, hooks, exporters, add_metrics, "
-                  "export and "
-                  "experimental's early stopping, inputs; "
-                  "canned estimators and BestExporter are not provided."),
+    missing_hint=excluded.missing_hint,
 )

@@ -1,9 +1,12 @@
 """`tf.estimator.experimental`: TF 1.15's early-stopping hooks
-(`rebuilt_apis/early_stopping.py`); the error names what to use instead of the rest."""
+(`rebuilt_apis/early_stopping.py`) and the canned models' logit functions
+(`canned/logit_fns.py`); the error names what to use instead of the rest."""
 from tpu_estimator_compat.v1 import _lazy
 
 EARLY_STOPPING = ("make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
                   "stop_if_no_decrease_hook", "stop_if_no_increase_hook")
+
+LOGIT_FNS = ("call_logit_fn", "dnn_logit_fn_builder", "linear_logit_fn_builder")
 
 # What to use instead of the names not served.
 REPLACEMENTS = {
@@ -17,17 +20,20 @@ REPLACEMENTS = {
 
 def _missing_hint(name):
     hint = (". tpu_estimator_compat provides tf.estimator.experimental's early-stopping "
-            f"hooks ({', '.join(EARLY_STOPPING)}) only.")
+            f"hooks ({', '.join(EARLY_STOPPING)}) and the logit functions "
+            f"({', '.join(LOGIT_FNS)}) only.")
     if name in REPLACEMENTS:
         hint += f" Instead of {name}, use {REPLACEMENTS[name]}."
-    elif name.endswith(("logit_fn", "logit_fn_builder", "receiver_fn")):
-        hint += " Canned-estimator internals are not provided: build the logits in your model_fn."
+    elif name.endswith("receiver_fn"):
+        hint += (" Supervised-input receivers are not provided: export a serving receiver "
+                 "(tf.estimator.export).")
     return hint
 
 
 _lazy.install(
     globals(),
-    names={name: f"tpu_estimator_compat.rebuilt_apis.early_stopping:{name}"
-           for name in EARLY_STOPPING},
+    names={**{name: f"tpu_estimator_compat.rebuilt_apis.early_stopping:{name}"
+              for name in EARLY_STOPPING},
+           **{name: f"tpu_estimator_compat.canned.logit_fns:{name}" for name in LOGIT_FNS}},
     missing_hint=_missing_hint,
 )

@@ -1,0 +1,8 @@
+"""TF 1.15's canned estimators (`tf.estimator.DNNClassifier`, `LinearRegressor`...) as
+model_fns run by this package's `Estimator`, with TF1's heads, defaults and variable names.
+
+`heads.py` turns logits into the spec (losses, predictions, eval metrics, export outputs),
+`dnn.py` and `linear.py` build the logits, `optimizers.py` resolves the `optimizer`
+argument, `keys.py` holds the metric and prediction keys, `excluded.py` the names not
+provided (BoostedTrees) and why.
+"""
