@@ -697,7 +697,9 @@ def test_a_tf2_file_imports_tensorflow_2_module_paths():
             == "tpu_estimator_compat.v1.estimator.tpu")
     assert runner.tf2_redirected_name("tensorflow.compat.v2") == "tpu_estimator_compat.v2"
     assert (runner.tf2_redirected_name("tensorflow.estimator")
-            == "tpu_estimator_compat.v1.estimator")
+            == "tpu_estimator_compat.v2.estimator")
+    assert (runner.tf2_redirected_name("tensorflow.estimator.export")
+            == "tpu_estimator_compat.v1.estimator.export")
     assert runner.tf2_redirected_name("tensorflow.keras.layers") == "tf_keras.layers"
     assert runner.tf2_redirected_name("tensorflow.python.ops") == "tensorflow.python.ops"
     assert runner.tf2_redirected_name("tensorflow.data") == "tensorflow.data"

@@ -138,7 +138,8 @@ class Resolver:
         """The verdict of `path` used by TensorFlow 2 code (served `tpu_estimator_compat.v2`)."""
         parts = path.split(".")
         if parts[0] != "tensorflow" or parts[1:3] == ["compat", "v1"] or (
-                parts[1:2] == ["estimator"]):
+                parts[1:2] == ["estimator"] and parts[2:3] != [] and hasattr(
+                    importlib.import_module("tpu_estimator_compat.v2.estimator"), parts[2])):
             return self.verdict(path)
         value = importlib.import_module("tpu_estimator_compat.v2")
         for index, part in enumerate(parts[1:], start=1):

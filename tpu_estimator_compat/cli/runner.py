@@ -171,9 +171,10 @@ class ImportRedirect:
 
 def tf2_redirected_name(name):
     """What a TensorFlow 2 file's import of `name` imports: `tensorflow` ->
-    `tpu_estimator_compat.v2`, the `_TF2_PATHS` to theirs, other `tensorflow.x` itself."""
-    if name == "tensorflow":
-        return TF2_NAMESPACE
+    `tpu_estimator_compat.v2`, `tensorflow.estimator` -> its `estimator`, the `_TF2_PATHS` to
+    theirs, other `tensorflow.x` itself."""
+    if name in ("tensorflow", "tensorflow.estimator"):
+        return TF2_NAMESPACE + name[len("tensorflow"):]
     for prefix, target in _TF2_PATHS:
         if name == prefix or name.startswith(prefix + "."):
             return target + name[len(prefix):]
