@@ -350,13 +350,11 @@ def _mirrored_strategy(devices, collective_key_base):
     the process: two strategies in one process (replicas of 2 and of 4 cores, or a user's
     MirroredStrategy beside the simulated TPU's) would run the same keys with other shapes
     or group sizes, and TensorFlow aborts every collective after that. TensorFlow reads
-    the base from the strategy class (`_collective_key_base`), hence the subclass.
+    the base from the strategy class, hence the subclass.
     """
     if not collective_key_base:
         return tf.distribute.MirroredStrategy(devices)
-    strategy_class = type("MirroredStrategy", (tf.distribute.MirroredStrategy,),
-                          {"_collective_key_base": collective_key_base})
-    return strategy_class(devices)
+    return distribute.mirrored_strategy_class(collective_key_base)(devices)
 
 
 def prepare_simulated_tpu():
