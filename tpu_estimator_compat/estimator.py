@@ -12,7 +12,6 @@ import copy
 import dataclasses
 import os
 
-import numpy as np
 
 from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.state import checkpoints
@@ -22,11 +21,10 @@ from tpu_estimator_compat.config import config_line
 from tpu_estimator_compat.config import run_config as run_config_lib
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
-from tpu_estimator_compat.config.tpu_config import parse_iterations_per_loop
+from tpu_estimator_compat.config import tpu_config as tpu_config_lib
 from tpu_estimator_compat.tf1_behaviour import eager_calls
 from tpu_estimator_compat.tf1_behaviour import process_patches
 from tpu_estimator_compat.engine import model_engine as engine_lib
-from tpu_estimator_compat.engine import parameter_servers
 from tpu_estimator_compat.host import evaluation
 from tpu_estimator_compat.export import saved_model as export_lib
 from tpu_estimator_compat.host import hooks as hooks_lib
@@ -149,13 +147,11 @@ class Estimator:
         hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
         runtime, plan, call_input, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
                                                                     hook_run)
-        hook_run.every_step = self._hooks_every_step(runtime, hook_run)
-        iterations_per_loop = self._iterations_per_loop(runtime, hook_run)
-        if runtime.coordinator is not None:  # closures on the workers, rounds on the chief
+        loop_size = self._loop_size(ModeKeys.TRAIN, runtime, hook_run)
+        hook_run.every_step = loop_size.hooks_every_step
+        if loop_size.steps_per_execution:  # closures on the workers, rounds on the chief
             compiled = dataclasses.replace(compiled, loop=compiled.loop.with_steps_per_execution(
-                self._steps_per_execution()))
-            iterations_per_loop = parameter_servers.steps_per_round(self._config,
-                                                                    self._steps_per_execution())
+                loop_size.steps_per_execution))
         with call_input:
             engine.sync(latest, compiled, self._warm_start_from)
             hook_run.start(compiled.traced.placed_hooks, compiled.traced.scaffold)
@@ -169,7 +165,7 @@ class Estimator:
                 training.run_training(
                     engine, compiled, call_input.iterator, training.TrainingPlan(
                         config=self._config, model_dir=self.model_dir, last_step=last_step,
-                        iterations_per_loop=iterations_per_loop,
+                        loop_size=loop_size,
                         examples_per_step=self._examples_per_step(plan, runtime),
                         host_call_every_n_steps=(
                             self._config.tpu_config.experimental_host_call_every_n_steps),
@@ -197,7 +193,7 @@ class Estimator:
                 global_step=engine.global_step, eval_dir=self.eval_dir(name),
                 checkpoint_path=checkpoint, rows_per_replica_copy=_rows_per_replica_copy(plan),
                 hook_run=hook_run,
-                steps_per_loop=1 if self._hooks_every_step(engine.runtime, hook_run) else None)
+                steps_per_loop=self._loop_size(ModeKeys.EVAL, engine.runtime, hook_run).steps)
 
     # -- predict ----------------------------------------------------------------------------
     @eager_calls.eager_generator
@@ -210,8 +206,7 @@ class Estimator:
         """
         checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
             ModeKeys.PREDICT, input_fn, hooks, checkpoint_path, until_input_ends=False)
-        steps_per_loop = training.IterationSizer(
-            self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
+        steps_per_loop = self._loop_size(ModeKeys.PREDICT, engine.runtime, hook_run).steps
         stopped = (f"Prediction with {checkpoint or 'the initial weights'} stopped after the "
                    "predictions yielded so far.")
         with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
@@ -295,18 +290,12 @@ class Estimator:
                              f"{type(compiled.traced.spec).__name__}; use TPUEstimator for a "
                              "TPUEstimatorSpec, or return spec.as_estimator_spec().")
 
-    def _iterations_per_loop(self, runtime, hook_run):
-        del runtime, hook_run  # Estimator: one step per Session.run
-        return 1
-
-    def _hooks_every_step(self, runtime, hook_run):
-        """Whether hooks see every step (Estimator: one step per Session.run)."""
-        return bool(hook_run.hooks) and runtime.coordinator is None
-
-    def _steps_per_execution(self):
-        """Parameter-server training: the steps of one closure a worker runs (Estimator:
-        one, as one Session.run)."""
-        return 1
+    def _loop_size(self, mode, runtime, hook_run):
+        """The steps of each device loop of this call (`tpu_config.loop_size`)."""
+        return tpu_config_lib.loop_size(
+            mode, self._config, tpu_estimator=self._ADDS_TPU_PARAMS,
+            tpu_semantics=runtime.tpu_semantics, has_hooks=bool(hook_run.hooks),
+            parameter_servers=runtime.coordinator is not None)
 
     def _serves_parameter_server_training(self):
         return (self._config.task_type in ("worker", "ps")
@@ -447,27 +436,6 @@ class TPUEstimator(Estimator):
 
     def _check_spec(self, compiled):
         """model_step checks the spec types TPUEstimator accepts while tracing."""
-
-    def _iterations_per_loop(self, runtime, hook_run):
-        if self._hooks_every_step(runtime, hook_run):
-            return 1
-        return self._config.tpu_config.iterations_per_loop
-
-    def _hooks_every_step(self, runtime, hook_run):
-        """With CPU/GPU semantics (`use_tpu=False`) the original was an Estimator: one step
-        per Session.run, so hooks saw every step; on TPU they see every loop."""
-        return (bool(hook_run.hooks) and not runtime.tpu_semantics
-                and runtime.coordinator is None)
-
-    def _steps_per_execution(self):
-        """Parameter-server training: `iterations_per_loop` steps per closure."""
-        parsed = parse_iterations_per_loop(self._config.tpu_config.iterations_per_loop)
-        if parsed.unit != "count":
-            raise ValueError(
-                "Parameter-server training runs `iterations_per_loop` steps per closure on a "
-                "worker, a count of steps; got "
-                f"{self._config.tpu_config.iterations_per_loop!r}. Pass a number of steps.")
-        return parsed.value
 
 
 def export_estimator_savedmodel(estimator, export_dir_base, serving_input_receiver_fn,
