@@ -223,7 +223,7 @@ class TPUConfig(collections.namedtuple("TPUConfig", [
                                     "TPUConfig initial_infeed_sleep_secs")
         _check_positive_integer(experimental_host_call_every_n_steps,
                                 "TPUConfig experimental_host_call_every_n_steps")
-        tpu_config = super().__new__(
+        self = super().__new__(
             cls,
             iterations_per_loop=iterations_per_loop,
             num_shards=num_shards,
@@ -237,8 +237,8 @@ class TPUConfig(collections.namedtuple("TPUConfig", [
             experimental_allow_per_host_v2_parallel_get_next=(
                 experimental_allow_per_host_v2_parallel_get_next),
             experimental_feed_hook=experimental_feed_hook)
-        tpu_config._parsed_iterations_per_loop = parsed_iterations_per_loop
-        return tpu_config
+        self._parsed_iterations_per_loop = parsed_iterations_per_loop
+        return self
 
     @property
     def parsed_iterations_per_loop(self) -> IterationsPerLoop:
