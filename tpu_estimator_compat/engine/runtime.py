@@ -75,9 +75,10 @@ class Runtime:
     num_workers: int = 1
     is_chief: bool = True
     num_cores_per_replica: int | None = None  # TPUConfig's, with TPU semantics (model parallelism)
-    device_assignment: object = None  # the replicas' cores, with model parallelism
+    device_assignment: tf.tpu.experimental.DeviceAssignment | None = None  # model parallelism
     compile_with_xla: bool = False  # the simulated TPU's steps (xla_step), unless turned off
-    coordinator: object = None  # parameter-server training: the chief's ClusterCoordinator
+    # parameter-server training: the chief's ClusterCoordinator
+    coordinator: tf.distribute.experimental.coordinator.ClusterCoordinator | None = None
 
     @property
     def replicas_per_host(self):

@@ -13,6 +13,8 @@ original ran all eval steps in one Session.run, so evaluation hooks see one
 before_run/after_run; with CPU semantics loops end where an `Evaluation [k/N]` line is due
 (`lifecycle_log.py`), or after every step for hooks.
 """
+from typing import Any, Dict, Optional
+
 import numpy as np
 import tensorflow as tf
 
@@ -28,11 +30,15 @@ _UNTIL_THE_END = np.iinfo(np.int32).max
 
 
 @multi_worker.explains_worker_failures("Evaluation")
-def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
-                   checkpoint_path, hook_run, rows_per_replica_copy=None, steps_per_loop=None):
+def run_evaluation(engine, compiled, iterator, *, steps: Optional[int], global_step: int,
+                   eval_dir: str, checkpoint_path: Optional[str], hook_run,
+                   rows_per_replica_copy: Optional[int] = None,
+                   steps_per_loop: Optional[int] = None) -> Dict[str, Any]:
     """Evaluates and writes the results; returns the results dict.
 
     Args:
+      engine, compiled, iterator: the call's `ModelEngine`, its `CompiledMode` of EVAL and
+        the distributed iterator (read by their fields: the host does not import the engine).
       rows_per_replica_copy: with BROADCAST input every replica sees the same batch; only
         replica 0's rows (this many per step) count, as in the original.
       hook_run: the call's started `hooks.HookRun`.

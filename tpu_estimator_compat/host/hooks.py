@@ -55,6 +55,7 @@ In TRAIN, `CheckpointSaverHook`s are not called: the training loop saves on thei
 instead (see checkpoint_saves.py).
 """
 import contextlib
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -138,7 +139,9 @@ class HookRun:
         engine's `mark_changed`).
     """
 
-    def __init__(self, mode, hooks, checkpoint_path=None, on_variables_restored=None):
+    def __init__(self, mode: str, hooks: Optional[Sequence[Any]],
+                 checkpoint_path: Optional[str] = None,
+                 on_variables_restored: Optional[Callable[[], None]] = None):
         self.mode = mode
         self.call_hooks = validate_hooks(hooks)
         self.coord = _v1.train.Coordinator()
@@ -215,7 +218,7 @@ class HookRun:
         self._pending = self._before_run(tracing=tracing)
         self._begun = True
 
-    def start(self, traced, scaffold=None, every_step=False):
+    def start(self, traced, scaffold=None, every_step: bool = False) -> None:
         """Once the variables hold their checkpoint values: the Scaffold's initialization if
         no checkpoint was restored (`_initialize`), what hooks changed before (see the
         module docstring), then begin() and after_create_session() for a call whose hooks

@@ -20,7 +20,10 @@ not see that loop.
 """
 import contextlib
 import dataclasses
-from typing import Any, Callable, ContextManager, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Optional, Sequence
+
+if TYPE_CHECKING:
+    from tpu_estimator_compat.host import hooks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,23 +51,29 @@ class LoopEnd:
     stop: bool = False
 
 
+# `(step) -> steps` of a call's next device loop (0: none left).
+NextSize = Callable[[int], int]
+# `(size, step) -> LoopEnd`: runs one device loop of `size` steps from global step `step`.
+RunLoop = Callable[[int, int], LoopEnd]
+
+
 class LoopAction:
     """Does nothing at every point; subclasses override what they need."""
 
-    def begin(self, step):
+    def begin(self, step: int) -> None:
         """Before the first loop; `step` is the global step."""
 
-    def before_loop(self):
+    def before_loop(self) -> None:
         """Before each device loop."""
 
-    def after_loop(self, loop):  # pylint: disable=unused-argument
-        """After each device loop (a `LoopEnd`); returns True to stop after this loop."""
+    def after_loop(self, loop: LoopEnd) -> bool:  # pylint: disable=unused-argument
+        """After each device loop; returns True to stop after this loop."""
         return False
 
-    def close(self):
+    def close(self) -> None:
         """After the last loop, also when a loop or an action raised."""
 
-    def end(self, step):
+    def end(self, step: int) -> None:
         """After the last loop when no error occurred; `step` is the final global step."""
 
 
@@ -74,25 +83,25 @@ class LoopActions(LoopAction):
     def __init__(self, actions: Sequence[LoopAction]):
         self._actions = list(actions)
 
-    def begin(self, step):
+    def begin(self, step: int) -> None:
         for action in self._actions:
             action.begin(step)
 
-    def before_loop(self):
+    def before_loop(self) -> None:
         for action in self._actions:
             action.before_loop()
 
-    def after_loop(self, loop):
+    def after_loop(self, loop: LoopEnd) -> bool:
         stop = False
         for action in self._actions:
             stop = action.after_loop(loop) or stop
         return stop
 
-    def close(self):
+    def close(self) -> None:
         for action in self._actions:
             action.close()
 
-    def end(self, step):
+    def end(self, step: int) -> None:
         for action in self._actions:
             action.end(step)
 
@@ -102,24 +111,23 @@ class HookActions(LoopAction):
     after_run once per loop, end() at the end; a loop of only padding (evaluation at the end
     of its input) is not shown to them and stops, as TF1's run that hit OutOfRange."""
 
-    def __init__(self, hook_run):
+    def __init__(self, hook_run: "hooks.HookRun"):
         self._hook_run = hook_run
 
-    def before_loop(self):
+    def before_loop(self) -> None:
         self._hook_run.before_loop()
 
-    def after_loop(self, loop):
+    def after_loop(self, loop: LoopEnd) -> bool:
         if loop.only_padding:
             self._hook_run.skip_after_loop()
             return True
         return self._hook_run.after_loop(loop.result.hook_fetches)
 
-    def end(self, step):
+    def end(self, step: int) -> None:
         self._hook_run.end()
 
 
-def run_loops(actions: LoopAction, step: int, next_size: Callable[[int], int],
-              run_loop: Callable[[int, int], LoopEnd],
+def run_loops(actions: LoopAction, step: int, next_size: NextSize, run_loop: RunLoop,
               around_loops: ContextManager = contextlib.nullcontext()) -> Iterator[LoopEnd]:
     """The host loop of a call (see the module docstring): yields each device loop's
     `LoopEnd` once `actions` saw it; closes `actions` on every way out (also when the

@@ -41,6 +41,7 @@ from tpu_estimator_compat.host import progress_log
 from tpu_estimator_compat.host import summaries
 from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 from tpu_estimator_compat.api import spec as spec_lib
+from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import LoopSize
 
 
@@ -76,7 +77,7 @@ class TrainingPlan:
     `loop_size` steps, with `examples_per_step` for the progress log, host_call every
     `host_call_every_n_steps` steps, TPU semantics or not (an input that ends early is an
     error with them)."""
-    config: Any  # RunConfig
+    config: RunConfig
     model_dir: str
     last_step: float
     loop_size: LoopSize
