@@ -95,7 +95,7 @@ def run_training(engine, compiled, iterator, plan: TrainingPlan, hook_run,
 
     Args:
       engine: the call's `model_engine.ModelEngine` (global step, runtime).
-      compiled: the engine's `CompiledModel` of TRAIN (its `loop`).
+      compiled: the engine's `CompiledMode` of TRAIN (its `loop`).
       iterator: the call's distributed iterator.
       hook_run: the call's `hooks.HookRun`, already started (begin/after_create_session
         done).
