@@ -129,15 +129,14 @@ def main(argv=None):
     import tensorflow as tf  # noqa: PLC0415
     import tpu_estimator_compat as tec  # noqa: PLC0415  (splits the CPU)
     from absl import logging  # noqa: PLC0415
-    from tpu_estimator_compat.engine import runtime  # noqa: PLC0415
     logging.set_verbosity(logging.WARNING)
     warnings.filterwarnings("ignore", category=UserWarning)
     layers = train_throughput.importlib.import_module(
         "tf_keras.api._v1.keras.__internal__.legacy.layers")
     data = train_throughput.synthetic_data(args.num_examples)
-    # The simulated TPU's own strategy: a second MirroredStrategy over the same devices
-    # would share its collective keys.
-    strategy = runtime.select_runtime(tec.RunConfig(), use_tpu=True, distribute=None).strategy
+    # The baseline's own MirroredStrategy over the simulated cores' devices (the simulated
+    # TPU's strategy runs its collectives under keys of its own, engine/runtime.py).
+    strategy = tf.distribute.MirroredStrategy(_common.split_cpu(args.cores))
     print(f"[{args.cores} simulated cores, load average {os.getloadavg()[0]:.1f}] warming up "
           "and timing...", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_xla_") as model_dir:

@@ -1,4 +1,5 @@
 """Tests for config/: InputPipelineConfig, TPUConfig, RunConfig, TF_CONFIG, model_dir."""
+import copy
 import json
 import os
 import pathlib
@@ -12,7 +13,8 @@ from tpu_estimator_compat.config.model_dir import resolve_model_dir
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tf_config import parse_tf_config
 from tpu_estimator_compat.config.tpu_config import (InputPipelineConfig, IterationsPerLoop,
-                                                    TPUConfig, parse_iterations_per_loop)
+                                                    LoopSize, TPUConfig, loop_size,
+                                                    parse_iterations_per_loop)
 
 IPL_ERROR = "Invalid TPUConfig `iterations_per_loop` value. Value must be positive integer"
 
@@ -604,3 +606,68 @@ def test_a_gcs_model_dir_without_network_or_credentials_says_so(monkeypatch):
                              r"connection to storage\.googleapis\.com, and its Google Cloud "
                              r"credentials"):
         resolve_model_dir(RunConfig(model_dir="gs://bucket/run"), None)
+
+
+# ------------------------------------------------------------------ the loop-size policy
+
+def test_tpu_config_keeps_iterations_per_loop_parsed():
+    cfg = TPUConfig(iterations_per_loop="3m")
+    assert cfg.iterations_per_loop == "3m"  # as given, as the original
+    assert cfg.parsed_iterations_per_loop == (180, "seconds")
+    assert cfg._replace(iterations_per_loop=4).parsed_iterations_per_loop == (4, "count")
+    assert TPUConfig._make(cfg).parsed_iterations_per_loop == (180, "seconds")
+    assert copy.deepcopy(cfg).parsed_iterations_per_loop == (180, "seconds")
+
+
+_TPU, _CPU = dict(tpu_semantics=True), dict(tpu_semantics=False)
+
+
+@pytest.mark.parametrize("mode, ipl, estimator, kwargs, expected", [
+    # TPUEstimator: iterations_per_loop steps per train/predict loop, eval in one loop
+    ("train", 5, "tpu", dict(**_TPU, has_hooks=True), LoopSize(5)),
+    ("train", 5, "tpu", dict(**_CPU, has_hooks=False), LoopSize(5)),
+    ("train", "2m", "tpu", dict(**_TPU, has_hooks=False), LoopSize(None, seconds=120)),
+    ("infer", 5, "tpu", dict(**_TPU, has_hooks=False), LoopSize(5)),
+    ("infer", "30s", "tpu", dict(**_TPU, has_hooks=False), LoopSize(1)),
+    ("eval", 5, "tpu", dict(**_TPU, has_hooks=True), LoopSize(None)),
+    ("eval", 5, "tpu", dict(**_CPU, has_hooks=False), LoopSize(None)),
+    # hooks with CPU/GPU semantics see every step
+    ("train", 5, "tpu", dict(**_CPU, has_hooks=True), LoopSize(1, hooks_every_step=True)),
+    ("eval", 5, "tpu", dict(**_CPU, has_hooks=True), LoopSize(1, hooks_every_step=True)),
+    ("infer", 5, "tpu", dict(**_CPU, has_hooks=True), LoopSize(1, hooks_every_step=True)),
+    ("train", "2m", "tpu", dict(**_CPU, has_hooks=True), LoopSize(1, hooks_every_step=True)),
+    # Estimator: one step per Session.run; evaluate in one loop
+    ("train", 5, "plain", dict(**_CPU, has_hooks=False), LoopSize(1)),
+    ("infer", 5, "plain", dict(**_CPU, has_hooks=False), LoopSize(1)),
+    ("eval", 5, "plain", dict(**_CPU, has_hooks=False), LoopSize(None)),
+    ("eval", 5, "plain", dict(**_CPU, has_hooks=True), LoopSize(1, hooks_every_step=True)),
+    # parameter servers: rounds of the smallest interval, closures of iterations_per_loop
+    ("train", 5, "tpu", dict(**_CPU, has_hooks=True, parameter_servers=True),
+     LoopSize(50, steps_per_execution=5)),
+    ("train", 5, "plain", dict(**_CPU, has_hooks=True, parameter_servers=True),
+     LoopSize(50, steps_per_execution=1)),
+    ("train", 80, "tpu", dict(**_CPU, has_hooks=False, parameter_servers=True),
+     LoopSize(80, steps_per_execution=80)),
+    ("eval", 5, "tpu", dict(**_CPU, has_hooks=True, parameter_servers=True), LoopSize(None)),
+])
+def test_loop_size(mode, ipl, estimator, kwargs, expected):
+    config = RunConfig(save_checkpoints_steps=200, save_summary_steps=50,
+                       log_step_count_steps=None,
+                       tpu_config=TPUConfig(iterations_per_loop=ipl))
+    assert loop_size(mode, config, tpu_estimator=estimator == "tpu", **kwargs) == expected
+
+
+def test_loop_size_of_parameter_servers_without_intervals_is_100_steps():
+    config = RunConfig(save_checkpoints_steps=None, save_checkpoints_secs=None,
+                       save_summary_steps=None, log_step_count_steps=None)
+    assert loop_size("train", config, tpu_estimator=False, tpu_semantics=False,
+                     has_hooks=False, parameter_servers=True) == LoopSize(100, None, False, 1)
+
+
+def test_loop_size_of_parameter_servers_needs_a_count():
+    config = RunConfig(tpu_config=TPUConfig(iterations_per_loop="1m"))
+    with pytest.raises(ValueError, match=re.escape(
+            "Parameter-server training runs `iterations_per_loop` steps per closure on a "
+            "worker, a count of steps; got '1m'. Pass a number of steps.")):
+        loop_size("train", config, tpu_estimator=True, tpu_semantics=False, has_hooks=False,
+                  parameter_servers=True)

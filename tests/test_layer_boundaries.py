@@ -6,8 +6,8 @@ imports) and the module paths named in strings (the v1 namespace's name tables,
 `importlib.import_module` targets). The table has no cycle. Only `tf_internals/` (the
 seam) imports TensorFlow's private modules. In particular engine/ and host/ never import
 each other (the engine takes hooks through `engine.hook_placement`, the host reads the
-engine's `engine.step_outputs` types by their fields), and only the facade, estimator.py,
-imports both.
+engine's `engine.step_outputs` types by their fields), and only calls.py, which builds
+each call for the facade (estimator.py, which validates and delegates), imports both.
 """
 import ast
 import pathlib
@@ -33,7 +33,8 @@ ALLOWED = {
     "engine": {"api", "config", "log", "state", "tf1_behaviour", "tf_internals"},
     "export": {"api", "config", "engine", "log", "state", "tf_internals"},
     "host": {"api", "config", "rebuilt_apis", "log", "state", "tf1_behaviour", "tf_internals"},
-    "estimator": {"api", "config", "engine", "export", "host", "log", "state", "tf1_behaviour"},
+    "calls": {"api", "config", "engine", "export", "host", "log", "state"},
+    "estimator": {"api", "calls", "config", "engine", "log", "state", "tf1_behaviour"},
     "estimator_extenders": {"api", "engine", "estimator"},
     "train_and_evaluate_tasks": {"api", "config", "estimator", "export", "host", "log",
                                  "state"},
@@ -181,15 +182,16 @@ def test_engine_and_host_do_not_import_each_other(layer, other):
     offending = {module: _imports_layer(names, other)
                  for module, names in _modules(layer).items() if _imports_layer(names, other)}
     assert offending == {}, (
-        f"{layer} must not import {other}: only the facade (estimator.py) joins them. Pass "
+        f"{layer} must not import {other}: only calls.py (a call of the facade) joins "
+        "them. Pass "
         "what is needed through engine.hook_placement / engine.step_outputs, or move the "
         "shared helper to a lower layer (api/, tf1_behaviour/, state/).")
 
 
-def test_only_the_facade_imports_both():
+def test_only_the_call_builder_imports_both():
     joining = sorted(module for module, names in _modules().items()
                      if _imports_layer(names, _ENGINE) and _imports_layer(names, _HOST))
-    assert joining == [f"{_PACKAGE}.estimator"]
+    assert joining == [f"{_PACKAGE}.calls"]
 
 
 @pytest.mark.parametrize("source", [
@@ -221,3 +223,48 @@ def test_relative_imports_resolve_from_the_module_or_package():
     assert f"{_ENGINE}.loops" in _imported("from . import loops", _ENGINE, is_package=True)
     assert not _imports_layer(_imported("from . import hooks", f"{_ENGINE}.model_engine"),
                               _HOST)
+
+
+_DOCS_TABLE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "how-it-works.md"
+
+
+def _documented_table(text):
+    """{room: rooms it may import} of the layer table in docs/how-it-works.md: rows
+    `| `a/`, `b.py` | x, y / z |` ('/' pairs the rooms with their lists), '-' for none,
+    'every room but x and y' for all the others."""
+    rows = re.findall(r"^\| *(`[^|]+?) *\| *([^|]+?) *\|$", text, re.MULTILINE)
+    table = {}
+    for rooms, allowed in rows:
+        rooms = [re.sub(r"/$|\.py$", "", room) for room in re.findall(r"`([^`]+)`", rooms)]
+        lists = allowed.split(" / ") if len(rooms) > 1 and " / " in allowed else [allowed]
+        for index, room in enumerate(rooms):
+            listed = lists[min(index, len(lists) - 1)].strip()
+            every_but = re.match(r"every room but (.+)$", listed)
+            if every_but:
+                excluded = set(re.split(r", | and ", every_but.group(1)))
+                table[room] = set(ALLOWED) - excluded - {room}
+            else:
+                table[room] = set() if listed == "-" else set(re.split(r", *", listed))
+    return table
+
+
+def test_the_documented_table_parses():
+    table = _documented_table("| `a/`, `b.py` | x, y / z |\n| `c/` | - |\n"
+                              "| `d/` | every room but a and c |\n")
+    assert table["a"] == {"x", "y"} and table["b"] == {"z"} and table["c"] == set()
+    assert table["d"] == set(ALLOWED) - {"a", "c", "d"}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "docs/how-it-works.md's layer table has no calls.py row, says estimator.py imports "
+    "export and host (now calls.py does), v1/ 'every room but cli and host' (so also "
+    "tf_internals, calls and __main__, which ALLOWED does not give it) and cli/ 'v1, log' "
+    "(ALLOWED adds config, for run --seed); the corrected table is in the arch branch's "
+    "notes. Remove this mark once the docs have it."))
+def test_the_documented_table_is_this_table():
+    documented = _documented_table(_DOCS_TABLE.read_text())
+    differences = {room: {"docs only": sorted(documented.get(room, set()) - allowed),
+                          "test only": sorted(allowed - documented.get(room, set()))}
+                   for room, allowed in ALLOWED.items() if documented.get(room) != allowed}
+    assert differences == {}, (
+        "docs/how-it-works.md's layer table and ALLOWED here disagree: make them the same")

@@ -100,33 +100,64 @@ def test_bare_optimizer_applies_each_replicas_own_gradients_as_a_tpu_core(
         np.testing.assert_allclose(bare[name], replica_0[name], rtol=1e-6, err_msg=name)
 
 
+def train_and_evaluate(model_dir, strategy, iterations_per_loop, use_tpu=True, eval_hooks=()):
+    """(weights after 6 steps, evaluate(steps=4)'s results) of the Adam regression model."""
+    estimator = tec.TPUEstimator(
+        make_regression_model_fn("adam"), train_batch_size=32, eval_batch_size=32,
+        use_tpu=use_tpu, config=run_config(model_dir, strategy, eval_distribute=strategy,
+                                           iterations_per_loop=iterations_per_loop))
+    estimator.train(regression_input_fn, steps=6)
+    weights = {name: estimator.get_variable_value(name)
+               for name in estimator.get_variable_names()}
+    return weights, estimator.evaluate(regression_input_fn, steps=4, hooks=list(eval_hooks))
+
+
+def assert_same_numbers(actual, expected):
+    assert sorted(actual) == sorted(expected)
+    for name in expected:
+        np.testing.assert_allclose(actual[name], expected[name], rtol=1e-6, atol=1e-7,
+                                   err_msg=name)
+
+
 @pytest.mark.slow  # trains or evaluates for several seconds
 @pytest.mark.parametrize("strategy_fixture", ["one_device", "eight_devices"])
+@pytest.mark.parametrize("iterations_per_loop", [3, 4])
 def test_iterations_per_loop_trains_and_evaluates_like_one_step_per_loop(
-        strategy_fixture, tmp_path, request):
+        iterations_per_loop, strategy_fixture, tmp_path, request):
     """Steps per device loop change how often the host runs, not the numbers: 6 steps in
-    loops of 4 and 2 give the weights (Adam) of 6 loops of one step, and so does evaluation
-    in loops of 4 against loops of 1."""
+    loops of N (3: 3+3, 4: 4+2) give the weights (Adam) of 6 loops of one step, and the
+    evaluation of those weights the same results, on one replica and on eight."""
     strategy = request.getfixturevalue(strategy_fixture)
-    results = {}
-    for iterations_per_loop in (1, 4):
-        estimator = tec.TPUEstimator(
-            make_regression_model_fn("adam"), train_batch_size=32, eval_batch_size=32,
-            config=run_config(tmp_path / str(iterations_per_loop), strategy,
-                              iterations_per_loop=iterations_per_loop))
-        estimator.train(regression_input_fn, steps=6)
-        weights = {name: estimator.get_variable_value(name)
-                   for name in estimator.get_variable_names()}
-        results[iterations_per_loop] = (weights,
-                                        estimator.evaluate(regression_input_fn, steps=4))
-    (one_weights, one_eval), (four_weights, four_eval) = results[1], results[4]
-    assert sorted(one_weights) == sorted(four_weights)
-    for name in one_weights:
-        np.testing.assert_allclose(four_weights[name], one_weights[name], rtol=1e-6,
-                                   atol=1e-7, err_msg=name)
-    assert sorted(four_eval) == sorted(one_eval)
-    for name in one_eval:
-        np.testing.assert_allclose(four_eval[name], one_eval[name], rtol=1e-6, err_msg=name)
+    one_weights, one_eval = train_and_evaluate(tmp_path / "1", strategy, 1)
+    n_weights, n_eval = train_and_evaluate(tmp_path / "n", strategy, iterations_per_loop)
+    assert n_weights["global_step"] == one_weights["global_step"] == 6
+    assert_same_numbers(n_weights, one_weights)
+    assert_same_numbers(n_eval, one_eval)
+
+
+class CountingHook(v1.train.SessionRunHook):
+    def __init__(self):
+        self.before_runs = 0
+
+    def before_run(self, run_context):
+        self.before_runs += 1
+
+
+@pytest.mark.slow  # trains or evaluates for several seconds
+@pytest.mark.parametrize("strategy_fixture", ["one_device", "eight_devices"])
+def test_evaluation_in_loops_of_one_step_gives_the_results_of_one_loop(
+        strategy_fixture, tmp_path, request):
+    """With CPU/GPU semantics a hook makes evaluation run loops of one step (the hook sees
+    each step, as Estimator's one Session.run per step); without one its 4 steps run in
+    one loop. The results are the same, on one replica and on eight."""
+    strategy = request.getfixturevalue(strategy_fixture)
+    hook = CountingHook()
+    _, per_step = train_and_evaluate(tmp_path / "per_step", strategy, 4, use_tpu=False,
+                                     eval_hooks=[hook])
+    _, one_loop = train_and_evaluate(tmp_path / "one_loop", strategy, 4, use_tpu=False)
+    assert hook.before_runs == 4
+    assert per_step["global_step"] == one_loop["global_step"] == 6
+    assert_same_numbers(per_step, one_loop)
 
 
 def loop_boundaries_estimator(model_dir, strategy, iterations_per_loop):

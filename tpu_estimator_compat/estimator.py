@@ -1,48 +1,29 @@
-"""`TPUEstimator` and `Estimator`: the public facade. Methods validate, then orchestrate:
+"""`TPUEstimator` and `Estimator`: the public facade. Methods validate their arguments, then
+delegate the call to `calls.py`, which builds its description (`calls.Call`: runtime, batch
+plan, input, compiled program, hooks, loop size) in one place and hands it to the host's
+driver of its mode.
 
-    runtime (strategy) -> batch plan -> distributed input -> engine (trace, sync) -> loop driver
-
-`Estimator` holds the shared machinery with Estimator's rules; `TPUEstimator` subclasses it
-(as in TF1) and overrides the policies: params keys, batch sizes, checks, steps per loop.
-
-The mechanics live in the modules named in each step; this file stays short on purpose.
+`Estimator` holds Estimator's rules; `TPUEstimator` subclasses it (as in TF1) and overrides
+the checks of its arguments and user functions; the policies that differ inside a call
+(params keys, batch sizes, spec types, steps per loop) follow `EstimatorSetup.tpu_estimator`.
 """
 import collections.abc
 import copy
-import dataclasses
 import os
 
-import numpy as np
-
-from tpu_estimator_compat.engine import batching
-from tpu_estimator_compat.state import checkpoints
-from tpu_estimator_compat.state import sharing
-from tpu_estimator_compat.config import model_dir as model_dir_lib
+from tpu_estimator_compat import calls
+from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.config import config_line
-from tpu_estimator_compat.config import run_config as run_config_lib
+from tpu_estimator_compat.config import model_dir as model_dir_lib
 from tpu_estimator_compat.config.run_config import RunConfig
 from tpu_estimator_compat.config.tpu_config import InputPipelineConfig
-from tpu_estimator_compat.config.tpu_config import parse_iterations_per_loop
+from tpu_estimator_compat.engine import input_checks
+from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.state import sharing
 from tpu_estimator_compat.tf1_behaviour import eager_calls
 from tpu_estimator_compat.tf1_behaviour import process_patches
-from tpu_estimator_compat.engine import model_engine as engine_lib
-from tpu_estimator_compat.engine import parameter_servers
-from tpu_estimator_compat.host import evaluation
-from tpu_estimator_compat.export import saved_model as export_lib
-from tpu_estimator_compat.host import hooks as hooks_lib
-from tpu_estimator_compat.engine import input_checks
-from tpu_estimator_compat.engine import input_errors
-from tpu_estimator_compat.engine import input_release
-from tpu_estimator_compat.engine import inputs
-from tpu_estimator_compat import log as logging
-from tpu_estimator_compat.engine import model_bridge
-from tpu_estimator_compat.host import multi_worker
-from tpu_estimator_compat.host import parameter_server_tasks
-from tpu_estimator_compat.host import prediction
-from tpu_estimator_compat.engine import runtime as runtime_lib
-from tpu_estimator_compat.api import spec as spec_lib
-from tpu_estimator_compat.host import training
-from tpu_estimator_compat.api.spec import ModeKeys
 
 _RESERVED_PARAMS_KEYS = ["batch_size", "context"]
 
@@ -87,18 +68,18 @@ class Estimator:
         self._config = model_dir_lib.resolve_model_dir(config, model_dir)
         logging.info("Using config: %s", config_line.using_config(
             self._config, tpu_estimator=self._ADDS_TPU_PARAMS))
-        self._program = model_bridge.UserProgram(model_fn, params, self._config,
-                                                 adds_tpu_params=self._ADDS_TPU_PARAMS,
-                                                 embedding_config_spec=embedding_config_spec)
         self._use_tpu = bool(use_tpu)
-        self._batch_sizes = dict(batch_sizes or dict.fromkeys(
-            (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)))
-        self._eval_on_tpu = eval_on_tpu
-        self._export_to_tpu = export_to_tpu
-        self._export_to_cpu = export_to_cpu
         self._warm_start_from = warm_start_from
-        self._export_api_version = export_api_version
-        self._engines = {}
+        self._setup = calls.EstimatorSetup(
+            config=self._config,
+            program=model_bridge.UserProgram(model_fn, params, self._config,
+                                             adds_tpu_params=self._ADDS_TPU_PARAMS,
+                                             embedding_config_spec=embedding_config_spec),
+            tpu_estimator=self._ADDS_TPU_PARAMS, use_tpu=self._use_tpu,
+            eval_on_tpu=eval_on_tpu, batch_sizes=dict(batch_sizes or dict.fromkeys(
+                (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT))),
+            warm_start_from=warm_start_from, export_to_tpu=export_to_tpu,
+            export_to_cpu=export_to_cpu, export_api_version=export_api_version)
 
     # -- properties -------------------------------------------------------------------------
     @property
@@ -111,11 +92,11 @@ class Estimator:
 
     @property
     def params(self):
-        return copy.deepcopy(self._program.params)
+        return copy.deepcopy(self._setup.program.params)
 
     @property
     def model_fn(self):
-        return self._program.model_fn
+        return self._setup.program.model_fn
 
     # -- train ------------------------------------------------------------------------------
     @eager_calls.eager
@@ -130,52 +111,8 @@ class Estimator:
         _check_train_steps(steps, max_steps, self._use_tpu)
         input_checks.check_input_fn(input_fn)
         self._check_user_fns(input_fn, ModeKeys.TRAIN)
-        hooks = hooks_lib.validate_hooks(hooks)
-        saving_listeners = hooks_lib.validate_saving_listeners(saving_listeners)
-        if max_steps is not None and (sharing.latest_step(self.model_dir) or 0) >= max_steps:
-            logging.info("Skipping training since max_steps has already saved.")
-            return self  # without claiming model_dir: it may be read-only, or shared
-        if self._serves_parameter_server_training():  # the chief drives this task
-            parameter_server_tasks.serve(self._config, self.model_dir, max_steps)
-            return self
-        # One trainer per model_dir: a second one fails here, before reading or writing.
-        with sharing.training_in(self.model_dir, self._config.is_chief) as lock:
-            self._train(input_fn, hooks, steps, max_steps, saving_listeners, lock)
+        calls.train(self._setup, input_fn, hooks, steps, max_steps, saving_listeners)
         return self
-
-    def _train(self, input_fn, hooks, steps, max_steps, saving_listeners, lock):
-        latest = checkpoints.latest_checkpoint(self.model_dir)
-        checkpoints.warn_of_newer_checkpoints(latest, self.model_dir)
-        hook_run = hooks_lib.HookRun(ModeKeys.TRAIN, hooks, latest)
-        runtime, plan, call_input, engine, compiled = self._prepare(ModeKeys.TRAIN, input_fn,
-                                                                    hook_run)
-        hook_run.every_step = self._hooks_every_step(runtime, hook_run)
-        iterations_per_loop = self._iterations_per_loop(runtime, hook_run)
-        if runtime.coordinator is not None:  # closures on the workers, rounds on the chief
-            compiled = dataclasses.replace(compiled, loop=compiled.loop.with_steps_per_execution(
-                self._steps_per_execution()))
-            iterations_per_loop = parameter_servers.steps_per_round(self._config,
-                                                                    self._steps_per_execution())
-        with call_input:
-            engine.sync(latest, compiled, self._warm_start_from)
-            hook_run.start(compiled.traced.placed_hooks, compiled.traced.scaffold)
-            step = engine.global_step
-            last_step = max_steps if max_steps is not None else (
-                step + steps if steps is not None else float("inf"))
-            def stopped():
-                return (f"Training stopped at global step {engine.global_step}; "
-                        + _last_checkpoint_phrase(self.model_dir))
-            with input_errors.named_input_errors(call_input.iterator, stopped):
-                training.run_training(
-                    engine, compiled, call_input.iterator, training.TrainingPlan(
-                        config=self._config, model_dir=self.model_dir, last_step=last_step,
-                        iterations_per_loop=iterations_per_loop,
-                        examples_per_step=self._examples_per_step(plan, runtime),
-                        host_call_every_n_steps=(
-                            self._config.tpu_config.experimental_host_call_every_n_steps),
-                        tpu_semantics=runtime.tpu_semantics,
-                        tpu_estimator=self._ADDS_TPU_PARAMS),
-                    hook_run, saving_listeners, lock)
 
     # -- evaluate ---------------------------------------------------------------------------
     @eager_calls.eager
@@ -184,20 +121,14 @@ class Estimator:
         the whole input when `steps` is None (every path, multi-replica included).
 
         All steps run in one device loop: `hooks` and the spec's `evaluation_hooks` see one
-        before_run/after_run; where hooks run every step (`_hooks_run_every_step`), they see
+        before_run/after_run; where hooks run every step (`tpu_config.loop_size`), they see
         one per step.
         """
         self._check_eval_steps(steps)
-        checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
-            ModeKeys.EVAL, input_fn, hooks, checkpoint_path, until_input_ends=steps is None)
-        stopped = f"Evaluation of {checkpoint or 'the initial weights'} stopped."
-        with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
-            return evaluation.run_evaluation(
-                engine, compiled, call_input.iterator, steps=steps,
-                global_step=engine.global_step, eval_dir=self.eval_dir(name),
-                checkpoint_path=checkpoint, rows_per_replica_copy=_rows_per_replica_copy(plan),
-                hook_run=hook_run,
-                steps_per_loop=1 if self._hooks_every_step(engine.runtime, hook_run) else None)
+        input_checks.check_input_fn(input_fn)
+        self._check_user_fns(input_fn, ModeKeys.EVAL)
+        return calls.evaluate(self._setup, input_fn, steps, hooks, checkpoint_path,
+                              self.eval_dir(name))
 
     # -- predict ----------------------------------------------------------------------------
     @eager_calls.eager_generator
@@ -208,18 +139,10 @@ class Estimator:
 
         `hooks` and the spec's `prediction_hooks` run once per device loop.
         """
-        checkpoint, plan, call_input, engine, compiled, hook_run = self._start_inference(
-            ModeKeys.PREDICT, input_fn, hooks, checkpoint_path, until_input_ends=False)
-        steps_per_loop = training.IterationSizer(
-            self._iterations_per_loop(engine.runtime, hook_run)).next_size(np.iinfo(np.int32).max)
-        stopped = (f"Prediction with {checkpoint or 'the initial weights'} stopped after the "
-                   "predictions yielded so far.")
-        with call_input, input_errors.named_input_errors(call_input.iterator, stopped):
-            yield from prediction.generate_predictions(
-                compiled, call_input.iterator, steps_per_loop=steps_per_loop,
-                predict_keys=predict_keys, yield_single_examples=yield_single_examples,
-                rows_per_replica_copy=_rows_per_replica_copy(plan), hook_run=hook_run,
-                tpu_semantics=engine.runtime.tpu_semantics)
+        input_checks.check_input_fn(input_fn)
+        self._check_user_fns(input_fn, ModeKeys.PREDICT)
+        yield from calls.predict(self._setup, input_fn, predict_keys, hooks, checkpoint_path,
+                                 yield_single_examples)
 
     # -- export -----------------------------------------------------------------------------
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
@@ -242,30 +165,9 @@ class Estimator:
                 checkpoint_path, mode, strip_default_attrs):
         if not serving_input_receiver_fn:
             raise ValueError("An input_receiver_fn must be defined.")
-        # A trainer beside this process may delete the latest checkpoint meanwhile.
-        chosen = sharing.choose_checkpoint(checkpoint_path, self.model_dir)
-        if chosen.path is None:  # no checkpoint: warm_start_from's, else the original's error
-            chosen = sharing.ChosenCheckpoint(export_lib.resolve_checkpoint_path(
-                self.model_dir, None, self._warm_start_from))
-        return chosen.load(lambda path: self._export_checkpoint(
-            path, export_dir_base, serving_input_receiver_fn, assets_extra, as_text, mode,
-            strip_default_attrs))[1]
-
-    def _export_checkpoint(self, checkpoint, export_dir_base, serving_input_receiver_fn,
-                           assets_extra, as_text, mode, strip_default_attrs):
-        # Several workers: only the chief (or the evaluator task) writes the export; the
-        # others export into a temporary directory that is removed (multi_worker.export_dir_for).
-        with multi_worker.export_dir_for(run_config_lib.writes_model_dir(self._config),
-                                          export_dir_base) as target:
-            return export_lib.export_saved_model(export_lib.ExportPlan(
-                self._program.model_fn, user_params=self._program.params, config=self._config,
-                checkpoint_path=checkpoint, export_dir_base=target,
-                serving_input_receiver_fn=serving_input_receiver_fn, assets_extra=assets_extra,
-                as_text=as_text, export_to_cpu=self._export_to_cpu,
-                export_to_tpu=self._export_to_tpu, mode=mode,
-                strip_default_attrs=strip_default_attrs,
-                export_saved_model_api_version=self._export_api_version,
-                add_use_tpu_param=self._ADDS_TPU_PARAMS))
+        return calls.export_saved_model(
+            self._setup, export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+            checkpoint_path, mode, strip_default_attrs)
 
     # -- checkpoints ------------------------------------------------------------------------
     def latest_checkpoint(self):
@@ -288,96 +190,6 @@ class Estimator:
     def _check_eval_steps(self, steps):
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
-
-    def _check_spec(self, compiled):
-        if not isinstance(compiled.traced.spec, spec_lib.EstimatorSpec):
-            raise ValueError("model_fn should return an EstimatorSpec. Got "
-                             f"{type(compiled.traced.spec).__name__}; use TPUEstimator for a "
-                             "TPUEstimatorSpec, or return spec.as_estimator_spec().")
-
-    def _iterations_per_loop(self, runtime, hook_run):
-        del runtime, hook_run  # Estimator: one step per Session.run
-        return 1
-
-    def _hooks_every_step(self, runtime, hook_run):
-        """Whether hooks see every step (Estimator: one step per Session.run)."""
-        return bool(hook_run.hooks) and runtime.coordinator is None
-
-    def _steps_per_execution(self):
-        """Parameter-server training: the steps of one closure a worker runs (Estimator:
-        one, as one Session.run)."""
-        return 1
-
-    def _serves_parameter_server_training(self):
-        return (self._config.task_type in ("worker", "ps")
-                and runtime_lib.is_parameter_server_cluster(self._config))
-
-    # -- internals --------------------------------------------------------------------------
-    def _start_inference(self, mode, input_fn, hooks, checkpoint_path, until_input_ends=True):
-        """Checks, input, compiled model and hooks of an evaluate/predict call, with the
-        variables holding `checkpoint_path` (default: the latest checkpoint)."""
-        input_checks.check_input_fn(input_fn)
-        self._check_user_fns(input_fn, mode)
-        hooks = hooks_lib.validate_hooks(hooks)
-        chosen = sharing.choose_checkpoint(checkpoint_path, self.model_dir)
-        checkpoint = chosen.path
-        if checkpoint is None:
-            logging.info("Could not find trained model in model_dir: %s, running "
-                         "initialization to %s. No checkpoint there: the results come from "
-                         "untrained initial weights (train first, or pass checkpoint_path).",
-                         self.model_dir, "evaluate" if mode == ModeKeys.EVAL else "predict")
-        hook_run = hooks_lib.HookRun(mode, hooks, checkpoint)
-        _, plan, call_input, engine, compiled = self._prepare(mode, input_fn, hook_run,
-                                                              until_input_ends)
-        # A trainer beside this process may delete the chosen checkpoint meanwhile.
-        checkpoint = chosen.read(
-            lambda path: engine.sync(path, compiled, self._warm_start_from))
-        hook_run.start(compiled.traced.placed_hooks, compiled.traced.scaffold)
-        return checkpoint, plan, call_input, engine, compiled, hook_run
-
-    def _prepare(self, mode, input_fn, hook_run, until_input_ends=False):
-        """Runtime, batch plan, input (an `input_release.CallInput`), engine and compiled
-        model for one call, with the call's hooks placed (`until_input_ends`:
-        evaluate(steps=None), see `inputs.distributed_iterator`)."""
-        runtime = self._runtime(mode)
-        plan = self._plan(mode, runtime)
-        call_input = input_release.CallInput(inputs.distributed_iterator(
-            input_fn, mode, runtime, plan, self._program, until_input_ends=until_input_ends))
-        engine = self._engine(runtime)
-        hook_run.on_variables_restored = engine.mark_changed  # a hook's Saver restored
-        compiled = engine.compile(mode, self._program, plan, call_input.iterator, hook_run)
-        self._check_spec(compiled)
-        return runtime, plan, call_input, engine, compiled
-
-    def _runtime(self, mode):
-        use_tpu = self._use_tpu and (mode != ModeKeys.EVAL or self._eval_on_tpu)
-        distribute = self._config.train_distribute
-        if mode != ModeKeys.TRAIN:  # TPU semantics evaluate on the training replicas too
-            distribute = self._config.eval_distribute or (distribute if use_tpu else None)
-        return runtime_lib.select_runtime(self._config, use_tpu, distribute,
-                                          training=mode == ModeKeys.TRAIN)
-
-    def _engine(self, runtime):
-        key = (id(runtime.strategy), runtime.tpu_semantics)
-        if key not in self._engines:
-            self._engines[key] = engine_lib.ModelEngine(runtime)
-        return self._engines[key]
-
-    def _plan(self, mode, runtime):
-        master = ""  # only named in TPU errors: without a TPU, no cluster resolver is asked
-        if runtime.tpu_semantics:
-            master = (self._config.evaluation_master if mode == ModeKeys.EVAL
-                      else self._config.master)
-        return batching.plan_batches(self._batch_sizes[mode], mode, runtime,
-                                     self._config.tpu_config, master)
-
-    @staticmethod
-    def _examples_per_step(plan, runtime):
-        if plan.input_mode is None:  # CPU/GPU semantics: whole batches per replica
-            return (plan.model_fn_batch_size or 0) * runtime.num_replicas
-        if plan.distribution == batching.Distribution.COPIED:
-            return plan.model_fn_batch_size
-        return plan.model_fn_batch_size * runtime.num_replicas
 
 
 class TPUEstimator(Estimator):
@@ -439,35 +251,11 @@ class TPUEstimator(Estimator):
 
     def _check_user_fns(self, input_fn, mode):
         if mode == ModeKeys.TRAIN:
-            model_bridge.require_params_arg(self._program.model_fn, "model_fn")
+            model_bridge.require_params_arg(self._setup.program.model_fn, "model_fn")
         model_bridge.require_params_arg(input_fn, "input_fn")
 
     def _check_eval_steps(self, steps):
         _check_eval_steps(steps)
-
-    def _check_spec(self, compiled):
-        """model_step checks the spec types TPUEstimator accepts while tracing."""
-
-    def _iterations_per_loop(self, runtime, hook_run):
-        if self._hooks_every_step(runtime, hook_run):
-            return 1
-        return self._config.tpu_config.iterations_per_loop
-
-    def _hooks_every_step(self, runtime, hook_run):
-        """With CPU/GPU semantics (`use_tpu=False`) the original was an Estimator: one step
-        per Session.run, so hooks saw every step; on TPU they see every loop."""
-        return (bool(hook_run.hooks) and not runtime.tpu_semantics
-                and runtime.coordinator is None)
-
-    def _steps_per_execution(self):
-        """Parameter-server training: `iterations_per_loop` steps per closure."""
-        parsed = parse_iterations_per_loop(self._config.tpu_config.iterations_per_loop)
-        if parsed.unit != "count":
-            raise ValueError(
-                "Parameter-server training runs `iterations_per_loop` steps per closure on a "
-                "worker, a count of steps; got "
-                f"{self._config.tpu_config.iterations_per_loop!r}. Pass a number of steps.")
-        return parsed.value
 
 
 def export_estimator_savedmodel(estimator, export_dir_base, serving_input_receiver_fn,
@@ -481,19 +269,6 @@ def export_estimator_savedmodel(estimator, export_dir_base, serving_input_receiv
         train_batch_size=2048, eval_batch_size=2048)  # required, unused by export
     return tpu_estimator.export_saved_model(export_dir_base, serving_input_receiver_fn,
                                             assets_extra, as_text, checkpoint_path)
-
-
-def _last_checkpoint_phrase(model_dir):
-    latest = checkpoints.latest_checkpoint(model_dir)
-    if latest is None:
-        return "no checkpoint was written yet."
-    return f"the last intact checkpoint is {latest} (a rerun resumes from it)."
-
-
-def _rows_per_replica_copy(plan):
-    """With BROADCAST input only replica 0's rows count (every replica has the same)."""
-    return (plan.model_fn_batch_size
-            if plan.distribution == batching.Distribution.COPIED else None)
 
 
 def _check_params(params):

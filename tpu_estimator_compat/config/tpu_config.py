@@ -1,6 +1,9 @@
-"""`TPUConfig` and `InputPipelineConfig`: the TPU part of a RunConfig, validated when built."""
+"""`TPUConfig` and `InputPipelineConfig`: the TPU part of a RunConfig, validated when built;
+`loop_size`, the one policy for how many steps a call's device loops run."""
 import collections
+import dataclasses
 import re
+from typing import Optional
 
 import numpy as np
 
@@ -57,6 +60,75 @@ def parse_iterations_per_loop(value):
     if not suffix:
         return IterationsPerLoop(number, "count")
     return IterationsPerLoop(number * _SECONDS_PER_UNIT[suffix], "seconds")
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopSize:
+    """How many steps each device loop of one call runs (`loop_size`).
+
+    steps: at most this many per loop; None: no count (evaluate: every step in one loop, or
+      with CPU semantics up to its next progress line; train: `seconds` decides).
+    seconds: train's time budget per loop ('<N>s'): the first loop runs one step, later ones
+      as many as fit in it at the recent mean step time.
+    hooks_every_step: loops of one step so that the hooks see every step (CPU/GPU semantics:
+      one step per Session.run, as Estimator).
+    steps_per_execution: parameter-server training: the steps of one closure on a worker
+      (`steps` is then the steps of one round of the chief's).
+    """
+    steps: Optional[int]
+    seconds: Optional[int] = None
+    hooks_every_step: bool = False
+    steps_per_execution: Optional[int] = None
+
+
+# ModeKeys' values (config/ is below api/, which names them).
+_TRAIN, _EVAL = "train", "eval"
+
+
+def loop_size(mode: str, config, *, tpu_estimator: bool, tpu_semantics: bool,
+              has_hooks: bool, parameter_servers: bool = False) -> LoopSize:
+    """The steps per device loop of a train ('train'), evaluate ('eval') or predict
+    ('infer') call: the policy in one place.
+
+    Estimator (`tpu_estimator=False`) runs one step per loop, as its one step per
+    Session.run. TPUEstimator runs `config.tpu_config.iterations_per_loop` steps per
+    training or prediction loop (a time budget predicts one step per loop), and every
+    evaluation step in one loop. Either runs loops of one step when hooks must see every
+    step (hooks, CPU/GPU semantics, no parameter servers). With parameter servers a training
+    round runs the smallest of the save/summary/log intervals (100 without any), at least
+    one closure of `iterations_per_loop` steps (Estimator: one).
+
+    Args:
+      mode: a ModeKeys value.
+      config: the call's RunConfig (its `tpu_config`, and with parameter servers its save,
+        summary and log intervals).
+      tpu_estimator: a TPUEstimator's call (else an Estimator's).
+      tpu_semantics: the call runs with TPU semantics (`use_tpu=True`).
+      has_hooks: the call runs SessionRunHooks.
+      parameter_servers: the call trains with parameter servers.
+
+    Raises:
+      ValueError: parameter-server training with a time-based `iterations_per_loop`.
+    """
+    parsed = (config.tpu_config.parsed_iterations_per_loop if tpu_estimator
+              else IterationsPerLoop(1, "count"))
+    if mode == _TRAIN and parameter_servers:
+        if parsed.unit != "count":
+            raise ValueError(
+                "Parameter-server training runs `iterations_per_loop` steps per closure on a "
+                "worker, a count of steps; got "
+                f"{config.tpu_config.iterations_per_loop!r}. Pass a number of steps.")
+        intervals = [n for n in (config.save_checkpoints_steps, config.save_summary_steps,
+                                 config.log_step_count_steps) if n]
+        return LoopSize(steps=max(parsed.value, min(intervals, default=100)),
+                        steps_per_execution=parsed.value)
+    if has_hooks and not tpu_semantics and not parameter_servers:
+        return LoopSize(steps=1, hooks_every_step=True)
+    if mode == _EVAL:
+        return LoopSize(steps=None)
+    if parsed.unit == "count":
+        return LoopSize(steps=parsed.value)
+    return LoopSize(steps=None, seconds=parsed.value) if mode == _TRAIN else LoopSize(steps=1)
 
 
 def _check_positive_integer(value, name):
@@ -116,8 +188,7 @@ class TPUConfig(collections.namedtuple("TPUConfig", [
     Raises:
       ValueError, TypeError: on an invalid value, with the original TPUConfig messages.
     """
-
-    __slots__ = ()
+    # No __slots__: the parsed iterations_per_loop is kept beside the fields.
 
     def __new__(cls,
                 iterations_per_loop=2,
@@ -131,7 +202,7 @@ class TPUConfig(collections.namedtuple("TPUConfig", [
                 experimental_host_call_every_n_steps=1,
                 experimental_allow_per_host_v2_parallel_get_next=False,
                 experimental_feed_hook=None):
-        parse_iterations_per_loop(iterations_per_loop)
+        parsed_iterations_per_loop = parse_iterations_per_loop(iterations_per_loop)
         if num_shards is not None:
             _check_positive_integer(num_shards, "TPUConfig num_shards")
         per_host_input_for_training = _normalize_input_mode(per_host_input_for_training)
@@ -152,7 +223,7 @@ class TPUConfig(collections.namedtuple("TPUConfig", [
                                     "TPUConfig initial_infeed_sleep_secs")
         _check_positive_integer(experimental_host_call_every_n_steps,
                                 "TPUConfig experimental_host_call_every_n_steps")
-        return super().__new__(
+        self = super().__new__(
             cls,
             iterations_per_loop=iterations_per_loop,
             num_shards=num_shards,
@@ -166,6 +237,18 @@ class TPUConfig(collections.namedtuple("TPUConfig", [
             experimental_allow_per_host_v2_parallel_get_next=(
                 experimental_allow_per_host_v2_parallel_get_next),
             experimental_feed_hook=experimental_feed_hook)
+        self._parsed_iterations_per_loop = parsed_iterations_per_loop
+        return self
+
+    @property
+    def parsed_iterations_per_loop(self) -> IterationsPerLoop:
+        """`iterations_per_loop` parsed (`parse_iterations_per_loop`), once, when built."""
+        return self._parsed_iterations_per_loop
+
+    @classmethod
+    def _make(cls, iterable):
+        """A validated `TPUConfig` of the fields in `iterable`, in order."""
+        return cls(*iterable)
 
     def _replace(self, **kwargs):
         """A new, re-validated `TPUConfig` with some fields replaced."""

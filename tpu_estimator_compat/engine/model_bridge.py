@@ -15,6 +15,7 @@ import inspect
 import os
 import random
 import traceback
+from typing import Any, Callable, Dict
 
 import tensorflow as tf
 
@@ -187,11 +188,11 @@ class UserProgram:
     `adds_tpu_params`: TPUEstimator adds `batch_size`/`context`/`use_tpu` to (a copy of) the
     params; Estimator passes a copy of them as given.
     """
-    model_fn: object
-    params: dict
-    config: object
+    model_fn: Callable[..., Any]
+    params: Dict[str, Any]
+    config: Any  # the estimator's RunConfig
     adds_tpu_params: bool = True
-    embedding_config_spec: object = None  # TPUEstimator's, trained by engine/embeddings.py
+    embedding_config_spec: Any = None  # TPUEstimator's, trained by engine/embeddings.py
 
     def call_params(self, **added):
         """The params for one input_fn/model_fn call (see `params_for`)."""

@@ -103,11 +103,3 @@ class CoordinatedLoop:
             host_call=host_call,
             hook_fetches=tf.nest.map_structure(tf.constant, last.get("hook_fetches", {})))
 
-
-def steps_per_round(config, steps_per_execution):
-    """The steps the chief schedules between two host rounds (checkpoint, summary and log
-    decisions, hooks): the smallest of `save_checkpoints_steps`, `save_summary_steps` and
-    `log_step_count_steps` that is set, at least one closure."""
-    intervals = [n for n in (config.save_checkpoints_steps, config.save_summary_steps,
-                             config.log_step_count_steps) if n]
-    return max(steps_per_execution, min(intervals, default=100))

@@ -75,9 +75,10 @@ class Runtime:
     num_workers: int = 1
     is_chief: bool = True
     num_cores_per_replica: int | None = None  # TPUConfig's, with TPU semantics (model parallelism)
-    device_assignment: object = None  # the replicas' cores, with model parallelism
+    device_assignment: tf.tpu.experimental.DeviceAssignment | None = None  # model parallelism
     compile_with_xla: bool = False  # the simulated TPU's steps (xla_step), unless turned off
-    coordinator: object = None  # parameter-server training: the chief's ClusterCoordinator
+    # parameter-server training: the chief's ClusterCoordinator
+    coordinator: tf.distribute.experimental.coordinator.ClusterCoordinator | None = None
 
     @property
     def replicas_per_host(self):
@@ -350,13 +351,11 @@ def _mirrored_strategy(devices, collective_key_base):
     the process: two strategies in one process (replicas of 2 and of 4 cores, or a user's
     MirroredStrategy beside the simulated TPU's) would run the same keys with other shapes
     or group sizes, and TensorFlow aborts every collective after that. TensorFlow reads
-    the base from the strategy class (`_collective_key_base`), hence the subclass.
+    the base from the strategy class, hence the subclass.
     """
     if not collective_key_base:
         return tf.distribute.MirroredStrategy(devices)
-    strategy_class = type("MirroredStrategy", (tf.distribute.MirroredStrategy,),
-                          {"_collective_key_base": collective_key_base})
-    return strategy_class(devices)
+    return distribute.mirrored_strategy_class(collective_key_base)(devices)
 
 
 def prepare_simulated_tpu():

@@ -37,6 +37,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat.tf_internals import distribute
 from tpu_estimator_compat.tf_internals import graphs
+from tpu_estimator_compat.tf_internals import xla
 
 # tf_keras (and TensorFlow's own Keras code) treat a graph of this name as a TF1 graph
 # (`tf.compat.v1.wrap_function`'s): legacy layers then file their updates in UPDATE_OPS (for
@@ -44,7 +45,7 @@ from tpu_estimator_compat.tf_internals import graphs
 _TF1_GRAPH_NAME_PREFIX = "wrapped_function_"
 # Op attributes not copied: colocation with ops of the traced graph (names that the copy
 # does not keep), the mark of `outside_compilation` (read by `xla_step`).
-_DROPPED_ATTRIBUTES = ("_class", "_xla_outside_compilation")
+_DROPPED_ATTRIBUTES = (graphs.COLOCATION_ATTRIBUTE, xla.OUTSIDE_COMPILATION_ATTRIBUTE)
 
 
 class StepGraph:

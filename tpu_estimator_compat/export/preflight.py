@@ -11,6 +11,7 @@ import os
 import tensorflow as tf
 
 from tpu_estimator_compat.state import checkpoints
+from tpu_estimator_compat.tf_internals import training as tf_training
 
 
 class ExportWriteError(OSError):
@@ -86,7 +87,7 @@ def check_graph_fits_checkpoint(saver, checkpoint_path):
 def _saved_variables(saver):
     """`{checkpoint name: variable}` of what `saver` restores (every global variable, or
     its `var_list`)."""
-    var_list = getattr(saver, "_var_list", None)
+    var_list = tf_training.saver_var_list(saver)
     if isinstance(var_list, dict):
         return {name: v for name, v in var_list.items() if isinstance(v, tf.Variable)}
     if var_list is None:

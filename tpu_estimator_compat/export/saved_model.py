@@ -13,6 +13,7 @@ the variables stay on the CPU. That function is aliased `tpu_func` in the MetaGr
 """
 import dataclasses
 import os
+from typing import Any, Callable, Dict, Optional
 
 import tensorflow as tf
 from google.protobuf import text_format
@@ -123,19 +124,19 @@ class ExportPlan:
     TPU inference rewrite; 2 leaves that to model_fn (which then sees `params['use_tpu'] == True`).
     add_use_tpu_param: False leaves `use_tpu` out of params (plain Estimator).
     """
-    model_fn: object
-    user_params: dict
-    config: object
+    model_fn: Callable[..., Any]
+    user_params: Dict[str, Any]
+    config: run_config.RunConfig
     checkpoint_path: str
-    export_dir_base: object
-    serving_input_receiver_fn: object
-    assets_extra: dict = None
+    export_dir_base: str
+    serving_input_receiver_fn: Callable[[], Any]
+    assets_extra: Optional[Dict[str, str]] = None
     as_text: bool = False
     export_to_cpu: bool = True
     export_to_tpu: bool = True
     mode: str = ModeKeys.PREDICT
     strip_default_attrs: bool = True
-    export_saved_model_api_version: object = 1
+    export_saved_model_api_version: Any = 1  # 1 or 2, or an enum with that `value`
     add_use_tpu_param: bool = True
 
 

@@ -13,6 +13,8 @@ original ran all eval steps in one Session.run, so evaluation hooks see one
 before_run/after_run; with CPU semantics loops end where an `Evaluation [k/N]` line is due
 (`lifecycle_log.py`), or after every step for hooks.
 """
+from typing import Any, Dict, Optional
+
 import numpy as np
 import tensorflow as tf
 
@@ -28,11 +30,15 @@ _UNTIL_THE_END = np.iinfo(np.int32).max
 
 
 @multi_worker.explains_worker_failures("Evaluation")
-def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
-                   checkpoint_path, hook_run, rows_per_replica_copy=None, steps_per_loop=None):
+def run_evaluation(engine, compiled, iterator, *, steps: Optional[int], global_step: int,
+                   eval_dir: str, checkpoint_path: Optional[str], hook_run,
+                   rows_per_replica_copy: Optional[int] = None,
+                   steps_per_loop: Optional[int] = None) -> Dict[str, Any]:
     """Evaluates and writes the results; returns the results dict.
 
     Args:
+      engine, compiled, iterator: the call's `ModelEngine`, its `CompiledMode` of EVAL and
+        the distributed iterator (read by their fields: the host does not import the engine).
       rows_per_replica_copy: with BROADCAST input every replica sees the same batch; only
         replica 0's rows (this many per step) count, as in the original.
       hook_run: the call's started `hooks.HookRun`.
@@ -89,31 +95,35 @@ def run_evaluation(engine, compiled, iterator, *, steps, global_step, eval_dir,
 def _run_loops(compiled, iterator, steps, steps_per_loop, actions, global_step, progress,
                tpu_semantics):
     """Runs the eval loop until `steps`, the end of the input or an action's stop request
-    (`loop_actions`), logging the original's progress lines; returns the
+    (`loop_actions.run_loops`), logging the original's progress lines; returns the
     `InferenceLoopResult` of all its steps, as numpy."""
     runs = []
-    actions.begin(global_step)
-    try:
-        while steps > 0:
-            size = min(steps, steps_per_loop or (
-                steps if tpu_semantics else progress.steps_until_next_line()))
-            actions.before_loop()
-            if tpu_semantics and size < _UNTIL_THE_END:
-                lifecycle_log.infeed_outfeed(size)
-            with _running_steps(progress.done + 1, size):
-                run = compiled.loop(iterator, tf.constant(size)).numpy()
-            runs.append(run)
-            progress.steps_done(int(np.sum(~run.stop.astype(bool))), each_step=not tpu_semantics)
-            input_ended = len(run.stop) < size or bool(run.stop[-1])
-            stop = actions.after_loop(loop_actions.LoopEnd(
-                run, first_step=global_step, step=global_step, final=steps <= size,
-                only_padding=not run.loss_has_real_rows.any()))
-            steps -= size
-            if stop or input_ended:
-                break
-    finally:
-        actions.close()
-    actions.end(global_step)
+    remaining = steps
+
+    def next_size(step):
+        del step  # evaluation does not move the global step
+        if remaining <= 0:
+            return 0
+        return min(remaining, steps_per_loop or (
+            remaining if tpu_semantics else progress.steps_until_next_line()))
+
+    def run_loop(size, step):
+        nonlocal remaining
+        if tpu_semantics and size < _UNTIL_THE_END:
+            lifecycle_log.infeed_outfeed(size)
+        with _running_steps(progress.done + 1, size):
+            run = compiled.loop(iterator, tf.constant(size)).numpy()
+        runs.append(run)
+        progress.steps_done(int(np.sum(~run.stop.astype(bool))), each_step=not tpu_semantics)
+        final = remaining <= size
+        remaining -= size
+        return loop_actions.LoopEnd(
+            run, first_step=step, step=step, final=final,
+            only_padding=not run.loss_has_real_rows.any(),
+            input_ended=len(run.stop) < size or bool(run.stop[-1]))
+
+    for _ in loop_actions.run_loops(actions, global_step, next_size, run_loop):
+        pass
     return runs[0].concatenate(*runs[1:])
 
 

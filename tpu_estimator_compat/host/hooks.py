@@ -55,6 +55,7 @@ In TRAIN, `CheckpointSaverHook`s are not called: the training loop saves on thei
 instead (see checkpoint_saves.py).
 """
 import contextlib
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -135,9 +136,13 @@ class HookRun:
       hooks: the call's `hooks=` argument (validated; `SessionRunHook`s).
       checkpoint_path: the checkpoint the call restores, or None. Before the restore (while
         the step is traced) a hook reading the global step gets its value from there.
+      on_variables_restored: called after a hook's Saver changed the variables (the
+        engine's `mark_changed`).
     """
 
-    def __init__(self, mode, hooks, checkpoint_path=None):
+    def __init__(self, mode: str, hooks: Optional[Sequence[Any]],
+                 checkpoint_path: Optional[str] = None,
+                 on_variables_restored: Optional[Callable[[], None]] = None):
         self.mode = mode
         self.call_hooks = validate_hooks(hooks)
         self.coord = _v1.train.Coordinator()
@@ -159,9 +164,8 @@ class HookRun:
         self._deferred = []
         # Hooks' init_from_checkpoint calls made before start().
         self._init_from_checkpoint_calls = []
-        # Set by the estimator: called after a hook's Saver changed the variables.
-        self.on_variables_restored = lambda: None
-        # Set by the estimator: each loop is one step, as each Session.run of an Estimator
+        self.on_variables_restored = on_variables_restored or (lambda: None)
+        # Set by start(): each loop is one step, as each Session.run of an Estimator
         # (CPU/GPU semantics), not one TPU loop.
         self.every_step = False
 
@@ -215,7 +219,7 @@ class HookRun:
         self._pending = self._before_run(tracing=tracing)
         self._begun = True
 
-    def start(self, traced, scaffold=None):
+    def start(self, traced, scaffold=None, every_step: bool = False) -> None:
         """Once the variables hold their checkpoint values: the Scaffold's initialization if
         no checkpoint was restored (`_initialize`), what hooks changed before (see the
         module docstring), then begin() and after_create_session() for a call whose hooks
@@ -224,8 +228,10 @@ class HookRun:
         Args:
           traced: the compiled step's StepHooks.
           scaffold: the Scaffold model_fn or scaffold_fn gave, or None.
+          every_step: each loop is one training step (see `_loop_value`).
         """
         self._started = True
+        self.every_step = every_step
         self._use(traced)
         for call in self._init_from_checkpoint_calls:
             self._init_from_checkpoint(*call)

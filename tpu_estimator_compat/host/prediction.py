@@ -6,16 +6,20 @@ generator ends when every replica has seen the end of the input, or after the lo
 a prediction hook requested a stop. Hooks run once per loop execution: before_run, the loop,
 after_run (skipped for a loop that saw only the end of the input, like TF1's last run that
 hit OutOfRange), the loop's predictions are yielded; end() when the generator finishes.
+The loop is `loop_actions.run_loops`, the hooks are its `HookActions`.
 """
+import contextlib
+
 import numpy as np
 import tensorflow as tf
 
 from tpu_estimator_compat.host import lifecycle_log
+from tpu_estimator_compat.host import loop_actions
 
 
-def generate_predictions(compiled, iterator, *, steps_per_loop, predict_keys,
-                         yield_single_examples, hook_run, rows_per_replica_copy=None,
-                         tpu_semantics=False):
+def generate_predictions(compiled, iterator, *, steps_per_loop: int, predict_keys,
+                         yield_single_examples: bool, hook_run, rows_per_replica_copy=None,
+                         tpu_semantics: bool = False):
     """Yields predictions (single examples or batches) until the input is exhausted.
 
     Args:
@@ -23,27 +27,28 @@ def generate_predictions(compiled, iterator, *, steps_per_loop, predict_keys,
       tpu_semantics: log the original's infeed/outfeed lines before each loop.
     """
     is_dict = compiled.traced.predictions_is_dict
-    while True:
-        hook_run.before_loop()
+
+    def run_loop(size, step):
         if tpu_semantics:
-            lifecycle_log.infeed_outfeed(steps_per_loop)
-        run = compiled.loop(iterator, tf.constant(steps_per_loop))  # an InferenceLoopResult
-        stop = False
-        if np.asarray(run.loss_has_real_rows).any():
-            stop = hook_run.after_loop(run.hook_fetches)
-        else:
-            hook_run.skip_after_loop()
-        run = run._replace(hook_fetches={}).numpy()
-        for predictions in _real_rows_per_step(run, rows_per_replica_copy):
-            predictions = _select(predictions, predict_keys, is_dict)
-            if yield_single_examples:
-                yield from _single_examples(predictions, is_dict)
-            else:
-                yield predictions
-        saw_the_end = len(run.stop) < steps_per_loop or bool(run.stop[-1])
-        if stop or saw_the_end:  # a hook asked, or every replica saw the end
-            hook_run.end()
-            return
+            lifecycle_log.infeed_outfeed(size)
+        run = compiled.loop(iterator, tf.constant(size))  # an InferenceLoopResult
+        return loop_actions.LoopEnd(
+            run, first_step=step, step=step,
+            only_padding=not np.asarray(run.loss_has_real_rows).any(),
+            # every replica saw the end
+            input_ended=len(run.stop) < size or bool(np.asarray(run.stop)[-1]))
+
+    actions = loop_actions.LoopActions([loop_actions.HookActions(hook_run)])
+    loops = loop_actions.run_loops(actions, 0, lambda step: steps_per_loop, run_loop)
+    with contextlib.closing(loops):  # the actions are closed if the caller stops early
+        for loop in loops:
+            run = loop.result._replace(hook_fetches={}).numpy()
+            for predictions in _real_rows_per_step(run, rows_per_replica_copy):
+                predictions = _select(predictions, predict_keys, is_dict)
+                if yield_single_examples:
+                    yield from _single_examples(predictions, is_dict)
+                else:
+                    yield predictions
 
 
 def _real_rows_per_step(run, rows_per_replica_copy):

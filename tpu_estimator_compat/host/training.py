@@ -1,7 +1,7 @@
 """The outer training loop: host-side work between executions of the device loop.
 
     while global_step < last_step:
-        n = min(iterations_per_loop, last_step - global_step)
+        n = min(iterations_per_loop, last_step - global_step)  (config.tpu_config.loop_size)
         hooks: before_run
         result = train_loop(iterator, n)   # n steps (a TrainLoopResult)
         stop if any replica's loss was not finite at any step (NanLossDuringTrainingError)
@@ -12,16 +12,19 @@
     at the end: the replicas' copies checked and made replica 0's (engine/replica_sync.py)
         stop if a hook or a saving listener asked to
 
-When checkpoints are written, and by which saver, is `checkpoint_saves.py`.
+The loop itself is `loop_actions.run_loops`, shared with evaluate and predict. When
+checkpoints are written, and by which saver, is `checkpoint_saves.py`.
 
 With several workers (MultiWorkerMirroredStrategy) every worker runs this loop in lockstep:
 the loss, each save decision and a SIGTERM stop are agreed once per loop, only the chief
 writes checkpoints, summaries and host_call output, and all workers wait for the chief's last
 checkpoint before train() returns (`multi_worker.py`).
 """
+import contextlib
 import dataclasses
 import math
 import time
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -38,20 +41,21 @@ from tpu_estimator_compat.host import progress_log
 from tpu_estimator_compat.host import summaries
 from tpu_estimator_compat.host.nan_loss import NanLossDuringTrainingError
 from tpu_estimator_compat.api import spec as spec_lib
-from tpu_estimator_compat.config.tpu_config import parse_iterations_per_loop
+from tpu_estimator_compat.config.run_config import RunConfig
+from tpu_estimator_compat.config.tpu_config import LoopSize
 
 
 class IterationSizer:
     """How many steps the next loop runs: a count, or an estimate for a time-based loop.
 
-    For `iterations_per_loop='<N>s'` the first loop runs one step, later loops run as many
-    steps as fit in N seconds at the mean step time of the recent loops, as the original.
+    For `iterations_per_loop='<N>s'` (`LoopSize.seconds`) the first loop runs one step, later
+    loops run as many steps as fit in N seconds at the mean step time of the recent loops, as
+    the original.
     """
 
-    def __init__(self, iterations_per_loop):
-        parsed = parse_iterations_per_loop(iterations_per_loop)
-        self._count = parsed.value if parsed.unit == "count" else None
-        self._seconds = parsed.value if parsed.unit == "seconds" else None
+    def __init__(self, loop_size: LoopSize):
+        self._count = loop_size.steps
+        self._seconds = loop_size.seconds
         self._step_times = []
 
     def next_size(self, remaining):
@@ -70,13 +74,13 @@ class IterationSizer:
 @dataclasses.dataclass(frozen=True)
 class TrainingPlan:
     """What one `train()` call runs: up to `last_step` (inf: until the input ends), loops of
-    `iterations_per_loop` steps (a count or '<N>s'), with `examples_per_step` for the
-    progress log, host_call every `host_call_every_n_steps` steps, TPU semantics or not
-    (an input that ends early is an error with them)."""
-    config: object  # RunConfig
+    `loop_size` steps, with `examples_per_step` for the progress log, host_call every
+    `host_call_every_n_steps` steps, TPU semantics or not (an input that ends early is an
+    error with them)."""
+    config: RunConfig
     model_dir: str
     last_step: float
-    iterations_per_loop: object
+    loop_size: LoopSize
     examples_per_step: int
     host_call_every_n_steps: int
     tpu_semantics: bool
@@ -84,17 +88,20 @@ class TrainingPlan:
 
 
 @multi_worker.explains_worker_failures("Training")
-def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=(), lock=None):
-    """Runs loops as `plan` (a `TrainingPlan`) says, until its last step, the end of a
-    finite input or a stop request from a hook or saving listener; returns the final loss.
+def run_training(engine, compiled, iterator, plan: TrainingPlan, hook_run,
+                 saving_listeners: Sequence[Any] = (), lock=None) -> Optional[float]:
+    """Runs loops as `plan` says, until its last step, the end of a finite input or a stop
+    request from a hook or saving listener; returns the final loss.
 
     Args:
+      engine: the call's `model_engine.ModelEngine` (global step, runtime).
+      compiled: the engine's `CompiledMode` of TRAIN (its `loop`).
+      iterator: the call's distributed iterator.
       hook_run: the call's `hooks.HookRun`, already started (begin/after_create_session
         done).
       lock: the chief's acquired `sharing.TrainerLock` of model_dir, checked before each
         save (None on other workers).
     """
-    sizer = IterationSizer(plan.iterations_per_loop)
     step = engine.global_step
     # Multi-worker: every worker runs this loop in lockstep; decisions are the chief's and
     # only the chief writes files (multi_worker.py).
@@ -116,65 +123,96 @@ def run_training(engine, compiled, iterator, plan, hook_run, saving_listeners=()
         progress,
         *(_SaverActions(saver) for saver in savers),
         loop_actions.HookActions(hook_run)])
-    actions.begin(step)
     loss = None
     preempted = False  # as agreed by all workers (a SIGTERM may reach only one of them)
-    with preemption.watch_for_preemption() as preemption_watch:
-        try:
-            while step < plan.last_step:
-                size = sizer.next_size(plan.last_step - step)
-                # As the original's one step per Session.run; parameter servers run rounds
-                # of closures instead (engine/parameter_servers.py).
-                if not plan.tpu_semantics and engine.runtime.coordinator is None:
-                    size = _cut_at_stops(size, step, [progress.next_stop(step)] + [
-                        saver.next_stop() for saver in savers])
-                started = time.time()
-                actions.before_loop()
-                if plan.tpu_semantics:
-                    lifecycle_log.infeed_outfeed(size)
-                try:
-                    result = compiled.loop(iterator, tf.constant(size))  # TrainLoopResult
-                except tf.errors.OutOfRangeError:
-                    engine.mark_changed()
-                    new_step = engine.global_step
-                    if plan.tpu_semantics:
-                        raise _input_exhausted_error(new_step, step) from None
-                    logging.info("Input exhausted at global step %d: training ends.", new_step)
-                    step = new_step
-                    break
-                engine.mark_changed()
-                new_step = engine.global_step
-                if new_step <= step:
-                    raise RuntimeError(
-                        f"global_step did not advance during a loop of {size} steps (still "
-                        f"{step}). The train_op must increment it: pass "
-                        "global_step=tf.compat.v1.train.get_global_step() to minimize() or "
-                        "apply_gradients().")
-                sizer.record(new_step - step, time.time() - started)
-                # The chief's replica 0's loss, whether every replica's losses were finite
-                # and whether any worker got SIGTERM.
-                loss, finite, preempted = workers.loop_end(
-                    float(result.loss), bool(result.loss_finite), preemption_watch.requested)
-                stop = actions.after_loop(loop_actions.LoopEnd(
-                    result, first_step=step, step=new_step, loss=loss, finite=finite,
-                    final=new_step >= plan.last_step))
-                step = new_step
-                if stop:
-                    logging.info("Training stopped at global step %d: a hook or saving listener "
-                                 "requested it.", step)
-                    break
-                if preempted:
-                    break
-        finally:
-            actions.close()
-    actions.end(step)
+    loops = _TrainingLoops(engine, compiled, iterator, plan, workers, stops=[
+        progress.next_stop, *(lambda step, saver=saver: saver.next_stop() for saver in savers)])
+    for loop in loop_actions.run_loops(actions, step, loops.next_size, loops.run,
+                                       around_loops=loops.watching_for_preemption()):
+        step = loop.step
+        if loop.result is None:
+            continue
+        loss, preempted = loop.loss, loop.preempted
+        if loop.stop:
+            logging.info("Training stopped at global step %d: a hook or saving listener "
+                         "requested it.", step)
     if savers:
         workers.barrier()  # no worker goes on before the chief has written the last checkpoint
-    if preempted or preemption_watch.requested:
+    if preempted or loops.preemption_requested:
         raise preemption.preempted_error(step, checkpoints.latest_checkpoint(plan.model_dir))
     if loss is not None:
         logging.info("Loss for final step: %s.", np.float32(loss))  # TF1's float32 text
     return loss
+
+
+class _TrainingLoops:
+    """Sizes and runs training's device loops for `loop_actions.run_loops`."""
+
+    def __init__(self, engine, compiled, iterator, plan, workers, stops):
+        self._engine = engine
+        self._compiled = compiled
+        self._iterator = iterator
+        self._plan = plan
+        self._workers = workers
+        self._stops = stops  # (step) -> the next step a log line, summary or save is due
+        self._sizer = IterationSizer(plan.loop_size)
+        self._started = None
+        self._preemption_watch = None
+
+    @contextlib.contextmanager
+    def watching_for_preemption(self):
+        """While the loops run, SIGTERM is recorded (`preemption_requested`), not fatal."""
+        with preemption.watch_for_preemption() as self._preemption_watch:
+            yield
+
+    @property
+    def preemption_requested(self) -> bool:
+        """Whether this process got SIGTERM while the loops ran."""
+        return self._preemption_watch is not None and self._preemption_watch.requested
+
+    def next_size(self, step: int) -> int:
+        """The steps of the next loop from `step`; 0 at the plan's last step."""
+        if step >= self._plan.last_step:
+            return 0
+        size = self._sizer.next_size(self._plan.last_step - step)
+        # As the original's one step per Session.run; parameter servers run rounds of
+        # closures instead (engine/parameter_servers.py).
+        if not self._plan.tpu_semantics and self._engine.runtime.coordinator is None:
+            size = _cut_at_stops(size, step, [stop(step) for stop in self._stops])
+        self._started = time.time()  # the loop's time includes the hooks' before_run
+        return size
+
+    def run(self, size: int, step: int) -> loop_actions.LoopEnd:
+        """Runs one device loop of `size` steps from global step `step`."""
+        engine, plan = self._engine, self._plan
+        if plan.tpu_semantics:
+            lifecycle_log.infeed_outfeed(size)
+        try:
+            result = self._compiled.loop(self._iterator, tf.constant(size))  # TrainLoopResult
+        except tf.errors.OutOfRangeError:
+            engine.mark_changed()
+            new_step = engine.global_step
+            if plan.tpu_semantics:
+                raise _input_exhausted_error(new_step, step) from None
+            logging.info("Input exhausted at global step %d: training ends.", new_step)
+            return loop_actions.LoopEnd(None, first_step=step, step=new_step,
+                                        input_ended=True)
+        engine.mark_changed()
+        new_step = engine.global_step
+        if new_step <= step:
+            raise RuntimeError(
+                f"global_step did not advance during a loop of {size} steps (still "
+                f"{step}). The train_op must increment it: pass "
+                "global_step=tf.compat.v1.train.get_global_step() to minimize() or "
+                "apply_gradients().")
+        self._sizer.record(new_step - step, time.time() - self._started)
+        # The chief's replica 0's loss, whether every replica's losses were finite and
+        # whether any worker got SIGTERM.
+        loss, finite, preempted = self._workers.loop_end(
+            float(result.loss), bool(result.loss_finite), self._preemption_watch.requested)
+        return loop_actions.LoopEnd(result, first_step=step, step=new_step, loss=loss,
+                                    finite=finite, final=new_step >= plan.last_step,
+                                    preempted=preempted)
 
 
 def _cut_at_stops(size, step, stops):

@@ -13,12 +13,13 @@ the mean over replicas of the per-replica batch statistics.
 """
 import tensorflow as tf
 
+from tpu_estimator_compat.tf_internals import graphs as tf_graphs
 from tpu_estimator_compat.tf_internals import training as tf_training
 
 from tpu_estimator_compat.rebuilt_apis import model_variables as _variables
 
 _v1 = tf.compat.v1
-_smart_cond = tf.__internal__.smart_cond.smart_cond
+_smart_cond = tf_graphs.smart_cond
 _FUSED_DTYPES = (tf.float16, tf.bfloat16, tf.float32)
 
 

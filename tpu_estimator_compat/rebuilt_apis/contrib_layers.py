@@ -10,6 +10,7 @@ Every other name of contrib's layers (`softmax`, `max_pool2d`, `separable_conv2d
 """
 import tensorflow as tf
 
+from tpu_estimator_compat.tf_internals import graphs as tf_graphs
 from tpu_estimator_compat.rebuilt_apis import model_variables as _variables
 from tpu_estimator_compat.rebuilt_apis.batch_norm import batch_norm
 from tpu_estimator_compat.rebuilt_apis.tf_slim import tf_slim as _tf_slim
@@ -26,7 +27,7 @@ __all__ = [
 _v1 = tf.compat.v1
 _add_arg_scope = _tf_slim.add_arg_scope
 batch_norm = _add_arg_scope(batch_norm)
-_smart_cond = tf.__internal__.smart_cond.smart_cond
+_smart_cond = tf_graphs.smart_cond
 _LAYER_NORM_EPSILON = 1e-12  # TF1's variance_epsilon, not configurable there either.
 
 

@@ -10,7 +10,9 @@ not have, raises naming the fix.
 import functools
 import inspect
 
-from tf_keras.api._v1.keras.__internal__.legacy import layers as _legacy_layers
+from tpu_estimator_compat.tf_internals import keras_and_slim
+
+_legacy_layers = keras_and_slim.legacy_tf_layers()
 
 
 class BatchNormalization(_legacy_layers.BatchNormalization):
@@ -18,7 +20,7 @@ class BatchNormalization(_legacy_layers.BatchNormalization):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        moments = cls.__dict__.get("_moments")
+        moments = keras_and_slim.defined_moments(cls)
         if moments is None or "mask" in inspect.signature(moments).parameters:
             return
 

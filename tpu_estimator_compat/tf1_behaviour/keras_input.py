@@ -15,6 +15,7 @@ import tensorflow as tf
 from tf_keras.api._v1 import keras as _keras
 
 from tpu_estimator_compat.tf1_behaviour import shapes
+from tpu_estimator_compat.tf_internals import keras_and_slim
 
 _SIGNATURE = inspect.signature(_keras.Input)
 
@@ -22,7 +23,7 @@ _SIGNATURE = inspect.signature(_keras.Input)
 @functools.wraps(_keras.Input)
 def Input(*args, **kwargs):  # noqa: N802  (Keras' public name)
     tensor = _SIGNATURE.bind_partial(*args, **kwargs).arguments.get("tensor")
-    if (isinstance(tensor, tf.Tensor) and not hasattr(tensor, "_keras_history")
+    if (isinstance(tensor, tf.Tensor) and not keras_and_slim.made_by_keras(tensor)
             and shapes.building_tf1_code()):
         return tensor
     return _keras.Input(*args, **kwargs)

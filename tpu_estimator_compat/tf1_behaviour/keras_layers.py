@@ -20,5 +20,5 @@ def install():
     """Gives tf_keras' convolution layers `_convolution_op` when tf_keras is imported (a
     program defining such a subclass has imported it); idempotent."""
     conv_base = keras_and_slim.loaded_keras_conv_base()
-    if conv_base is not None and "_convolution_op" not in vars(conv_base):
-        conv_base._convolution_op = _TF1ConvolutionOp()  # pylint: disable=protected-access
+    if conv_base is not None:
+        keras_and_slim.add_tf1_convolution_op(conv_base, _TF1ConvolutionOp())

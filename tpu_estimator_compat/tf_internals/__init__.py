@@ -3,7 +3,9 @@
 Only the modules here import `tensorflow.python`, `tensorflow.compiler`, `tensorflow.core`
 or `tf_keras.src`, or touch a TensorFlow attribute whose name starts with `_`; the rest of
 the package uses public TensorFlow and these modules' functions
-(`tests/test_layer_boundaries.py` checks it). Each module lists the private symbols it
+(`tests/test_layer_boundaries.py` checks the imports, `tests/test_tf_internals.py` scans
+for protected attributes; a subclass may call its TensorFlow base class's protected hooks,
+`super()._apply_dense(...)`, when the ledger records them). Each module lists the private symbols it
 uses in `SYMBOLS`, with the public behaviour each provides and the TensorFlow versions it
 was checked on (2.21); `tests/test_tf_internals.py` checks that every one exists in the
 installed TensorFlow, naming any that does not.

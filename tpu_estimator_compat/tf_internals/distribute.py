@@ -3,6 +3,7 @@
 from tensorflow.compiler.tf2xla.python import xla
 from tensorflow.python.distribute import distribute_lib
 from tensorflow.python.distribute import distribute_utils
+from tensorflow.python.distribute import mirrored_strategy
 from tensorflow.python.distribute import values
 from tensorflow.python.util import nest
 
@@ -35,6 +36,10 @@ SYMBOLS = uses(
     Symbol("tensorflow.python.distribute.values", "DistributedVariable._packed_variable",
            "a TPUStrategy's step captures a packed variable's one handle: the replicas' "
            "copies are checked and kept as TF1 kept them (engine/replica_sync.py)"),
+    Symbol("tensorflow.python.distribute.mirrored_strategy",
+           "MirroredStrategy._collective_key_base",
+           "two MirroredStrategies in one process (a simulated TPU's, a user's) run their "
+           "collectives under group keys of their own (engine/runtime.py)"),
     Symbol("tensorflow.python.util.nest", "flatten_up_to",
            "TPUConfig.input_partition_dims flattened against features as the original did"),
 )
@@ -72,6 +77,13 @@ def variable_handles(variable, strategy):
     if packed is not None:
         handles.append(packed.handle)
     return handles
+
+
+def mirrored_strategy_class(collective_key_base):
+    """A `tf.distribute.MirroredStrategy` subclass whose collective group keys start after
+    `collective_key_base` (TensorFlow reads the base from the strategy class)."""
+    return type("MirroredStrategy", (mirrored_strategy.MirroredStrategy,),
+                {"_collective_key_base": collective_key_base})
 
 
 def flatten_up_to(shallow_structure, structure):

@@ -7,6 +7,7 @@ from tensorflow.python.eager import context
 from tensorflow.python.framework import auto_control_deps_utils
 from tensorflow.python.framework import func_graph as func_graph_lib
 from tensorflow.python.framework import ops
+from tensorflow.python.framework import smart_cond as smart_cond_lib
 
 from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
 
@@ -58,12 +59,21 @@ SYMBOLS = uses(
            "a TF1 read without a dependency on an update sees the step's start value"),
     Symbol(f"{_FRAMEWORK}.auto_control_deps_utils", "RESOURCE_READ_OPS",
            "a TF1 read without a dependency on an update sees the step's start value"),
+    Symbol(f"{_FRAMEWORK}.ops", "Operation.colocation_groups",
+           "a copied step's ops drop the colocation attribute this reads (`_class`: names "
+           "of the traced graph's ops, which the copy does not keep)"),
+    Symbol(f"{_FRAMEWORK}.smart_cond", "smart_cond",
+           "tf.contrib.layers' batch_norm/dropout take `is_training` as a Python bool or a "
+           "tensor, as TF1's did (`tf.__internal__.smart_cond`)"),
     Symbol(f"{_FRAMEWORK}.ops", "Operation._add_control_input",
            "eval_metric_ops report their value op read after the step's update "
            "(engine/metric_values.py)"),
 )
 
 eager_mode = context.eager_mode
+smart_cond = smart_cond_lib.smart_cond
+# The op attribute naming the ops an op is colocated with.
+COLOCATION_ATTRIBUTE = "_class"
 
 
 @contextlib.contextmanager

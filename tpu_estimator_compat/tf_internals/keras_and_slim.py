@@ -33,6 +33,17 @@ SYMBOLS = uses(
     Symbol("tf_keras.src.layers.convolutional.base_conv", "Conv",
            "TF1-style subclasses of tf.layers.Conv2D... call `self._convolution_op` "
            "(tf1_behaviour/patches.py)"),
+    Symbol("tf_keras.src.layers.convolutional.base_conv", "Conv.convolution_op",
+           "served as TF1's `_convolution_op` (add_tf1_convolution_op)"),
+    Symbol("tf_keras.src.engine.node", "KerasHistory",
+           "tf.keras.Input(tensor=t) in TF1 code gives t unless a Keras layer made t (it "
+           "then carries its `_keras_history`) (tf1_behaviour/keras_input.py)"),
+    Symbol("tf_keras.api._v1.keras.__internal__.legacy.layers", "BatchNormalization",
+           "tf.layers.BatchNormalization, TF1's layer (rebuilt_apis/tf1_batch_norm.py)"),
+    Symbol("tf_keras.src.layers.normalization.batch_normalization",
+           "BatchNormalizationBase._moments",
+           "TF1 subclasses of tf.layers.BatchNormalization override `_moments` for "
+           "cross-replica statistics (rebuilt_apis/tf1_batch_norm.py)"),
     Symbol("tensorflow.python.framework.tensor", "Tensor",
            "tf.contrib.slim's constant_value, optimize_loss, learning read `ops.Tensor` "
            "(repaired by repair_tf_slim)"),
@@ -72,6 +83,29 @@ def loaded_keras_conv_base():
     if "tf_keras" not in sys.modules:
         return None
     return importlib.import_module("tf_keras.src.layers.convolutional.base_conv").Conv
+
+
+def add_tf1_convolution_op(conv_base, descriptor):
+    """Gives the convolution layer class `conv_base` TF 1.x's `_convolution_op`, served by
+    `descriptor`, unless it has one; idempotent."""
+    if "_convolution_op" not in vars(conv_base):
+        conv_base._convolution_op = descriptor  # pylint: disable=protected-access
+
+
+def made_by_keras(tensor):
+    """Whether a Keras layer (or `Input`) made `tensor` (it records its history then)."""
+    return hasattr(tensor, "_keras_history")
+
+
+def legacy_tf_layers():
+    """tf_keras's TF1 `tf.layers` module (`tf.compat.v1.layers`' classes)."""
+    return importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
+
+
+def defined_moments(layer_class):
+    """The `_moments` method `layer_class` itself defines (a batch normalization
+    subclass's override of its statistics), or None."""
+    return vars(layer_class).get("_moments")
 
 
 def keras_seed_generators():

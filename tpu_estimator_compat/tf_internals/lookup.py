@@ -14,6 +14,9 @@ SYMBOLS = uses(
            "tf.contrib.lookup.string_to_index_table_from_file: ids of a vocabulary file"),
     Symbol("tensorflow.python.ops.lookup_ops", "FastHashSpec",
            "contrib's default hasher of out-of-vocabulary buckets"),
+    Symbol("tensorflow.python.ops.lookup_ops", "StaticHashTable._create_resource",
+           "tf.contrib.lookup.HashTable names its resource when it is created: "
+           "rebuilt_apis/contrib_lookup.py overrides it and calls the base's"),
     Symbol("tensorflow.python.ops.lookup_ops", "StaticHashTable._shared_name",
            "tf.contrib.lookup.HashTable(shared_name=...) names the table's resource",
            per_instance=True),

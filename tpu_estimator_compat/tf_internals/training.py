@@ -29,6 +29,19 @@ SYMBOLS = uses(
              "a user's Saver in a CheckpointSaverHook keeps the checkpoints it was told to",
              per_instance=True)
       for field in ("_max_to_keep", "_keep_checkpoint_every_n_hours")),
+    Symbol(_SAVER, "Saver._var_list",
+           "export checks that what a Scaffold's Saver restores fits the checkpoint "
+           "(export/preflight.py)", per_instance=True),
+    *(Symbol("tensorflow.python.training.optimizer", f"Optimizer.{method}",
+             "tf.contrib.opt's AdamW/MomentumW decay each variable inside the base "
+             "optimizer's update: rebuilt_apis/weight_decay.py overrides the v1 Optimizer's "
+             "methods 'to be implemented by subclasses' and calls the base's")
+      for method in ("_prepare", "_apply_dense", "_resource_apply_dense",
+                     "_apply_sparse_duplicate_indices",
+                     "_resource_apply_sparse_duplicate_indices")),
+    Symbol("tensorflow.python.training.optimizer", "Optimizer._use_locking",
+           "as Optimizer._prepare: the decay takes the optimizer's `use_locking`",
+           per_instance=True),
     Symbol(_HOOKS, "SecondOrStepTimer._every_steps",
            "a user's CheckpointSaverHook(save_steps=N) with use_tpu=False saves at the steps "
            "TF1 saved at (loops end there)", per_instance=True),
@@ -86,6 +99,12 @@ def checkpoint_saver_hook_fields(hook):
 def timer_every_steps(timer):
     """A SecondOrStepTimer's step interval, or None (a time-based timer)."""
     return getattr(timer, "_every_steps", None)
+
+
+def saver_var_list(saver):
+    """What `saver` (a `tf.compat.v1.train.Saver`) was given to save: a list, a dict by
+    checkpoint name, or None (every global variable)."""
+    return getattr(saver, "_var_list", None)
 
 
 def saver_retention(saver, default_max_to_keep, default_every_n_hours):
