@@ -255,12 +255,6 @@ def test_the_documented_table_parses():
     assert table["d"] == set(ALLOWED) - {"a", "c", "d"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "docs/how-it-works.md's layer table has no calls.py row, says estimator.py imports "
-    "export and host (now calls.py does), v1/ 'every room but cli and host' (so also "
-    "tf_internals, calls and __main__, which ALLOWED does not give it) and cli/ 'v1, log' "
-    "(ALLOWED adds config, for run --seed); the corrected table is in the arch branch's "
-    "notes. Remove this mark once the docs have it."))
 def test_the_documented_table_is_this_table():
     documented = _documented_table(_DOCS_TABLE.read_text())
     differences = {room: {"docs only": sorted(documented.get(room, set()) - allowed),
