@@ -29,6 +29,16 @@ def eight_devices():
 
 
 @pytest.fixture(scope="session")
+def two_devices():
+    """A MirroredStrategy over 2 logical CPU devices, with collective group keys of its own:
+    every MirroredStrategy numbers its device groups from 1, and a group key run with 2
+    devices aborts the 8-device strategy's all-reduces that use it later in the process."""
+    from tpu_estimator_compat.tf_internals import distribute  # noqa: PLC0415
+
+    return distribute.mirrored_strategy_class(10 ** 6)(["/cpu:0", "/cpu:1"])
+
+
+@pytest.fixture(scope="session")
 def one_device():
     """A MirroredStrategy with a single replica, for 1-vs-8 replica comparisons."""
     return tf.distribute.MirroredStrategy(["/cpu:0"])

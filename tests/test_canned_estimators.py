@@ -629,11 +629,11 @@ def test_same_seed_and_data_give_the_originals_variables_and_metrics(tmp_path, s
 
 
 def test_under_a_mirrored_strategy_the_originals_unpartitioned_variables_and_numbers(
-        tmp_path):
+        tmp_path, two_devices):
     # TF 1.x's strategies dropped partitioners: the slots are `dnn/dnn/<variable>/Adagrad`
     # there; evaluation on one device restores them into partitioned variables.
     estimator = canned_scenarios.mirrored_dnn_classifier(
-        tf1.estimator, str(tmp_path), tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+        tf1.estimator, str(tmp_path), two_devices)
     _check_against_the_original(
         "dnn_binary_mirrored", *canned_scenarios.train_and_evaluate(estimator, "binary"))
 
