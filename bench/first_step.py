@@ -15,8 +15,11 @@ dominates): BERT-style encoders of several depths (`bert6` ... `bert48`: the dep
 Each process builds the estimator (`iterations_per_loop=1`, default checkpointing), then
 times `train(steps=--steps)`: `first step` is the call's start to the first step's
 `after_run` (a SessionRunHook), `total` the whole call. model_fn is wrapped to count its calls
-and time them. Ours' first call is split further: `build` (the engine's step graph after
-model_fn: pruning, replica sync, op checks), `loop trace` (the device loop's tf.function),
+and time them. Ours' first call is split further: model_fn (its calls in the engine's
+trace, one per replica), `build` (the rest of the trace: variables created eagerly, the
+step graph's pruning, replica sync, op checks), `.meta` (model_fn called once more in a TF1
+graph for the checkpoints' `.meta` files, at the initial checkpoint; the call's last model_fn
+call), `loop trace` (the device loop's tf.function),
 `first run` (its first execution: graph optimisation, XLA compilation, the step) and `other`
 (input_fn, variables' initial values, hooks, checkpoint); the original's into model_fn and
 `other` (finalising the graph, the session, initialisation, the first step). With N cores
@@ -103,6 +106,9 @@ class _ModelFnCalls:
     def summary(self, since=0):
         calls = self.calls[since:]
         return len(calls), sum(seconds for _, seconds in calls)
+
+    def seconds(self):
+        return [round(seconds, 3) for _, seconds in self.calls]
 
 
 def _first_step_hook(tf):
@@ -205,6 +211,7 @@ def measure(args):
     result["total"] = time.perf_counter() - start
     result["first_step"] = hook.done_at - start
     result["model_fn_calls"], result["model_fn"] = calls.summary()
+    result["model_fn_each"] = calls.seconds()
     result.update(phases)
     if args.later and not args.restart:
         _mark("evaluate")
@@ -310,12 +317,16 @@ def _median(rs, key):
 
 
 def _ours_split(rs):
-    """Medians of ours' first-call phases: model_fn, build, loop trace, first run, other."""
-    model_fn = _median(rs, "model_fn")
+    """Medians of ours' first-call phases: model_fn in the trace (one call per replica),
+    build (the rest of the trace), the .meta graph's model_fn call, loop trace, first run,
+    other."""
+    traced = [sum(r["model_fn_each"][:-1]) for r in rs]
+    meta = [r["model_fn_each"][-1] for r in rs]
+    model_fn = statistics.median(traced)
     trace = _median(rs, "trace_train")
     loop_trace, first_run = _median(rs, "loop_trace"), _median(rs, "first_run")
-    other = _median(rs, "first_step") - trace - loop_trace - first_run
-    return model_fn, trace - model_fn, loop_trace, first_run, other
+    other = _median(rs, "first_step") - trace - statistics.median(meta) - loop_trace - first_run
+    return model_fn, trace - model_fn, statistics.median(meta), loop_trace, first_run, other
 
 
 def _loads(rs):
@@ -342,7 +353,7 @@ def report_first_step(runs, models):
             _loads(ours + original)])
     print(_common.format_table(
         ["model", "ours", "original", "ours/orig", "ours total", "orig total", "total ratio",
-         "ours model_fn/build/loop trace/first run/other", "orig model_fn/other", "load"],
+         "ours model_fn/build/.meta model_fn/loop trace/first run/other", "orig model_fn/other", "load"],
         rows))
 
 
@@ -363,11 +374,11 @@ def report_sweep(runs, models):
                 f" (+{(first - previous[side][1]) / (depth - previous[side][0]):.3f}/layer)")
             row.append(f"{first:.2f}{per_layer}")
         ours_split = _ours_split(runs.get(("ours", model), []))
-        row.append(f"{ours_split[0]:.2f} / {ours_split[1]:.2f}")
+        row.append(f"{ours_split[0]:.2f} / {ours_split[1]:.2f} / {ours_split[2]:.2f}")
         rows.append(row)
         previous = {side: (depth, _median(runs.get((side, f"bert{depth}"), []), "first_step"))
                     for side in ("ours", "original")}
-    print(_common.format_table(["depth", "ours s", "original s", "ours model_fn / build"],
+    print(_common.format_table(["depth", "ours s", "original s", "ours model_fn / build / .meta model_fn"],
                                rows))
 
 
@@ -388,7 +399,7 @@ def report_tpu(runs, models, cores):
                      f"({compiles[0][0]} clusters)", _loads(rs)])
     print(_common.format_table(
         ["model", "first step", "total", "model_fn calls",
-         "model_fn/build/loop trace/first run/other", "XLA compile (summed)", "load"], rows))
+         "model_fn/build/.meta model_fn/loop trace/first run/other", "XLA compile (summed)", "load"], rows))
 
 
 def report_later(runs, models, cores):
