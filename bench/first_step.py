@@ -14,7 +14,9 @@ dominates): BERT-style encoders of several depths (`bert6` ... `bert48`: the dep
 
 Each process builds the estimator (`iterations_per_loop=1`, default checkpointing), then
 times `train(steps=--steps)`: `first step` is the call's start to the first step's
-`after_run` (a SessionRunHook), `total` the whole call. model_fn is wrapped to count its calls
+`after_run` (a SessionRunHook), with the CPU seconds the process used meanwhile (user +
+system, all threads: less sensitive to other jobs' load than wall time), `total` the whole
+call. model_fn is wrapped to count its calls
 and time them. Ours' first call is split further: model_fn (its calls in the engine's
 trace, one per replica), `build` (the rest of the trace: variables created eagerly, the
 step graph's pruning, replica sync, op checks), `.meta` (model_fn called once more in a TF1
@@ -121,6 +123,7 @@ def _first_step_hook(tf):
         def after_run(self, run_context, run_values):
             if self.done_at is None:
                 self.done_at = time.perf_counter()
+                self.cpu_at = _common.cpu_seconds()
     return FirstStep()
 
 
@@ -206,10 +209,11 @@ def measure(args):
     result["construction"] = time.perf_counter() - start
     hook = _first_step_hook(tf)
     _mark("train")
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), _common.cpu_seconds()
     estimator.train(input_fn, steps=args.steps, hooks=[hook])
     result["total"] = time.perf_counter() - start
     result["first_step"] = hook.done_at - start
+    result["first_step_cpu"] = hook.cpu_at - start_cpu
     result["model_fn_calls"], result["model_fn"] = calls.summary()
     result["model_fn_each"] = calls.seconds()
     result.update(phases)
@@ -275,7 +279,8 @@ def run_process(args, side, model, cores, model_dir, restart=False):
 
 
 def _describe(side, model, cores, r):
-    parts = [f"first step {r['first_step']:.2f} s", f"total {r['total']:.2f} s",
+    parts = [f"first step {r['first_step']:.2f} s ({r['first_step_cpu']:.1f} CPU s)",
+             f"total {r['total']:.2f} s",
              f"model_fn {r['model_fn_calls']}x {r['model_fn']:.2f} s",
              f"construction {r['construction']:.2f}", f"import {r['import']:.1f}"]
     if "trace_train" in r:
@@ -345,6 +350,8 @@ def report_first_step(runs, models):
         rows.append([
             model, f"{_median(ours, 'first_step'):.2f}", f"{_median(original, 'first_step'):.2f}",
             f"{_median(ours, 'first_step') / _median(original, 'first_step'):.2f}x",
+            f"{_median(ours, 'first_step_cpu'):.1f} / {_median(original, 'first_step_cpu'):.1f}"
+            f" = {_median(ours, 'first_step_cpu') / _median(original, 'first_step_cpu'):.2f}x",
             f"{_median(ours, 'total'):.2f}", f"{_median(original, 'total'):.2f}",
             f"{_median(ours, 'total') / _median(original, 'total'):.2f}x",
             " / ".join(f"{v:.2f}" for v in split),
@@ -352,7 +359,7 @@ def report_first_step(runs, models):
             f"{_median(original, 'first_step') - _median(original, 'model_fn'):.2f}",
             _loads(ours + original)])
     print(_common.format_table(
-        ["model", "ours", "original", "ours/orig", "ours total", "orig total", "total ratio",
+        ["model", "ours", "original", "ours/orig", "CPU s ours / orig", "ours total", "orig total", "total ratio",
          "ours model_fn/build/.meta model_fn/loop trace/first run/other", "orig model_fn/other", "load"],
         rows))
 
@@ -370,13 +377,16 @@ def report_sweep(runs, models):
         row = [f"{depth} layers"]
         for side in ("ours", "original"):
             first = _median(runs.get((side, model), []), "first_step")
+            cpu = _median(runs.get((side, model), []), "first_step_cpu")
             per_layer = "" if previous is None else (
-                f" (+{(first - previous[side][1]) / (depth - previous[side][0]):.3f}/layer)")
-            row.append(f"{first:.2f}{per_layer}")
+                f" (+{(first - previous[side][1]) / (depth - previous[side][0]):.3f}/layer, "
+                f"CPU +{(cpu - previous[side][2]) / (depth - previous[side][0]):.3f}/layer)")
+            row.append(f"{first:.2f}, {cpu:.1f} CPU{per_layer}")
         ours_split = _ours_split(runs.get(("ours", model), []))
         row.append(f"{ours_split[0]:.2f} / {ours_split[1]:.2f} / {ours_split[2]:.2f}")
         rows.append(row)
-        previous = {side: (depth, _median(runs.get((side, f"bert{depth}"), []), "first_step"))
+        previous = {side: (depth, _median(runs.get((side, model), []), "first_step"),
+                           _median(runs.get((side, model), []), "first_step_cpu"))
                     for side in ("ours", "original")}
     print(_common.format_table(["depth", "ours s", "original s", "ours model_fn / build / .meta model_fn"],
                                rows))
@@ -391,15 +401,23 @@ def report_tpu(runs, models, cores):
         if not rs:
             continue
         compiles = [r.get("xla", {}).get("train", (0, 0.0)) for r in rs]
-        split = _ours_split(rs)
-        rows.append([model, f"{_median(rs, 'first_step'):.2f}", f"{_median(rs, 'total'):.2f}",
+        meta = statistics.median(r["model_fn_each"][-1] for r in rs)
+        other = (_median(rs, "first_step") - _median(rs, "trace_train") - meta
+                 - _median(rs, "loop_trace") - _median(rs, "first_run"))
+        rows.append([model, f"{_median(rs, 'first_step'):.2f}",
+                     f"{_median(rs, 'first_step_cpu'):.1f}", f"{_median(rs, 'total'):.2f}",
                      str(rs[0]["model_fn_calls"]),
-                     " / ".join(f"{v:.2f}" for v in split),
+                     " / ".join(f"{v:.2f}" for v in (
+                         _median(rs, "trace_train"), meta, _median(rs, "loop_trace"),
+                         _median(rs, "first_run"), other)),
                      f"{statistics.median(s for _, s in compiles):.2f} "
                      f"({compiles[0][0]} clusters)", _loads(rs)])
     print(_common.format_table(
-        ["model", "first step", "total", "model_fn calls",
-         "model_fn/build/.meta model_fn/loop trace/first run/other", "XLA compile (summed)", "load"], rows))
+        ["model", "first step", "CPU s", "total", "model_fn calls",
+         "trace/.meta model_fn/loop trace/first run/other", "XLA compile (summed)", "load"],
+        rows))
+    print("  (the replicas' model_fn calls run on MirroredStrategy's replica threads: their "
+          "times overlap, so the trace is shown whole)")
 
 
 def report_later(runs, models, cores):
