@@ -1,5 +1,6 @@
 """Smoke tests: the benches (`bench/train_throughput.py`, `exit_latency.py`, `warm_up.py`,
-`tf1_program_throughput.py`, `xla.py`, `first_step.py`) still run end to end and print their result lines.
+`tf1_program_throughput.py`, `xla.py`, `first_step.py`) still run end to end and print
+their result lines.
 
 Each runs in a subprocess (it splits the CPU into logical devices at start-up, which this
 test process has already done) with the smallest flags: it checks that the script works, not
