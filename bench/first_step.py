@@ -359,9 +359,10 @@ def report_first_step(runs, models):
             f"{_median(original, 'first_step') - _median(original, 'model_fn'):.2f}",
             _loads(ours + original)])
     print(_common.format_table(
-        ["model", "ours", "original", "ours/orig", "CPU s ours / orig", "ours total", "orig total", "total ratio",
-         "ours model_fn/build/.meta model_fn/loop trace/first run/other", "orig model_fn/other", "load"],
-        rows))
+        ["model", "ours", "original", "ours/orig", "CPU s ours / orig", "ours total",
+         "orig total", "total ratio",
+         "ours model_fn/build/.meta model_fn/loop trace/first run/other",
+         "orig model_fn/other", "load"], rows))
 
 
 def report_sweep(runs, models):
@@ -388,8 +389,8 @@ def report_sweep(runs, models):
         previous = {side: (depth, _median(runs.get((side, model), []), "first_step"),
                            _median(runs.get((side, model), []), "first_step_cpu"))
                     for side in ("ours", "original")}
-    print(_common.format_table(["depth", "ours s", "original s", "ours model_fn / build / .meta model_fn"],
-                               rows))
+    print(_common.format_table(
+        ["depth", "ours s", "original s", "ours model_fn / build / .meta model_fn"], rows))
 
 
 def report_tpu(runs, models, cores):
