@@ -1,5 +1,6 @@
 """Smoke tests: the benches (`bench/train_throughput.py`, `exit_latency.py`, `warm_up.py`,
-`tf1_program_throughput.py`, `xla.py`) still run end to end and print their result lines.
+`tf1_program_throughput.py`, `xla.py`, `first_step.py`) still run end to end and print
+their result lines.
 
 Each runs in a subprocess (it splits the CPU into logical devices at start-up, which this
 test process has already done) with the smallest flags: it checks that the script works, not
@@ -90,3 +91,23 @@ def test_xla_bench_prints_its_ratio_lines():
                   "without XLA: ours / baseline"):
         assert re.search(rf"^{re.escape(label)}: first loop \d+\.\d+x, step throughput "
                          r"\d+\.\d+$", result.stdout, re.MULTILINE), result.stdout
+
+
+_ORIGINAL = "/work/orig/bin/python"  # TF 2.15 + tensorflow-estimator (the original)
+
+
+@pytest.mark.skipif(not os.path.exists(_ORIGINAL), reason="needs the original's venv")
+def test_first_step_bench_prints_its_table_and_sweep():
+    bench = os.path.join(os.path.dirname(_BENCH), "first_step.py")
+    env = {key: value for key, value in os.environ.items()
+           if key != "TPU_ESTIMATOR_COMPAT_SIMULATED_TPU_CORES"}  # set per child by the bench
+    result = subprocess.run(
+        [sys.executable, bench, "--models", "bert2,bert4", "--repeats", "1", "--steps", "1",
+         "--cores", "0", "--original", _ORIGINAL],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**env, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^bert4 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+x ", result.stdout,
+                     re.MULTILINE), result.stdout
+    assert re.search(r"^4 layers .*CPU \+-?\d+\.\d+/layer\)", result.stdout,
+                     re.MULTILINE), result.stdout

@@ -331,6 +331,31 @@ def test_checkpoints_have_meta_graphs_that_import_and_restore(tmp_path, devices,
     np.testing.assert_allclose(kernel.ravel(), KERNEL, atol=1e-6)
 
 
+def test_meta_graph_def_is_the_one_tf1_export_writes_with_devices_cleared():
+    """The .meta GraphDef, built in one pass, is byte for byte TensorFlow's own
+    `export_meta_graph(clear_devices=True)` (devices, shapes, functions, control inputs)."""
+    from tpu_estimator_compat.engine import meta_graph  # noqa: PLC0415
+    with tf.Graph().as_default() as graph:
+        with tf.device("/cpu:0"):
+            features = v1.placeholder(tf.float32, [8, 4])
+            loss = v1.losses.mean_squared_error(
+                tf.ones([8, 1]), legacy_layers.dense(features, 1, name="dense"))
+            train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+                tf.function(lambda x: x * 2.0)(loss),
+                global_step=v1.train.get_or_create_global_step())
+        graph.add_to_collection(v1.GraphKeys.TRAIN_OP, train_op)
+        saver_def = v1.train.Saver(sharded=True).saver_def
+        expected = v1.train.export_meta_graph(graph=graph, saver_def=saver_def,
+                                              clear_devices=True)
+        built = v1.train.export_meta_graph(
+            graph_def=meta_graph._device_free_graph_def(graph),  # pylint: disable=protected-access
+            graph=graph, saver_def=saver_def)
+    assert expected.graph_def.library.function  # the tf.function is in both
+    assert not any(node.device for node in built.graph_def.node)
+    assert built.SerializeToString(deterministic=True) == expected.SerializeToString(
+        deterministic=True)
+
+
 def test_tf1_idioms_in_model_fn_behave_as_in_a_tf1_graph(tmp_path):
     """Found in real programs: `var in list` compares by identity (simclr); a TF2 summary
     writer made in model_fn and initialised under control_dependencies writes its events
