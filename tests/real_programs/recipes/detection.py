@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from tiny_data import write_json, write_tfrecord
-from recipes.program import Program, ckpt, seeded_rng, tpu_flag
+from recipes.program import Program, ckpt, evaluation_with, seeded_rng, tpu_flag
 
 TPU_COMMIT = "7dc921f846c9e4071f3884b768a7ddf521272a49"
 
@@ -145,5 +145,6 @@ PROGRAMS = [
             copy_from="models", copy_to="models",
             pythonpath=("models/official/unet3d", "models"),
             check_paths=("models/official/unet3d", "models/hyperparameters"),
+            eval_only=evaluation_with(unet3d, mode="eval"),  # the latest checkpoint
             replica_check="batch norm"),
 ]
