@@ -188,3 +188,25 @@ def test_a_mean_programs_named_slots_must_equal_the_1_replica_runs():
         {"w": single["w"], "w/adafactor_v": single["w/AdamW_1"],
          "w/adafactor_vr": single["w/AdamW_1"], "w/adafactor_vc": single["w/AdamW_1"]}) == (
         "ok (slots: 1 adafactor_v 64x, 1 adafactor_vc 64x, 1 adafactor_vr 64x)")
+
+
+def test_printed_results_are_read_with_the_step_of_the_last_checkpoint_named_before():
+    """retinanet prints its COCO metrics (NumPy floats) from predict(), no "Saving dict"."""
+    trained = (
+        "I1128 Saving checkpoints for 2 into /w/model/model.ckpt.\n"
+        "I1128 evaluation.py:89] Eval results: {'AP': np.float32(0.25), 'AP50': "
+        "np.float32(-1.0), 'ARl': 1e-05}\n")
+    fresh_text = ("I1128 Restoring parameters from /w/model/model.ckpt-2\n"
+                  "I1128 retinanet_main.py:621] Eval results: {'AP': np.float32(0.25), "
+                  "'AP50': np.float32(-1.0), 'ARl': 2e-05}\n")
+    assert numbers_checks.printed_results(trained) == [
+        (2, {"AP": 0.25, "AP50": -1.0, "ARl": 1e-05})]
+    assert numbers_checks.printed_results("Eval results: {'AP': 0.5}") == [(-1, {"AP": 0.5})]
+    assert numbers_checks.compare_evaluations(
+        numbers_checks.printed_results(trained),
+        numbers_checks.printed_results(fresh_text)) == (
+        "FAIL: ARl = 1e-05 in-process, 2e-05 fresh (step 2)")
+    assert numbers_checks.compare_evaluations(
+        numbers_checks.printed_results(trained),
+        numbers_checks.printed_results(fresh_text.replace("2e-05", "1e-05"))) == (
+        "ok (step 2: 3 metric(s) equal, loss diff 0.0e+00)")

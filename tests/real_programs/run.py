@@ -245,8 +245,8 @@ def eval_recheck(program, snapshots, python, logs, timeout):
             if rc != 0:
                 return "%s (%s run)" % (run_status(rc, text, timeout), part)
             texts.append(text)
-        return numbers_checks.compare_evaluations(numbers_checks.eval_results(texts[0]),
-                                           numbers_checks.eval_results(texts[1]))
+        read = getattr(numbers_checks, program.eval_log)
+        return numbers_checks.compare_evaluations(read(texts[0]), read(texts[1]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -137,6 +137,9 @@ PROGRAMS = [
                 "retinanet_main.py", "retinanet_model.py", "retinanet_architecture.py",
                 "dataloader.py", "anchors.py", "postprocess.py", "evaluation.py",
                 "coco_metric.py", "object_detection")) + ("models/common",),
+            # --mode=eval: its checkpoints_iterator predicts with the last checkpoint, computes
+            # the COCO metrics and stops (step >= the run's steps); it prints them
+            eval_only=evaluation_with(retinanet, mode="eval"), eval_log="printed_results",
             replica_check="batch norm"),
     Program("unet3d", "tensorflow/tpu", TPU_COMMIT, "tensorflow+tpu",
             "models/official/unet3d/unet_main.py", "3D U-Net segmentation (liver CT format), "

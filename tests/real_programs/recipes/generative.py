@@ -24,5 +24,7 @@ PROGRAMS = [
             "TPUGANEstimator (joint G/D train ops), one-shot iterator in input_fn, predict "
             "of generated images", dcgan_mnist, copy_from="models/experimental/dcgan",
             tf1_libraries=("tensorflow_gan",),
+            eval_only="dcgan_main.py evaluates only in its training loop (after train(), "
+            "with --eval_loss): no evaluation without training",
             replica_check="batch norm"),
 ]

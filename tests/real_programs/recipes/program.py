@@ -27,11 +27,14 @@ class Program:
 
     The numbers checks (`run.py`'s `eval-recheck` and `replica-check` modes):
     `eval_only(work, use_tpu)` returns the argv that evaluates the model directory a run of
-    `prepare`'s argv left (its latest checkpoint), without training. `replica_check` is either
-    `(work, cores) -> (argv, model_dir)`, a short deterministic run on the simulated TPU with
-    `cores` replicas (dropout off, no unseeded shuffling, the global batch the same for any
-    number of cores) writing checkpoints into `model_dir`, or a string: why the program cannot
-    give the 1-replica run's weights (`batch norm`...). `gradients` says how its train op
+    `prepare`'s argv left (its latest checkpoint), without training, or a string: why the
+    program has no such evaluation to compare; `eval_log` names the `numbers_checks` function
+    that reads the evaluations from a log (`eval_results`: the Estimator's "Saving dict"
+    lines; `printed_results`). `replica_check` is either `(work, cores) -> (argv, model_dir)`,
+    a short deterministic run on the simulated TPU with `cores` replicas (dropout off, no
+    unseeded shuffling, the global batch the same for any number of cores) writing
+    checkpoints into `model_dir`, or a string: why the program cannot give the 1-replica
+    run's weights (`batch norm`...). `gradients` says how its train op
     reduces gradients across replicas: "mean" (CrossShardOptimizer's minimize or
     compute_gradients) or "sum" (its own tf.gradients, then CrossShardOptimizer's
     apply_gradients). `slots` name its optimizer's slots (`<weight>/<slot>`) and the power of
@@ -56,7 +59,8 @@ class Program:
     tf1_libraries: Sequence[str] = ()
     module: str = ""
     with_snapshots: Sequence[tuple] = ()
-    eval_only: Optional[Callable] = None
+    eval_only: Union[Callable, str, None] = None
+    eval_log: str = "eval_results"
     replica_check: Union[Callable, str, None] = None
     gradients: str = "mean"
     slots: Optional[dict] = None

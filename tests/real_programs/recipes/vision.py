@@ -117,10 +117,15 @@ PROGRAMS = [
             tf1_libraries=("tensorflow_hub",),
             # its checkpoints_iterator evaluates the last checkpoint, then stops
             # (global_step >= train_steps)
-            eval_only=evaluation_with(simclr, mode="eval")),
+            eval_only=evaluation_with(simclr, mode="eval"),
+            replica_check="random without a flag: data_util.py's preprocess_for_train crops "
+            "and flips every image at random (random_crop_with_resize, "
+            "random_flip_left_right)"),
     Program("disentanglement_vae", "google-research/disentanglement_lib",
             "86a644d4ed35c771560dc3360756363d35477357", "google-research+disentanglement_lib",
             "bin/dlib_train", "beta-VAE (conv encoder/decoder) configured with gin, TF-Hub "
             "module export from the checkpoint, evaluate; use_tpu=False in the program",
-            disentanglement_vae, has_use_tpu=False, tf1_libraries=("gin.tf", "tensorflow_hub")),
+            disentanglement_vae, has_use_tpu=False, tf1_libraries=("gin.tf", "tensorflow_hub"),
+            eval_only="methods/unsupervised/train.py refuses (or with overwrite deletes) an "
+            "existing model directory and trains before it evaluates"),
 ]
