@@ -130,7 +130,7 @@ def test_numbers_checks_say_why_they_do_not_run():
     unwritten = dataclasses.replace(programs["electra_pretraining"], eval_only=None,
                                     replica_check=None)
     for program, mode, status in (
-            (programs["resnet_main"], "replica-check", "n/a (batch norm)"),
+            (programs["retinanet"], "replica-check", "n/a (batch norm)"),
             (programs["grover_lm"], "eval-recheck", "n/a (lm/train.py only trains)"),
             (unwritten, "eval-recheck", "not run (no eval-only argv in the recipe)"),
             (unwritten, "replica-check", "not run (no deterministic run in the recipe)")):
