@@ -149,5 +149,6 @@ PROGRAMS = [
             pythonpath=("models/official/unet3d", "models"),
             check_paths=("models/official/unet3d", "models/hyperparameters"),
             eval_only=evaluation_with(unet3d, mode="eval"),  # the latest checkpoint
-            replica_check="batch norm"),
+            replica_check="batch norm over 2-core spatial partitions of each volume "
+            "(input_partition_dims): no 1-core run of the check has them"),
 ]

@@ -37,5 +37,6 @@ PROGRAMS = [
             tpu_dcgan,
             eval_only="dcgan_main.py evaluates only in its training loop (after train(), "
             "with --eval_loss): no evaluation without training",
-            replica_check="batch norm"),
+            replica_check="batch norm, and no two training examples alike: "
+            "dcgan64_input.py draws each one's generator noise (random_normal)"),
 ]

@@ -99,7 +99,8 @@ PROGRAMS = [
             noisystudent_svhn,
             eval_only="main.py evaluates only in a process of its own (--mode=eval; "
             "train_and_eval does not train): no in-process evaluation to compare",
-            replica_check="batch norm"),
+            replica_check="batch norm, and no two training examples alike: "
+            "preprocessing.py crops and flips each image at random"),
     Program("noisystudent_pseudo_label", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student teacher labelling unlabeled data: train, then predict from an explicit "
@@ -107,7 +108,8 @@ PROGRAMS = [
             "TFRecords", noisystudent_pseudo_label,
             eval_only="main.py evaluates only in a process of its own (--mode=eval; "
             "train_and_eval does not train): no in-process evaluation to compare",
-            replica_check="batch norm"),
+            replica_check="batch norm, and no two training examples alike: "
+            "preprocessing.py crops and flips each image at random"),
     Program("noisystudent_student", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student student: labeled and pseudo-labeled datasets zipped per step, "
@@ -115,5 +117,6 @@ PROGRAMS = [
             "/ scaffold_fn)", noisystudent_student,
             eval_only="main.py evaluates only in a process of its own (--mode=eval; "
             "train_and_eval does not train): no in-process evaluation to compare",
-            replica_check="batch norm"),
+            replica_check="batch norm, and no two training examples alike: "
+            "preprocessing.py crops and flips each image at random"),
 ]

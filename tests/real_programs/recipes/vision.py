@@ -124,7 +124,8 @@ PROGRAMS = [
             "google-research+uda", "main.py", "UDA semi-supervised WRN on CIFAR-format "
             "records: EMA (moving averages), two inputs per step, TSA", uda_image,
             copy_from="image", eval_only=evaluation_with(uda_image, do_train="false"),
-            replica_check="batch norm"),
+            replica_check="batch norm, and no two training examples alike: data.py "
+            "flips and crops each image at random"),
     Program("simclr", "google-research/simclr", "383d4143fd8cf7879ae10f1046a9baeb753ff438",
             "google-research+simclr", "run.py", "SimCLR contrastive pre-training (TF1 code) on "
             "a TFDS builder, LARS, cross-replica batch norm, train_then_eval + hub export",
