@@ -130,7 +130,9 @@ def test_numbers_checks_say_why_they_do_not_run():
     unwritten = dataclasses.replace(programs["electra_pretraining"], eval_only=None,
                                     replica_check=None)
     for program, mode, status in (
-            (programs["retinanet"], "replica-check", "n/a (batch norm)"),
+            (programs["unet3d"], "replica-check", "n/a (batch norm over 2-core spatial "
+             "partitions of each volume (input_partition_dims): no 1-core run of the check "
+             "has them)"),
             (programs["grover_lm"], "eval-recheck", "n/a (lm/train.py only trains)"),
             (unwritten, "eval-recheck", "not run (no eval-only argv in the recipe)"),
             (unwritten, "replica-check", "not run (no deterministic run in the recipe)")):
