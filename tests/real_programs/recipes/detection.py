@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from tiny_data import write_json, write_tfrecord
-from recipes.program import Program, ckpt, evaluation_with, seeded_rng, tpu_flag, with_flags
+from recipes.program import Program, ckpt, evaluation_with, seeded_rng, tpu_flag
 
 TPU_COMMIT = "7dc921f846c9e4071f3884b768a7ddf521272a49"
 
@@ -85,22 +85,6 @@ def retinanet(work, use_tpu):
                   os.path.join(model_dir, "train_eval")]
 
 
-def retinanet_replicas(work, cores):
-    """Two steps without its random flip (hparam input_rand_hflip; its scale jitter is off by
-    default), every training example the same image, a global batch of 16: as
-    vision.resnet_replicas, per-replica batch-norm statistics are then the 1-replica run's,
-    and so are TF1's weights. Its loss divides by the batch's positive anchors, the same
-    share of every replica's batch as of the whole."""
-    argv, _ = retinanet(work, True)
-    train, _ = coco_records(seeded_rng(), 1, 1, num_classes=5)
-    write_tfrecord(os.path.join(work, "coco", "train-00000-of-00001.tfrecord"), train * 32)
-    hparams = next(a for a in argv if a.startswith("--hparams="))[len("--hparams="):]
-    return with_flags(argv, {
-        "hparams": hparams + ",input_rand_hflip=false", "train_batch_size": 16,
-        "num_examples_per_epoch": 32, "num_epochs": 1, "eval_after_training": "false",
-        "num_cores": cores}), os.path.join(work, "model")
-
-
 def unet3d(work, use_tpu):
     """Liver-segmentation-format records: float32 CT volume bytes, one-hot float32 labels."""
     rng = seeded_rng()
@@ -156,7 +140,9 @@ PROGRAMS = [
             # --mode=eval: its checkpoints_iterator predicts with the last checkpoint, computes
             # the COCO metrics and stops (step >= the run's steps); it prints them
             eval_only=evaluation_with(retinanet, mode="eval"), eval_log="printed_results",
-            replica_check=retinanet_replicas, slots={"Momentum": 1}),
+            replica_check="batch norm: moving variances take n/(n-1) of each replica's "
+            "count (TF1 too), so even identical examples on every replica do not give a "
+            "1-replica run's"),
     Program("unet3d", "tensorflow/tpu", TPU_COMMIT, "tensorflow+tpu",
             "models/official/unet3d/unet_main.py", "3D U-Net segmentation (liver CT format), "
             "YAML params, train_and_eval cycles, spatial partitioning (input_partition_dims "
