@@ -127,15 +127,88 @@ def test_numbers_checks_say_why_they_do_not_run():
 
     programs = recipes.by_name()
     assert run.MODES[-2:] == ("eval-recheck", "replica-check")
-    for name, mode, status in (
-            ("resnet_main", "replica-check", "n/a (batch norm)"),
-            ("grover_lm", "eval-recheck", "n/a (lm/train.py only trains)"),
-            ("electra_pretraining", "eval-recheck",
-             "not run (no eval-only argv in the recipe)"),
-            ("electra_pretraining", "replica-check",
-             "not run (no deterministic run in the recipe)")):
-        assert run.run_one(programs[name], mode, "/nonexistent", "python", "/nonexistent",
+    unwritten = dataclasses.replace(programs["electra_pretraining"], eval_only=None,
+                                    replica_check=None)
+    for program, mode, status in (
+            (programs["unet3d"], "replica-check", "n/a (batch norm over 2-core spatial "
+             "partitions of each volume (input_partition_dims): no 1-core run of the check "
+             "has them)"),
+            (programs["grover_lm"], "eval-recheck", "n/a (lm/train.py only trains)"),
+            (unwritten, "eval-recheck", "not run (no eval-only argv in the recipe)"),
+            (unwritten, "replica-check", "not run (no deterministic run in the recipe)")):
+        assert run.run_one(program, mode, "/nonexistent", "python", "/nonexistent",
                            1)[0] == status
     no_tpu = dataclasses.replace(programs["bert_pretraining"], has_use_tpu=False)
     assert run.run_one(no_tpu, "replica-check", "/nonexistent", "python", "/nonexistent",
                        1)[0] == "n/a (no TPU switch)"
+
+
+def test_eval_only_argv_sets_flags_of_the_last_invocation():
+    from recipes import program  # noqa: PLC0415
+
+    assert program.with_flags(["--mode=train", "--model_dir=m", "--modes=x"], {
+        "mode": "eval", "do_train": "false"}) == [
+        "--model_dir=m", "--modes=x", "--mode=eval", "--do_train=false"]
+    runs = program.evaluation_with(
+        lambda work, use_tpu: ([["--mode=train", "--dir=" + work], ["--mode=eval"]], []),
+        mode="eval", use_tpu=True)
+    assert runs("w", False) == ["--mode=eval", "--use_tpu=True"]
+    one = program.evaluation_with(lambda work, use_tpu: (["--do_train=true", "-x"], []),
+                                  do_train="false")
+    assert one("w", True) == ["-x", "--do_train=false"]
+
+
+def test_a_mean_programs_named_slots_must_equal_the_1_replica_runs():
+    """Every replica fed the same examples, a MEAN program's update is the 1-replica run's;
+    a sum where TF1 took the mean multiplies the gradient by 8, which Adam's update
+    (scale-invariant but for its epsilon) hides in the weights but not in its slots."""
+    import dataclasses  # noqa: PLC0415
+    import recipes  # noqa: PLC0415
+    import run  # noqa: PLC0415
+
+    initial = {"w": np.zeros(2), "w/AdamW": np.zeros(2), "w/AdamW_1": np.zeros(2)}
+    single = {"w": np.array([0.01, -0.02]), "w/AdamW": np.array([0.1, -0.2]),
+              "w/AdamW_1": np.array([1e-4, 4e-4])}
+    summed = {"w": single["w"], "w/AdamW": 8 * single["w/AdamW"],
+              "w/AdamW_1": 64 * single["w/AdamW_1"]}
+    gpt2 = recipes.by_name()["gpt2_connorjl"]
+    assert gpt2.gradients == "mean" and gpt2.slots == {"AdamW": 1, "AdamW_1": 2}
+    assert run.replica_status(gpt2, initial, dict(single), single) == (
+        "ok (w differs by 0.0e+00, 0 of its tolerance (largest update 2.0e-02, 1 weights); "
+        "slots: 1 AdamW 1x, 1 AdamW_1 1x)")
+    assert run.replica_status(gpt2, initial, summed, single) == (
+        "FAIL: AdamW slots are 8 x the 1-replica run's, not 1 x")
+    moved = dict(single, w=np.array([0.02, -0.02]))
+    assert run.replica_status(gpt2, initial, moved, single).startswith(
+        "FAIL: w differs by 1.0e-02")
+    no_slots = dataclasses.replace(gpt2, slots=None)
+    assert run.replica_status(no_slots, initial, summed, single).startswith("ok (w differs")
+    grover = recipes.by_name()["grover_lm"]  # SUM: 8x, 64x
+    assert run.replica_status(grover, initial, {
+        "w": single["w"], "w/adafactor_v": 64 * single["w/AdamW_1"],
+        "w/adafactor_vr": 64 * single["w/AdamW_1"], "w/adafactor_vc": 64 * single["w/AdamW_1"]},
+        {"w": single["w"], "w/adafactor_v": single["w/AdamW_1"],
+         "w/adafactor_vr": single["w/AdamW_1"], "w/adafactor_vc": single["w/AdamW_1"]}) == (
+        "ok (slots: 1 adafactor_v 64x, 1 adafactor_vc 64x, 1 adafactor_vr 64x)")
+
+
+def test_printed_results_are_read_with_the_step_of_the_last_checkpoint_named_before():
+    """retinanet prints its COCO metrics (NumPy floats) from predict(), no "Saving dict"."""
+    trained = (
+        "I1128 Saving checkpoints for 2 into /w/model/model.ckpt.\n"
+        "I1128 evaluation.py:89] Eval results: {'AP': np.float32(0.25), 'AP50': "
+        "np.float32(-1.0), 'ARl': 1e-05}\n")
+    fresh_text = ("I1128 Restoring parameters from /w/model/model.ckpt-2\n"
+                  "I1128 retinanet_main.py:621] Eval results: {'AP': np.float32(0.25), "
+                  "'AP50': np.float32(-1.0), 'ARl': 2e-05}\n")
+    assert numbers_checks.printed_results(trained) == [
+        (2, {"AP": 0.25, "AP50": -1.0, "ARl": 1e-05})]
+    assert numbers_checks.printed_results("Eval results: {'AP': 0.5}") == [(-1, {"AP": 0.5})]
+    assert numbers_checks.compare_evaluations(
+        numbers_checks.printed_results(trained),
+        numbers_checks.printed_results(fresh_text)) == (
+        "FAIL: ARl = 1e-05 in-process, 2e-05 fresh (step 2)")
+    assert numbers_checks.compare_evaluations(
+        numbers_checks.printed_results(trained),
+        numbers_checks.printed_results(fresh_text.replace("2e-05", "1e-05"))) == (
+        "ok (step 2: 3 metric(s) equal, loss diff 0.0e+00)")

@@ -51,6 +51,25 @@ def eval_results(log_text):
     return evaluations
 
 
+_PRINTED_DICT = re.compile(r"Eval results: \{(.*)\}$", re.MULTILINE)
+_PRINTED_ITEM = re.compile(r"'([^']+)': (?:np\.float\d+\()?([^,()]+)\)?")
+_CHECKPOINT_STEP = re.compile(r"model\.ckpt-(\d+)|Saving checkpoints for (\d+) ")
+
+
+def printed_results(log_text):
+    """The evaluations a program printed itself as `Eval results: {'name': value, ...}` (a dict
+    of NumPy floats: retinanet's COCO metrics from predict()), as `eval_results` reads the
+    Estimator's; the global step of each is that of the last checkpoint the log names before
+    it (saved, or restored for predict())."""
+    evaluations = []
+    for match in _PRINTED_DICT.finditer(log_text):
+        steps = _CHECKPOINT_STEP.findall(log_text, 0, match.start())
+        results = {name: float(value)
+                   for name, value in _PRINTED_ITEM.findall(match.group(1))}
+        evaluations.append((int("".join(steps[-1])) if steps else -1, results))
+    return evaluations
+
+
 def is_loss(name):
     return "loss" in name.lower()
 

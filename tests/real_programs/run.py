@@ -25,10 +25,11 @@ copy, on tiny data generated for it, in up to seven modes:
                 with `--seed 0`) on 8 simulated TPU cores, then on 1 from the 8-core run's
                 step-0 checkpoint, the same global batch: ok when every model weight is
                 the 1-replica run's (within 1e-5 of its largest value plus 1e-3 of the
-                largest update), or for a program that sums
-                its own gradients across replicas (`gradients="sum"`) when its optimizer's
-                slots hold TF1's sum (`numbers_checks.py`); `n/a (reason)` where no
-                1-replica run gives TF1's TPU numbers (per-replica batch norm...)
+                largest update), and so are the optimizer slots the recipe names (`slots`);
+                for a program that sums its own gradients across replicas
+                (`gradients="sum"`), when those slots hold TF1's sum (`numbers_checks.py`);
+                `n/a (reason)` where no 1-replica run gives TF1's TPU numbers (dropout
+                without a flag...)
 
 A run mode is `ok` when the program exits 0 and wrote what its recipe expects (checkpoints,
 results); a numbers check's status is `ok` or `FAIL:` with the numbers compared. Logs and
@@ -244,8 +245,8 @@ def eval_recheck(program, snapshots, python, logs, timeout):
             if rc != 0:
                 return "%s (%s run)" % (run_status(rc, text, timeout), part)
             texts.append(text)
-        return numbers_checks.compare_evaluations(numbers_checks.eval_results(texts[0]),
-                                           numbers_checks.eval_results(texts[1]))
+        read = getattr(numbers_checks, program.eval_log)
+        return numbers_checks.compare_evaluations(read(texts[0]), read(texts[1]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -298,12 +299,21 @@ def replica_check(program, snapshots, python, logs, timeout):
             finals[8][0], finals[1][0])
     values = [numbers_checks.checkpoint_values(p) for p in (initial, finals[8][1],
                                                             finals[1][1])]
+    return "%s, step %d" % (replica_status(program, *values), finals[8][0])
+
+
+def replica_status(program, initial, replicas, single):
+    """The replica check's status from the checkpoints' values: a SUM program's slots hold TF1's
+    sum (8 replicas: 8**power x the 1-replica run's); a MEAN program's weights are the
+    1-replica run's, and so are the slots its recipe names (1 x)."""
     if program.gradients == "sum":  # TF1's sum across replicas, read in the slots
-        status = numbers_checks.compare_slots(values[1], values[2], {
-            suffix: 8 ** power for suffix, power in program.sum_slots.items()})
-    else:
-        status = numbers_checks.compare_weights(*values)
-    return "%s, step %d" % (status, finals[8][0])
+        return numbers_checks.compare_slots(replicas, single, {
+            suffix: 8 ** power for suffix, power in program.slots.items()})
+    status = numbers_checks.compare_weights(initial, replicas, single)
+    if not program.slots or not status.startswith("ok"):
+        return status
+    slots = numbers_checks.compare_slots(replicas, single, dict.fromkeys(program.slots, 1))
+    return slots if not slots.startswith("ok") else "%s; %s)" % (status[:-1], slots[4:-1])
 
 
 NUMBERS_CHECKS = {"eval-recheck": eval_recheck, "replica-check": replica_check}

@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from tiny_data import write_json, write_tfrecord
-from recipes.program import Program, ckpt, seeded_rng, tpu_flag
+from recipes.program import Program, ckpt, evaluation_with, seeded_rng, tpu_flag
 
 TPU_COMMIT = "7dc921f846c9e4071f3884b768a7ddf521272a49"
 
@@ -137,7 +137,12 @@ PROGRAMS = [
                 "retinanet_main.py", "retinanet_model.py", "retinanet_architecture.py",
                 "dataloader.py", "anchors.py", "postprocess.py", "evaluation.py",
                 "coco_metric.py", "object_detection")) + ("models/common",),
-            replica_check="batch norm"),
+            # --mode=eval: its checkpoints_iterator predicts with the last checkpoint, computes
+            # the COCO metrics and stops (step >= the run's steps); it prints them
+            eval_only=evaluation_with(retinanet, mode="eval"), eval_log="printed_results",
+            replica_check="batch norm: moving variances take n/(n-1) of each replica's "
+            "count (TF1 too), so even identical examples on every replica do not give a "
+            "1-replica run's"),
     Program("unet3d", "tensorflow/tpu", TPU_COMMIT, "tensorflow+tpu",
             "models/official/unet3d/unet_main.py", "3D U-Net segmentation (liver CT format), "
             "YAML params, train_and_eval cycles, spatial partitioning (input_partition_dims "
@@ -145,5 +150,7 @@ PROGRAMS = [
             copy_from="models", copy_to="models",
             pythonpath=("models/official/unet3d", "models"),
             check_paths=("models/official/unet3d", "models/hyperparameters"),
-            replica_check="batch norm"),
+            eval_only=evaluation_with(unet3d, mode="eval"),  # the latest checkpoint
+            replica_check="batch norm over 2-core spatial partitions of each volume "
+            "(input_partition_dims): no 1-core run of the check has them"),
 ]

@@ -35,5 +35,8 @@ PROGRAMS = [
             "train_op, input_fn computing on make_one_shot_iterator().get_next() (reshape, "
             "random_normal noise, feature dict), predict on a second CPU TPUEstimator, PNG grid",
             tpu_dcgan,
-            replica_check="batch norm"),
+            eval_only="dcgan_main.py evaluates only in its training loop (after train(), "
+            "with --eval_loss): no evaluation without training",
+            replica_check="batch norm, and no two training examples alike: "
+            "dcgan64_input.py draws each one's generator noise (random_normal)"),
 ]

@@ -24,5 +24,8 @@ PROGRAMS = [
             "TPUGANEstimator (joint G/D train ops), one-shot iterator in input_fn, predict "
             "of generated images", dcgan_mnist, copy_from="models/experimental/dcgan",
             tf1_libraries=("tensorflow_gan",),
-            replica_check="batch norm"),
+            eval_only="dcgan_main.py evaluates only in its training loop (after train(), "
+            "with --eval_loss): no evaluation without training",
+            replica_check="batch norm, and no two training examples alike: "
+            "mnist_input.py draws each one's generator noise (random_normal)"),
 ]

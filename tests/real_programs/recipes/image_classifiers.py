@@ -97,17 +97,26 @@ PROGRAMS = [
             "evaluation on the averages through scaffold_fn's Saver, train and eval as separate "
             "runs, host_call summaries, tf.estimator.tpu + tf.compat-era names",
             noisystudent_svhn,
-            replica_check="batch norm"),
+            eval_only="main.py evaluates only in a process of its own (--mode=eval; "
+            "train_and_eval does not train): no in-process evaluation to compare",
+            replica_check="batch norm, and no two training examples alike: "
+            "preprocessing.py crops and flips each image at random"),
     Program("noisystudent_pseudo_label", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student teacher labelling unlabeled data: train, then predict from an explicit "
             "checkpoint_path with EMA weights (scaffold_fn in PREDICT), soft labels written as "
             "TFRecords", noisystudent_pseudo_label,
-            replica_check="batch norm"),
+            eval_only="main.py evaluates only in a process of its own (--mode=eval; "
+            "train_and_eval does not train): no in-process evaluation to compare",
+            replica_check="batch norm, and no two training examples alike: "
+            "preprocessing.py crops and flips each image at random"),
     Program("noisystudent_student", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
             "Noisy Student student: labeled and pseudo-labeled datasets zipped per step, "
             "a frozen teacher initialised from a checkpoint (init_from_checkpoint "
             "/ scaffold_fn)", noisystudent_student,
-            replica_check="batch norm"),
+            eval_only="main.py evaluates only in a process of its own (--mode=eval; "
+            "train_and_eval does not train): no in-process evaluation to compare",
+            replica_check="batch norm, and no two training examples alike: "
+            "preprocessing.py crops and flips each image at random"),
 ]

@@ -122,33 +122,49 @@ def electra_pretraining(work, use_tpu):
     return argv, [ckpt(model_dir, 3)]
 
 
-def grover_lm(work, use_tpu):
-    rng = seeded_rng()
-    vocab, seq = 64, 16
-    write_json(os.path.join(work, "grover.json"), {
-        "vocab_size": vocab, "hidden_size": 16, "attention_probs_dropout_prob": 0.1,
+def _grover_inputs(work, examples, **config):
+    """lm/train.py's config (bert_config-style JSON, `config` overriding) and records."""
+    write_json(os.path.join(work, "grover.json"), dict({
+        "vocab_size": 64, "hidden_size": 16, "attention_probs_dropout_prob": 0.1,
         "hidden_dropout_prob": 0.1, "hidden_act": "gelu", "initializer_range": 0.02,
         "intermediate_size": 32, "max_position_embeddings": 32, "num_attention_heads": 2,
-        "num_hidden_layers": 1})
+        "num_hidden_layers": 1}, **config))
     records = write_tfrecord(os.path.join(work, "data", "train.tfrecord"),
-                             [{"input_ids": rng.randint(vocab, size=seq + 1)}
-                              for _ in range(32)])
-    out = os.path.join(work, "out")
-    argv = ["--config_file=" + os.path.join(work, "grover.json"), "--input_file=" + records,
-            "--output_dir=" + out, "--max_seq_length=%d" % seq, "--train_batch_size=8",
-            "--learning_rate=1e-4", "--num_train_steps=3", "--num_warmup_steps=1",
-            "--iterations_per_loop=2", "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
-    return argv, [ckpt(out, 3)]
+                             [{"input_ids": ids} for ids in examples])
+    return ["--config_file=" + os.path.join(work, "grover.json"), "--input_file=" + records,
+            "--output_dir=" + os.path.join(work, "out"), "--max_seq_length=16",
+            "--learning_rate=1e-4", "--save_checkpoints_steps=1000"]
 
 
-def gpt2_connorjl(work, use_tpu):
+def grover_lm(work, use_tpu):
+    rng = seeded_rng()
+    argv = _grover_inputs(work, [rng.randint(64, size=17) for _ in range(32)]) + [
+        "--train_batch_size=8", "--num_train_steps=3", "--num_warmup_steps=1",
+        "--iterations_per_loop=2"] + tpu_flag(use_tpu)
+    return argv, [ckpt(os.path.join(work, "out"), 3)]
+
+
+def grover_lm_replicas(work, cores):
+    """One step without dropout, every example the same: its Adafactor-style optimizer's
+    apply_gradients gets tf.gradients' gradients through CrossShardOptimizer (TF1: their sum
+    over replicas, 8x the 1-replica run's here), unclipped; its second-moment slots
+    (adafactor_v, and the factored adafactor_vr/_vc of matrices) then hold 64x."""
+    argv = _grover_inputs(work, [seeded_rng().randint(64, size=17)] * 64,
+                          hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return argv + ["--train_batch_size=64", "--num_train_steps=1", "--num_warmup_steps=0",
+                   "--iterations_per_loop=1", "--use_tpu=true",
+                   "--num_tpu_cores=%d" % cores], os.path.join(work, "out")
+
+
+def _gpt2_inputs(work, text, **overrides):
+    """main.py's inputs: the 93 openwebtext files inputs.openwebtext lists, of 26 texts
+    (`text(rng, i)`: token ids) each, and its JSON parameters (`overrides` replacing them)."""
     rng = seeded_rng()
     data = os.path.join(work, "owt")
     for number in range(93):  # the file numbers inputs.openwebtext lists
         write_tfrecord(os.path.join(data, "openwebtext-newspaper_%d.tfrecords" % number),
-                       [{"hash": [b"h%d" % i], "text": rng.randint(64, size=rng.randint(4, 9))}
+                       [{"hash": [b"h%d" % i], "text": text(rng, i)}
                         for i in range(26)])  # eval: 13 files >= 42 (stitch) x 8 texts
-    model_dir = os.path.join(work, "model")
     params = {
         "n_head": 2, "encoder_path": "unused", "n_vocab": 50257,  # 50256: its end-of-text id
         "embed_dropout": 0.1,
@@ -157,13 +173,30 @@ def gpt2_connorjl(work, use_tpu):
         "opt_name": "adam", "weight_decay": 0.01, "train_batch_size": 8, "attn_dropout": 0.1,
         "train_steps": 2, "eval_steps": 1, "max_steps": 1, "data_path": data,
         "res_dropout": 0.1, "predict_batch_size": 1, "eval_batch_size": 8, "iterations": 1,
-        "n_embd": 16, "input": "openwebtext", "model": "GPT2", "model_path": model_dir,
+        "n_embd": 16, "input": "openwebtext", "model": "GPT2",
+        "model_path": os.path.join(work, "model"),
         "n_ctx": 16, "predict_path": "logs/predictions.txt", "n_layer": 1,
         "scale_by_depth": True, "scale_by_in": True}
-    write_json(os.path.join(work, "tiny.json"), params)
+    write_json(os.path.join(work, "tiny.json"), dict(params, **overrides))
     # Relative: main.py logs to logs/<--model>.log.
-    argv = ["--model", "tiny.json"] + (["--tpu", "simulated"] if use_tpu else [])
-    return argv, [ckpt(model_dir, 2)]
+    return ["--model", "tiny.json"]
+
+
+def gpt2_connorjl(work, use_tpu):
+    argv = _gpt2_inputs(work, lambda rng, i: rng.randint(64, size=rng.randint(4, 9)))
+    return argv + (["--tpu", "simulated"] if use_tpu else []), [
+        ckpt(os.path.join(work, "model"), 2)]
+
+
+def gpt2_connorjl_replicas(work, cores):  # pylint: disable=unused-argument  (TPUConfig's)
+    """Two steps without dropout (its JSON's), every example the same: inputs.py reads its
+    files through a sloppy parallel_interleave and crops each stitched text at a random
+    offset, so the examples are only reproducible when every text is its end-of-text id
+    50256 (any crop of any stitch then reads 50256s). main.py's TPUConfig sets no num_shards:
+    the simulated TPU's cores are the replicas."""
+    argv = _gpt2_inputs(work, lambda rng, i: [50256] * 6, embed_dropout=0.0,
+                        attn_dropout=0.0, res_dropout=0.0)
+    return argv + ["--tpu", "simulated"], os.path.join(work, "model")
 
 
 def albert_zh_classifier(work, use_tpu):
@@ -200,26 +233,36 @@ PROGRAMS = [
             "run_pretraining.py", "BERT masked-LM + NSP pre-training, gather over masked "
             "positions, scaffold_fn init, eval_metrics", bert_pretraining,
             eval_only=evaluation_only(bert_pretraining), replica_check=bert_pretraining_replicas,
-            gradients="sum", sum_slots={"adam_m": 1, "adam_v": 2}),
+            gradients="sum", slots={"adam_m": 1, "adam_v": 2}),
     Program("albert_pretraining", "google-research/albert",
             "b772393d3dae115b493258ce8e37c17b2cc62100", "google-research+albert",
             "albert/run_pretraining.py", "ALBERT pre-training (SOP), LAMB optimizer, "
             "shared layers, tf.compat.v1 + contrib imports", albert_pretraining,
             copy_to="albert", eval_only=evaluation_only(albert_pretraining),
             replica_check=albert_pretraining_replicas, gradients="sum",
-            sum_slots={"adam_m": 1, "adam_v": 2}),
+            slots={"adam_m": 1, "adam_v": 2}),
     Program("electra_pretraining", "google-research/electra",
             "8a46635f32083ada044d7e9ad09604742600ee7b", "google-research+electra",
             "run_pretraining.py", "ELECTRA generator/discriminator pre-training, "
-            "sampling, argparse + JSON hparams", electra_pretraining),
+            "sampling, argparse + JSON hparams", electra_pretraining,
+            eval_only="run_pretraining.py trains or evaluates, never both in one process "
+            "(train_or_eval: exactly one of do_train, do_eval)",
+            replica_check="random without a flag: pretrain/pretrain_helpers.py's mask() draws the "
+            "masked positions and sample_from_softmax() the generator's replacements per "
+            "replica", gradients="sum"),
     Program("grover_lm", "rowanz/grover", "f59a206a8722357c351eae9e937b9f7a53bfda61",
             "rowanz+grover", "lm/train.py", "GPT-2-style LM (Grover) pre-training, Adafactor-"
             "style custom optimizer, tf.contrib.tpu", grover_lm,
-            eval_only="lm/train.py only trains"),
+            eval_only="lm/train.py only trains", replica_check=grover_lm_replicas,
+            gradients="sum",
+            slots={"adafactor_v": 2, "adafactor_vr": 2, "adafactor_vc": 2}),
     Program("gpt2_connorjl", "ConnorJL/GPT2", "936fe2a21fad221cb07d0157c00fbb0780c7d114",
             "ConnorJL+GPT2", "main.py", "GPT-2 LM training loop (train/evaluate/"
             "get_variable_value), plain Estimator on CPU, TPUEstimator with --tpu",
-            gpt2_connorjl, has_use_tpu=True),
+            gpt2_connorjl, has_use_tpu=True,
+            eval_only="main.py trains train_steps more steps (train(steps=)) before each "
+            "evaluation: no evaluation without training",
+            replica_check=gpt2_connorjl_replicas, slots={"AdamW": 1, "AdamW_1": 2}),
     Program("albert_zh_classifier", "brightmart/albert_zh",
             "52149e82faf3eddd02f31dc2942a4d06bc78c247", "brightmart+albert_zh",
             "run_classifier.py", "albert_zh sentence-pair fine-tuning (LCQMC format), "

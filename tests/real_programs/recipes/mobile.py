@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from tiny_data import write_tfrecord
-from recipes.program import Program, ckpt, seeded_rng, tpu_flag
+from recipes.program import Program, ckpt, evaluation_with, seeded_rng, tpu_flag
 
 
 def imagenet_records(rng, count, num_classes, size=40):
@@ -51,5 +51,9 @@ PROGRAMS = [
             copy_to="models",
             pythonpath=("models/official/mnasnet", "models/official/efficientnet", "models"),
             check_paths=("models/official/mnasnet", "models/hyperparameters"),
-            replica_check="batch norm"),
+            # --mode=eval: its checkpoints_iterator evaluates the last checkpoint, then stops
+            # (step >= --train_steps)
+            eval_only=evaluation_with(mnasnet, mode="eval"),
+            replica_check="batch norm, and no two training examples alike: "
+            "efficientnet/preprocessing.py crops and flips each image at random"),
 ]

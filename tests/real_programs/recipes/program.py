@@ -27,16 +27,21 @@ class Program:
 
     The numbers checks (`run.py`'s `eval-recheck` and `replica-check` modes):
     `eval_only(work, use_tpu)` returns the argv that evaluates the model directory a run of
-    `prepare`'s argv left (its latest checkpoint), without training. `replica_check` is either
-    `(work, cores) -> (argv, model_dir)`, a short deterministic run on the simulated TPU with
-    `cores` replicas (dropout off, no unseeded shuffling, the global batch the same for any
-    number of cores) writing checkpoints into `model_dir`, or a string: why the program cannot
-    give the 1-replica run's weights (`batch norm`...). `gradients` says how its train op
+    `prepare`'s argv left (its latest checkpoint), without training, or a string: why the
+    program has no such evaluation to compare; `eval_log` names the `numbers_checks` function
+    that reads the evaluations from a log (`eval_results`: the Estimator's "Saving dict"
+    lines; `printed_results`). `replica_check` is either `(work, cores) -> (argv, model_dir)`,
+    a short deterministic run on the simulated TPU with `cores` replicas (dropout off, no
+    unseeded shuffling, the global batch the same for any number of cores) writing
+    checkpoints into `model_dir`, or a string: why the program cannot give the 1-replica
+    run's weights (`batch norm`...). `gradients` says how its train op
     reduces gradients across replicas: "mean" (CrossShardOptimizer's minimize or
     compute_gradients) or "sum" (its own tf.gradients, then CrossShardOptimizer's
-    apply_gradients); a "sum" program's `sum_slots` name its optimizer's slots and the power
-    of the gradient each holds after one step (`{"adam_m": 1, "adam_v": 2}`: see
-    `numbers_checks`).
+    apply_gradients). `slots` name its optimizer's slots (`<weight>/<slot>`) and the power of
+    the gradient each holds after one step (`{"adam_m": 1, "adam_v": 2}`): a "sum" program's
+    must be 8**power x the 1-replica run's (see `numbers_checks`), a "mean" program's equal to
+    them (a gradient 8x, a sum where TF1 took the mean, shows there even where the
+    optimizer's update is scale-invariant, as Adam's).
     """
     name: str
     repo: str
@@ -54,10 +59,11 @@ class Program:
     tf1_libraries: Sequence[str] = ()
     module: str = ""
     with_snapshots: Sequence[tuple] = ()
-    eval_only: Optional[Callable] = None
+    eval_only: Union[Callable, str, None] = None
+    eval_log: str = "eval_results"
     replica_check: Union[Callable, str, None] = None
     gradients: str = "mean"
-    sum_slots: Optional[dict] = None
+    slots: Optional[dict] = None
 
 
 def seeded_rng():
@@ -70,3 +76,22 @@ def ckpt(model_dir, step):
 
 def tpu_flag(use_tpu):
     return ["--use_tpu=%s" % use_tpu]
+
+
+def with_flags(argv, flags):
+    """`argv` with each `--name=value` of `flags` (a dict name -> value) in place of the
+    argv's own `--name=...` (appended where it has none)."""
+    names = tuple("--%s=" % name for name in flags)
+    return [a for a in argv if not a.startswith(names)] + [
+        "--%s=%s" % item for item in flags.items()]
+
+
+def evaluation_with(prepare, **flags):
+    """An eval-only argv (`Program.eval_only`): `prepare`'s argv (its last invocation's, for
+    a program run in several) with `flags` set (`mode="eval"`, `do_train="false"`...)."""
+    def eval_only(work, use_tpu):
+        argv, _ = prepare(work, use_tpu)
+        if argv and isinstance(argv[0], (list, tuple)):
+            argv = argv[-1]
+        return with_flags(argv, flags)
+    return eval_only

@@ -36,5 +36,10 @@ PROGRAMS = [
             "embedding_column with a sum combiner) in EmbeddingConfigSpec with Adagrad, "
             "DenseFeatures + Keras layers on Input(tensor=), recall@k metrics, "
             "train/evaluate cycles", embedding_categorizer,
-            copy_from="models/experimental/embedding", tpu_only=True),
+            copy_from="models/experimental/embedding", tpu_only=True,
+            eval_only="model.py trains steps_per_epoch more steps (a constant) before each "
+            "evaluation: no evaluation without training",
+            replica_check="no short run: steps and batch are constants of model.py (5 cycles "
+            "of 100 steps of 512 examples); 500 Adam steps amplify rounding past any weight "
+            "tolerance"),
 ]

@@ -5,7 +5,7 @@ import os
 
 from tiny_data import (WORDS, bert_config, sentence, write_json, write_tfrecord,
                        write_vocab)
-from recipes.program import Program, seeded_rng, tpu_flag
+from recipes.program import Program, evaluation_with, seeded_rng, tpu_flag
 
 
 def train_sentencepiece(path_prefix, texts, vocab_size=48):
@@ -172,26 +172,46 @@ def lasertagger(work, use_tpu):
 NER_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
 
 
-def bert_ner(work, use_tpu):
-    rng = seeded_rng()
-    data, out = os.path.join(work, "data"), os.path.join(work, "out")
-    os.makedirs(data)
-    os.makedirs(os.path.join(work, "middle"))
-    os.makedirs(out)  # the program writes its TFRecords there before TPUEstimator makes it
-    for split, count in (("train", 16), ("dev", 12), ("test", 10)):
+def _bert_ner_inputs(work, rng, sentences, **config):
+    """BERT_NER.py's inputs: CoNLL-2003 files of `sentences` ({split: [[(word, tag)]]}), a
+    vocabulary, a BERT config (`config` overriding bert_config's) and the --init_checkpoint its
+    model_fn needs (a name-based checkpoint of the word embeddings)."""
+    data = os.path.join(work, "data")
+    os.makedirs(data, exist_ok=True)
+    os.makedirs(os.path.join(work, "middle"), exist_ok=True)
+    # the program writes its TFRecords there before TPUEstimator makes it
+    os.makedirs(os.path.join(work, "out"), exist_ok=True)
+    for split, split_sentences in sentences.items():
         with open(os.path.join(data, split + ".txt"), "w") as f:
-            for _ in range(count):  # CoNLL-2003: word POS chunk tag; a sentence ends with "."
-                for word in sentence(rng, rng.randint(3, 10)).split():
-                    f.write("%s NN I-NP %s\n" % (word, NER_TAGS[rng.randint(len(NER_TAGS))]))
+            for words in split_sentences:  # word POS chunk tag; a sentence ends with "."
+                for word, tag in words:
+                    f.write("%s NN I-NP %s\n" % (word, tag))
                 f.write(". . O O\n\n")
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
-    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
-    # Its model_fn needs --init_checkpoint: a name-based checkpoint of the word embeddings.
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab, **config))
     import tensorflow as tf  # real TensorFlow, eagerly, to write the checkpoint
 
     init = os.path.join(work, "init", "bert_model.ckpt")
     tf.raw_ops.SaveV2(prefix=init, tensor_names=["bert/embeddings/word_embeddings"],
                       shape_and_slices=[""], tensors=[rng.rand(vocab, 16).astype("float32")])
+    return ["--task_name=ner", "--do_train=true", "--data_dir=" + data,
+            "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--output_dir=" + os.path.join(work, "out"),
+            "--middle_output=" + os.path.join(work, "middle"), "--init_checkpoint=" + init,
+            "--max_seq_length=16", "--learning_rate=1e-4", "--num_train_epochs=1",
+            "--save_checkpoints_steps=1000", "--iterations_per_loop=1", "--crf=true"]
+
+
+def _ner_sentence(rng):
+    return [(word, NER_TAGS[rng.randint(len(NER_TAGS))])
+            for word in sentence(rng, rng.randint(3, 10)).split()]
+
+
+def bert_ner(work, use_tpu):
+    rng = seeded_rng()
+    sentences = {split: [_ner_sentence(rng) for _ in range(count)]
+                 for split, count in (("train", 16), ("dev", 12), ("test", 10))}
     # No --do_eval: its metric_fn counts argmax predictions over num_labels classes in a
     # confusion matrix of num_labels - 1 classes, whose bounds assertion fails as soon as
     # the tiny untrained model predicts the last label (TF1's confusion_matrix asserts the
@@ -199,16 +219,21 @@ def bert_ner(work, use_tpu):
     # use_tpu=False, as in the original (tests/test_host_fn_constants.py).
     # No --do_predict: its prediction is flattened to batch x sequence rows, which the
     # simulated path cannot strip of a padded last batch's rows (see the report/README).
-    argv = ["--task_name=ner", "--do_train=true",
-            "--data_dir=" + data, "--vocab_file=" + os.path.join(work, "vocab.txt"),
-            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
-            "--output_dir=" + out, "--middle_output=" + os.path.join(work, "middle"),
-            "--init_checkpoint=" + init,
-            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
-            "--predict_batch_size=8", "--learning_rate=1e-4", "--num_train_epochs=1",
-            "--save_checkpoints_steps=1000", "--iterations_per_loop=1",
-            "--crf=true"] + tpu_flag(use_tpu)
-    return argv, [os.path.join(out, "model.ckpt-2.index")]
+    argv = _bert_ner_inputs(work, rng, sentences) + [
+        "--train_batch_size=8", "--eval_batch_size=8", "--predict_batch_size=8"]
+    return argv + tpu_flag(use_tpu), [os.path.join(work, "out", "model.ckpt-2.index")]
+
+
+def bert_ner_replicas(work, cores):
+    """One step without dropout (its config's; BERT_NER.py adds none), every example the
+    same sentence (see numbers_checks' docstring: BERT's optimization.py clips each replica's
+    gradient before the sum)."""
+    rng = seeded_rng()
+    argv = _bert_ner_inputs(work, rng, {"train": [_ner_sentence(rng)] * 64},
+                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    # 64 examples, one epoch of a global batch of 64: one step, no warmup (10% of 1 step)
+    return argv + ["--train_batch_size=64", "--use_tpu=true",
+                   "--num_tpu_cores=%d" % cores], os.path.join(work, "out")
 
 
 XLNET_FILES = ("classifier_utils.py", "data_utils.py", "function_builder.py",
@@ -236,12 +261,22 @@ PROGRAMS = [
             "checkpoints_iterator, export_saved_model", lasertagger,
             with_snapshots=(("google-research+bert", ".", "bert"),),
             check_paths=("run_lasertagger.py", "run_lasertagger_utils.py",
-                         "transformer_decoder.py", "utils.py", "official_transformer")),
+                         "transformer_decoder.py", "utils.py", "official_transformer"),
+            # its checkpoints_iterator evaluates the latest checkpoint (--eval_timeout=1)
+            eval_only=evaluation_with(lasertagger, do_train="false"),
+            replica_check="dropout without a flag: official_transformer/model_params.py's "
+            "BASE_PARAMS (0.1, the tag decoder's) or run_lasertagger_utils.py's keep_prob=0.9 "
+            "(without it)", gradients="sum"),
     Program("bert_ner", "kyzhouhzau/BERT-NER", "0f77e478872453df51cd3c65d1a39b12d9617f9d",
             "kyzhouhzau+BERT-NER", "BERT_NER.py", "BERT token classification (CoNLL-2003 "
             "text) with a tf.contrib.crf head (log likelihood loss, crf_decode): "
             "init_from_checkpoint (scaffold_fn on TPU), training (google-research/bert "
             "at eedf5716ce12 in its `bert` submodule)", bert_ner,
             with_snapshots=(("google-research+bert", ".", "bert"),),
-            check_paths=("BERT_NER.py", "metrics.py")),
+            check_paths=("BERT_NER.py", "metrics.py"),
+            eval_only="BERT_NER.py's metric_fn: argmax over num_labels classes into a "
+            "confusion matrix of num_labels - 1, whose bounds assertion fails once the model "
+            "predicts the last label ([SEP], every sentence's last token), in TF1 too",
+            replica_check=bert_ner_replicas, gradients="sum",
+            slots={"adam_m": 1, "adam_v": 2}),
 ]

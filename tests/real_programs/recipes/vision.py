@@ -4,7 +4,7 @@ import os
 import numpy as np
 
 from tiny_data import mnist_records, tfds_cifar10, write_tfrecord
-from recipes.program import Program, ckpt, seeded_rng, tpu_flag
+from recipes.program import Program, ckpt, evaluation_with, seeded_rng, tpu_flag
 
 
 def mnist_tpu(work, use_tpu):
@@ -100,21 +100,36 @@ PROGRAMS = [
             "tf2 summary in host_call", resnet_main, copy_from="models", copy_to="models",
             pythonpath=("models",), check_paths=("models/official/resnet", "models/common",
                                                  "models/hyperparameters"),
-            replica_check="batch norm"),
+            # --mode=eval: its checkpoints_iterator evaluates the last checkpoint, then stops
+            # (step >= --train_steps).
+            eval_only=evaluation_with(resnet_main, mode="eval"),
+            replica_check="batch norm; identical examples (its null input) do not make a "
+            "1-replica run TF1's: moving variances take n/(n-1) of each replica's count, and "
+            "one constant image leaves the batch norms too little variance (rounding: the "
+            "first kernel 58x the tolerance apart, measured)"),
     Program("uda_image", "google-research/uda", "960684e363251772a5938451d4d2bc0f1da9e24b",
             "google-research+uda", "main.py", "UDA semi-supervised WRN on CIFAR-format "
             "records: EMA (moving averages), two inputs per step, TSA", uda_image,
-            copy_from="image",
-            replica_check="batch norm"),
+            copy_from="image", eval_only=evaluation_with(uda_image, do_train="false"),
+            replica_check="batch norm, and no two training examples alike: data.py "
+            "flips and crops each image at random"),
     Program("simclr", "google-research/simclr", "383d4143fd8cf7879ae10f1046a9baeb753ff438",
             "google-research+simclr", "run.py", "SimCLR contrastive pre-training (TF1 code) on "
             "a TFDS builder, LARS, cross-replica batch norm, train_then_eval + hub export",
             simclr, check_paths=("data.py", "data_util.py", "lars_optimizer.py", "model.py",
                                  "model_util.py", "objective.py", "resnet.py", "run.py"),
-            tf1_libraries=("tensorflow_hub",)),
+            tf1_libraries=("tensorflow_hub",),
+            # its checkpoints_iterator evaluates the last checkpoint, then stops
+            # (global_step >= train_steps)
+            eval_only=evaluation_with(simclr, mode="eval"),
+            replica_check="random without a flag: data_util.py's preprocess_for_train crops "
+            "and flips every image at random (random_crop_with_resize, "
+            "random_flip_left_right)"),
     Program("disentanglement_vae", "google-research/disentanglement_lib",
             "86a644d4ed35c771560dc3360756363d35477357", "google-research+disentanglement_lib",
             "bin/dlib_train", "beta-VAE (conv encoder/decoder) configured with gin, TF-Hub "
             "module export from the checkpoint, evaluate; use_tpu=False in the program",
-            disentanglement_vae, has_use_tpu=False, tf1_libraries=("gin.tf", "tensorflow_hub")),
+            disentanglement_vae, has_use_tpu=False, tf1_libraries=("gin.tf", "tensorflow_hub"),
+            eval_only="methods/unsupervised/train.py refuses (or with overwrite deletes) an "
+            "existing model directory and trains before it evaluates"),
 ]
