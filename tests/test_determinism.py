@@ -150,3 +150,35 @@ def test_the_programs_own_eager_random_draws_continue_across_estimator_calls(
     second = tf.random.uniform([4]).numpy()
     np.testing.assert_array_equal(first, expected[0])
     np.testing.assert_array_equal(second, expected[1])
+
+
+
+def shuffled_eval_input_fn(params):
+    """The helpers' examples shuffled without a seed, as mnasnet's imagenet_input.py shuffles
+    its validation files: TF1 took the op seed from each evaluate()'s new graph, so with
+    tf_random_seed every evaluation saw the same order."""
+    import helpers  # noqa: PLC0415
+    dataset = v1.data.Dataset.from_tensor_slices((helpers.FEATURES, helpers.TARGETS))
+    return dataset.shuffle(len(helpers.FEATURES)).batch(params["batch_size"],
+                                                        drop_remainder=True)
+
+
+def test_a_seeded_shuffled_evaluation_repeats_in_process_and_in_a_fresh_estimator(
+        tmp_path, eight_devices):
+    """One batch of 16 shuffled examples on 8 replicas (the model is deterministic and the
+    reported loss replica 0's, as TF1's on a TPU, so only the order moves it): the same in
+    each evaluate() after train() and in a new estimator on the checkpoint; another seed
+    draws another order."""
+    import helpers  # noqa: PLC0415
+
+    def estimator(seed):
+        return helpers.make_estimator(tmp_path, eight_devices, batch_size=16,
+                                      params={"use_tpu": True}, tf_random_seed=seed)
+
+    trained = estimator(4)
+    trained.train(helpers.input_fn, max_steps=2)
+    losses = [trained.evaluate(shuffled_eval_input_fn, steps=1)["loss"] for _ in range(2)]
+    losses.append(estimator(4).evaluate(shuffled_eval_input_fn, steps=1)["loss"])
+    other_order = estimator(5).evaluate(shuffled_eval_input_fn, steps=1)["loss"]
+    assert losses[0] == losses[1] == losses[2]
+    assert other_order != losses[0]

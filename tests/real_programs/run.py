@@ -236,7 +236,9 @@ def eval_recheck(program, snapshots, python, logs, timeout):
             eval_argv = program.eval_only(work, use_tpu)
         except Exception as e:  # a recipe's own failure: report it, go on with the others
             return "FAIL (recipe): %s: %s" % (type(e).__name__, e)
-        command = command_for(program, mode, os.path.join(work, "src"), python)
+        # seeded: an evaluation input shuffled without a seed (mnasnet's) takes another order
+        # in each process, in TF1 too, and on a TPU the loss reported is replica 0's
+        command = command_for(program, mode, os.path.join(work, "src"), python, seed=0)
         env = environment(program, work, 8 if use_tpu else None)
         texts = []
         for part, run_argv in (("train", argv), ("fresh", eval_argv)):
