@@ -106,6 +106,20 @@ class HandWrittenForward:
                                       v["dense/kernel"]) + v["dense/bias"])
         return tf.matmul(hidden, v["dense_1/kernel"]) + v["dense_1/bias"]
 
+    def new_iterators(self, make_dataset, batch_size):
+        """A function giving, per call, a new iterator over `make_dataset(per-replica batch)`
+        on every replica. Exhausted iterators are kept until the process ends: destroying an
+        autotuned distributed iterator can stall (see eval_throughput.py)."""
+        per_replica = batch_size // self.strategy.num_replicas_in_sync
+        dataset = self.strategy.distribute_datasets_from_function(
+            lambda context: make_dataset(per_replica))
+        kept = []
+
+        def new_iterator():
+            kept.append(iter(dataset))
+            return kept[-1]
+        return new_iterator
+
 
 def strategies(tf, replica_counts):
     """{replicas: strategy}, one per count for the whole process."""

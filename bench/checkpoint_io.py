@@ -4,6 +4,8 @@ Saves and restores the same ~100 MB of variables (25 float32 variables of 1M ele
 both, interleaving the repetitions so that both see the same machine load and page cache, and
 prints the median times, the on-disk sizes and the ratios ours / tf.train.Checkpoint
 (target: <= 1.2).
+It calls the package's internal `state.checkpoints` on purpose: the saver itself is what is
+measured, without a training call around it.
 
     /tmp/venv/bin/python bench/checkpoint_io.py [--repetitions 7] [--variables 25]
 """

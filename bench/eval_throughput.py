@@ -33,9 +33,7 @@ TARGET = _common.TARGET_RATIO
 
 def baseline_eval(tf, forward, make_dataset, batch_size):
     strategy = forward.strategy
-    per_replica = batch_size // strategy.num_replicas_in_sync
-    dataset = strategy.distribute_datasets_from_function(
-        lambda context: make_dataset(per_replica))
+    new_iterator = forward.new_iterators(make_dataset, batch_size)
 
     @tf.function
     def run(iterator):
@@ -51,13 +49,7 @@ def baseline_eval(tf, forward, make_dataset, batch_size):
             loss_sum += strategy.experimental_local_results(l)[0]
         return correct, loss_sum
 
-    kept = []  # exhausted iterators, destroyed after the timing (see the module docstring)
-
-    def run_once():
-        iterator = iter(dataset)
-        kept.append(iterator)
-        return run(iterator)
-    return run_once
+    return lambda: run(new_iterator())
 
 
 def candidates(tf, estimator, forward, make_dataset, args):

@@ -18,7 +18,8 @@ Target: every `exit s` under 5 s, `train return s` well under a second. `--compa
 runs each size two other ways: `inline` destroys each call's iterator inside the call, as
 before `engine/input_release.py` (the call then waits for TensorFlow 2.21's autotuning
 thread: seconds, in calls of `--steps 2500`), and `untuned` turns autotuning off in the
-input_fn (nothing to wait for, nothing tuned).
+input_fn (nothing to wait for, nothing tuned). `inline` replaces the internal
+`input_release.CallInput.__exit__` on purpose: that mechanism is what it compares.
 
   python bench/exit_latency.py [--cores 1,8] [--repeats 2] [--steps 100] [--compare]
 """

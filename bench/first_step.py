@@ -24,7 +24,9 @@ graph for the checkpoints' `.meta` files, at the initial checkpoint; the call's 
 call), `loop trace` (the device loop's tf.function),
 `first run` (its first execution: graph optimisation, XLA compilation, the step) and `other`
 (input_fn, variables' initial values, hooks, checkpoint); the original's into model_fn and
-`other` (finalising the graph, the session, initialisation, the first step). With N cores
+`other` (finalising the graph, the session, initialisation, the first step). No public mark
+lies between ours' trace, loop trace and first run: they are timed by wrapping the engine
+(`_common.time_engine_phases`, as `warm_up.py`). With N cores
 the XLA compile time is read from TensorFlow's own log (`device_compiler`: summed over the
 compiled clusters, which can overlap) and printed separately. `--later` adds, in the same
 process, `evaluate(steps=1)` and a second `train(steps=--steps)` (a train/evaluate
@@ -127,42 +129,6 @@ def _first_step_hook(tf):
     return FirstStep()
 
 
-def _ours_phases():
-    """Wraps the engine's trace and the train loop's first call: {phase: seconds} of the
-    first TRAIN trace."""
-    from tpu_estimator_compat.engine import loops  # noqa: PLC0415
-    from tpu_estimator_compat.engine import model_engine  # noqa: PLC0415
-    phases = {}
-    original_trace, original_make_loop = model_engine.ModelEngine._trace, loops.make_train_loop
-
-    def timed_trace(self, mode, *trace_args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return original_trace(self, mode, *trace_args, **kwargs)
-        finally:
-            phases.setdefault(f"trace_{mode}", time.perf_counter() - start)
-
-    def timed_make_loop(*loop_args):
-        loop = original_make_loop(*loop_args)
-
-        def first_call_timed(iterator, num_steps):
-            if "loop_trace" in phases:
-                return loop(iterator, num_steps)
-            start = time.perf_counter()
-            loop.get_concrete_function(iterator, num_steps)
-            phases["loop_trace"] = time.perf_counter() - start
-            start = time.perf_counter()
-            result = loop(iterator, num_steps)
-            float(result.loss)
-            phases["first_run"] = time.perf_counter() - start
-            return result
-        return first_call_timed
-
-    model_engine.ModelEngine._trace = timed_trace  # pylint: disable=protected-access
-    loops.make_train_loop = timed_make_loop
-    return phases
-
-
 def _estimator(args, tf, model_fn, model_dir):
     cores = int(os.environ.get(CORES_ENV, "0") or 0)
     batch = PER_CORE_BATCH * max(cores, 1)
@@ -197,7 +163,7 @@ def measure(args):
         tf.compat.v1.disable_v2_behavior()
     tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
     result = {"import": time.perf_counter() - _PROCESS_START}
-    phases = _ours_phases() if args.side == "ours" else {}
+    phases = _common.time_engine_phases() if args.side == "ours" else {}
 
     def model_fn(layers, cross_shard_optimizer, spec_class):
         return _ModelFnCalls(_deep_models.make_model_fn(

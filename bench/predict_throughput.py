@@ -31,9 +31,7 @@ TARGET = _common.TARGET_RATIO
 
 def baseline_predict(tf, forward, make_dataset, batch_size):
     strategy = forward.strategy
-    per_replica = batch_size // strategy.num_replicas_in_sync
-    dataset = strategy.distribute_datasets_from_function(
-        lambda context: make_dataset(per_replica))
+    new_iterator = forward.new_iterators(make_dataset, batch_size)
 
     @tf.function
     def step(features):
@@ -43,12 +41,9 @@ def baseline_predict(tf, forward, make_dataset, batch_size):
         outputs = strategy.run(replica_step, args=(features,))
         return {k: strategy.gather(v, axis=0) for k, v in outputs.items()}
 
-    kept = []  # exhausted iterators, destroyed after the timing (as in eval_throughput.py)
-
     def run():
-        iterator = iter(dataset)
-        kept.append(iterator)
-        return [{k: v.numpy() for k, v in step(features).items()} for features in iterator]
+        return [{k: v.numpy() for k, v in step(features).items()}
+                for features in new_iterator()]
     return run
 
 

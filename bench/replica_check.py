@@ -9,7 +9,9 @@ end (each preceded by the check). Every `train(steps=--steps)` call is timed who
 in the same call, the time spent in `ReplicaSync.verify` (the check) and `ReplicaSync.sync`
 (replica 0's values copied to every replica, after each loop, for what the step writes
 outside CrossShardOptimizer: nothing here, Adam's beta powers are created while it applies
-summed gradients, so they are checked), measured by wrapping both methods.
+summed gradients, so they are checked), measured by wrapping both methods: internals on
+purpose, as the check runs inside `train()` with no public option to turn it off or hook
+around it (a SessionRunHook's marks would include the loops and the saves).
 Prints each call's seconds, the check's and the copy's seconds and their share of the call
 (target: at most 2 %).
 

@@ -14,7 +14,9 @@ times, for one step per call:
              execution | a second 1-step loop call
 
 warm-up = construction + first call; one-time = warm-up - the second call. The headline is
-the ratio of the median warm-ups, ours / baseline.
+the ratio of the median warm-ups, ours / baseline. Ours' trace, loop trace and first loop
+execution happen inside one `train()` call with no public mark between them: they are timed
+by wrapping the engine (`_common.time_engine_phases`, as `first_step.py`).
 
     /tmp/venv/bin/python bench/warm_up.py [--replicas 8] [--repeats 2] [--batch_size 128]
         [--optimizer sgd|adam]
@@ -70,37 +72,9 @@ def measure_ours(args):
     bench, side_args = _sides_args(args)
     devices = _common.split_cpu(args.replicas)
     import tensorflow as tf  # noqa: PLC0415
-    from tpu_estimator_compat.engine import loops  # noqa: PLC0415
-    from tpu_estimator_compat.engine import model_engine  # noqa: PLC0415
     layers = importlib.import_module("tf_keras.api._v1.keras.__internal__.legacy.layers")
+    engine_phases = _common.time_engine_phases()
     phases = {}
-    original_trace, original_make_loop = model_engine.ModelEngine._trace, loops.make_train_loop
-
-    def timed_trace(self, *trace_args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return original_trace(self, *trace_args, **kwargs)
-        finally:
-            phases["trace"] = time.perf_counter() - start
-
-    def timed_make_loop(*loop_args):
-        loop = original_make_loop(*loop_args)
-
-        def first_call_timed(iterator, num_steps):
-            if "loop_trace" in phases:
-                return loop(iterator, num_steps)
-            start = time.perf_counter()
-            loop.get_concrete_function(iterator, num_steps)
-            phases["loop_trace"] = time.perf_counter() - start
-            start = time.perf_counter()
-            result = loop(iterator, num_steps)
-            float(result.loss)
-            phases["first_execution"] = time.perf_counter() - start
-            return result
-        return first_call_timed
-
-    model_engine.ModelEngine._trace = timed_trace  # pylint: disable=protected-access
-    loops.make_train_loop = timed_make_loop
     strategy = tf.distribute.MirroredStrategy(devices)
     data = bench.synthetic_data(side_args.num_examples)
     with tempfile.TemporaryDirectory(prefix="warm_up_") as model_dir:
@@ -110,6 +84,9 @@ def measure_ours(args):
         start = time.perf_counter()
         ours.warm_up()
         first_call = time.perf_counter() - start
+        phases["trace"] = engine_phases["trace_train"]
+        phases["loop_trace"] = engine_phases["loop_trace"]
+        phases["first_execution"] = engine_phases["first_run"]
         phases["rest"] = first_call - phases["trace"] - phases["loop_trace"] - phases[
             "first_execution"]
         start = time.perf_counter()

@@ -55,6 +55,14 @@ def model_fn(features, labels, mode, params):
     return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+def sgd_spec(mode, loss, learning_rate=0.1):
+    """The spec most tests' model_fns end with: `loss` minimized by plain SGD in a
+    CrossShardOptimizer (the replicas' mean gradient), advancing the global step."""
+    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(learning_rate))
+    train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
 def make_estimator(model_dir, strategy=None, model=model_fn, *, iterations_per_loop=2,
                    batch_size=8, input_mode=None, **kwargs):
     """A TPUEstimator of `model` in `model_dir` on `strategy`.

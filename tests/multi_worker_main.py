@@ -159,9 +159,7 @@ def embedding_model_fn(features, labels, mode, params):
         features, [_EMBEDDING_COLUMN, tf.feature_column.numeric_column("x")])
     logits = _layers.dense(net, 1, name="out", kernel_initializer=v1.constant_initializer(0.5))
     loss = v1.losses.mean_squared_error(labels, logits)
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-        loss, v1.train.get_global_step()))
+    return helpers.sgd_spec(mode, loss)
 
 
 def make_embedding_estimator(model_dir, strategy=None):

@@ -397,7 +397,7 @@ def test_an_unguarded_use_of_a_guarded_module_is_unsupported():
               "    pass\nimport tensorflow.contrib.cloud as cloud\ncloud.BigtableClient\n"
               "try:\n    def later():\n        from tensorflow.contrib import quantize\n"
               "except ImportError:\n    pass\n")
-    collector = compat_check._collect(source, "<source>")
+    _, collector = compat_check._collect(source, "<source>")
     assert collector.uses == {"tensorflow.contrib.cloud": 2,
                               "tensorflow.contrib.cloud.BigtableClient": 6,
                               "tensorflow.contrib.quantize": 9}

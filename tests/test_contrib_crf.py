@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 import tpu_estimator_compat as tec
+import helpers
 from helpers import make_estimator
 from tpu_estimator_compat import v1 as tf1
 
@@ -195,9 +196,7 @@ def _tagger_model_fn(features, labels, mode, params):
     if mode == tec.ModeKeys.PREDICT:
         return tec.TPUEstimatorSpec(mode, predictions={"tags": tags})
     loss = -tf.reduce_mean(likelihood)
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.5))
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-        loss, global_step=v1.train.get_global_step()))
+    return helpers.sgd_spec(mode, loss, 0.5)
 
 
 @pytest.mark.slow  # trains for several seconds

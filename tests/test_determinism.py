@@ -7,6 +7,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1
+import helpers
 
 pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
 
@@ -16,9 +17,7 @@ def model_fn(features, labels, mode, params):
     hidden = v1.layers.dropout(hidden, 0.5, training=True)
     predictions = v1.layers.dense(hidden, 1, name="out")
     loss = v1.losses.mean_squared_error(labels, predictions)
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-        loss, v1.train.get_global_step()))
+    return helpers.sgd_spec(mode, loss)
 
 
 def input_fn(params):
@@ -27,12 +26,18 @@ def input_fn(params):
         params["batch_size"], drop_remainder=True)
 
 
-def trained_weights(model_dir, strategy, seed):
+def trained(model_dir, strategy, seed, train_input_fn=input_fn):
+    """The estimator after 6 steps (3 a loop) of batch 64 with `tf_random_seed=seed`."""
     config = tec.RunConfig(model_dir=str(model_dir), tf_random_seed=seed,
                            train_distribute=strategy,
                            tpu_config=tec.TPUConfig(iterations_per_loop=3))
     estimator = tec.TPUEstimator(model_fn, config=config, train_batch_size=64)
-    estimator.train(input_fn, max_steps=6)
+    estimator.train(train_input_fn, max_steps=6)
+    return estimator
+
+
+def trained_weights(model_dir, strategy, seed):
+    estimator = trained(model_dir, strategy, seed)
     return {name: estimator.get_variable_value(name)
             for name in ("hidden/kernel", "hidden/bias", "out/kernel")}
 
@@ -56,12 +61,8 @@ def augmented_input_fn(params):
 
 
 def augmented_weights(model_dir, strategy, seed):
-    config = tec.RunConfig(model_dir=str(model_dir), tf_random_seed=seed,
-                           train_distribute=strategy,
-                           tpu_config=tec.TPUConfig(iterations_per_loop=3))
-    estimator = tec.TPUEstimator(model_fn, config=config, train_batch_size=64)
-    estimator.train(augmented_input_fn, max_steps=6)
-    return estimator.get_variable_value("hidden/kernel")
+    return trained(model_dir, strategy, seed, augmented_input_fn).get_variable_value(
+        "hidden/kernel")
 
 
 @pytest.mark.parametrize("devices", ["one_device", "eight_devices"])

@@ -9,6 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 import tpu_estimator_compat as tec
 from event_reader import read_scalars
+import helpers
 
 v1 = tf.compat.v1
 NUM_EXAMPLES = 203  # no batch size used here divides it
@@ -56,9 +57,7 @@ def make_model_fn(as_dict):
         probabilities = tf.sigmoid(logits)
         loss = v1.losses.sigmoid_cross_entropy(labels, logits)
         if mode == tec.ModeKeys.TRAIN:
-            optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.0))
-            train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
-            return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+            return helpers.sgd_spec(mode, loss, 0.0)
         tensors = {"labels": labels, "probabilities": probabilities, "weights": features["w"]}
         if as_dict:
             eval_metrics = (metric_fn_dict, tensors)

@@ -103,9 +103,7 @@ def nan_gradient_at_step(nan_step):
             return tf.identity(x), grad
 
         loss = v1.losses.mean_squared_error(labels, tf.matmul(features, poisoned(weights)))
-        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.01))
-        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-            loss, global_step=v1.train.get_global_step()))
+        return helpers.sgd_spec(mode, loss, 0.01)
     return model_fn
 
 

@@ -53,9 +53,7 @@ def _model_fn(features, labels, mode, params):
     if mode == tec.ModeKeys.PREDICT:
         return tec.TPUEstimatorSpec(mode, predictions={"score": score})
     loss = v1.losses.mean_squared_error(labels, score)
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-        loss, global_step=v1.train.get_global_step()))
+    return helpers.sgd_spec(mode, loss)
 
 
 def _input_fn(params, repeat=True):

@@ -12,6 +12,7 @@ import tensorflow as tf
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.export import receivers
+import helpers
 
 pytestmark = pytest.mark.slow  # estimator runs (and processes): seconds each
 
@@ -29,9 +30,7 @@ def input_fn(params):
 def model_fn(features, labels, mode, params):
     predictions = tf.matmul(features, v1.get_variable("w", [2, 1]))
     loss = v1.losses.mean_squared_error(labels, predictions)
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-    train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+    return helpers.sgd_spec(mode, loss)
 
 
 def spec_model_fn(**spec_kwargs):
@@ -88,9 +87,7 @@ def tensor_receiver_of_width(width):
 def classifier_model_fn(features, labels, mode, params):
     logits = tf.matmul(features, v1.get_variable("w", [2, 3]))
     loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-    train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+    return helpers.sgd_spec(mode, loss)
 
 
 def own_shapes_model_fn(features, labels, mode, params):
@@ -159,9 +156,7 @@ def metric_model_fn(metric_fn, tensors_of, loss_of=None):
 
 def int32_loss_model_fn(features, labels, mode, params):
     loss = tf.cast(tf.reduce_sum(tf.matmul(features, v1.get_variable("w", [2, 1]))), tf.int32)
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-        loss, global_step=v1.train.get_global_step()))
+    return helpers.sgd_spec(mode, loss)
 
 
 def memory_hungry_model_fn(features, labels, mode, params):

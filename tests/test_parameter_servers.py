@@ -119,6 +119,24 @@ def _retire(entry, started):
     entry[2].close()
 
 
+def _restart_and_wait(tasks, cluster, started, model_dir, out_dir, max_steps, deadline):
+    """Starts `tasks` ((type, index) pairs) again with the same TF_CONFIG, logging to
+    '<type><index>_restarted.log', and waits for every started task to end."""
+    for task_type, index in tasks:
+        started.append(_start(task_type, index, cluster, model_dir, out_dir, max_steps,
+                              name=f"{task_type}{index}_restarted"))
+    _wait(started, out_dir, deadline)
+
+
+def _assert_the_restarted_chief_resumed(estimator, out_dir, killed_at, max_steps):
+    """The restarted chief restored the checkpoint of `killed_at` and trained to max_steps."""
+    with open(os.path.join(out_dir, "chief0_restarted.log"), encoding="utf-8") as f:
+        assert f"Restoring parameters from {estimator.model_dir}/model.ckpt-{killed_at}" in (
+            f.read())
+    assert estimator.latest_checkpoint().endswith(f"model.ckpt-{max_steps}")
+    assert estimator.get_variable_value("global_step") == max_steps
+
+
 def _run_cluster(model_dir, out_dir):
     cluster = _cluster()
     started = [_start(task_type, index, cluster, model_dir, out_dir)
@@ -204,9 +222,8 @@ def test_a_killed_worker_that_returns_loses_no_step(tmp_path):
         victim = next(entry for entry in started if entry[0] == "worker1")
         victim[1].kill()
         _retire(victim, started)
-        started.append(_start("worker", 1, cluster, model_dir, out_dir, max_steps,
-                              name="worker1_restarted"))
-        _wait(started, out_dir, deadline)
+        _restart_and_wait([("worker", 1)], cluster, started, model_dir, out_dir, max_steps,
+                          deadline)
     finally:
         _kill_all(started)
     assert estimator.latest_checkpoint().endswith(f"model.ckpt-{max_steps}")
@@ -235,18 +252,11 @@ def test_a_killed_parameter_server_then_restarted_with_the_chief_resumes(tmp_pat
         with open(os.path.join(out_dir, "chief0.log"), encoding="utf-8") as f:
             assert ("WorkerFailureError: Training on parameter servers stopped: a parameter "
                     "server (or this chief's connection to the cluster) failed") in f.read()
-        started.append(_start("ps", 1, cluster, model_dir, out_dir, max_steps,
-                              name="ps1_restarted"))
-        started.append(_start("chief", 0, cluster, model_dir, out_dir, max_steps,
-                              name="chief0_restarted"))
-        _wait(started, out_dir, deadline)
+        _restart_and_wait([("ps", 1), ("chief", 0)], cluster, started, model_dir, out_dir,
+                          max_steps, deadline)
     finally:
         _kill_all(started)
-    with open(os.path.join(out_dir, "chief0_restarted.log"), encoding="utf-8") as f:
-        assert f"Restoring parameters from {estimator.model_dir}/model.ckpt-{killed_at}" in (
-            f.read())
-    assert estimator.latest_checkpoint().endswith(f"model.ckpt-{max_steps}")
-    assert estimator.get_variable_value("global_step") == max_steps
+    _assert_the_restarted_chief_resumed(estimator, out_dir, killed_at, max_steps)
 
 
 @pytest.mark.slow
@@ -263,13 +273,8 @@ def test_a_killed_chief_restarted_resumes_from_its_last_checkpoint(tmp_path):
         _retire(chief, started)
         killed_at = sharing.latest_step(estimator.model_dir)
         assert killed_at < max_steps
-        started.append(_start("chief", 0, cluster, model_dir, out_dir, max_steps,
-                              name="chief0_restarted"))
-        _wait(started, out_dir, deadline)
+        _restart_and_wait([("chief", 0)], cluster, started, model_dir, out_dir, max_steps,
+                          deadline)
     finally:
         _kill_all(started)
-    with open(os.path.join(out_dir, "chief0_restarted.log"), encoding="utf-8") as f:
-        assert f"Restoring parameters from {estimator.model_dir}/model.ckpt-{killed_at}" in (
-            f.read())
-    assert estimator.latest_checkpoint().endswith(f"model.ckpt-{max_steps}")
-    assert estimator.get_variable_value("global_step") == max_steps
+    _assert_the_restarted_chief_resumed(estimator, out_dir, killed_at, max_steps)

@@ -20,6 +20,7 @@ from tpu_estimator_compat.engine import batching
 from tpu_estimator_compat.engine import inputs
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import runtime as runtime_lib
+import helpers
 
 v1 = tf.compat.v1
 K = 3  # unlabeled examples per labeled one
@@ -54,9 +55,7 @@ def mixing_model_fn(features, labels, mode, params):
     mixed_logits = tf.matmul(0.7 * labeled + 0.3 * partners, kernel) + bias
     loss = v1.losses.sparse_softmax_cross_entropy(labels, mixed_logits)
     if mode == ModeKeys.TRAIN:
-        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.5))
-        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-            loss, global_step=v1.train.get_global_step()))
+        return helpers.sgd_spec(mode, loss, 0.5)
     unlabeled_scores = tf.nn.softmax(tf.matmul(unlabeled, kernel) + bias)[:, 1]
 
     def metric_fn(labels, logits, labeled, unlabeled_scores):

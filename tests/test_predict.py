@@ -39,9 +39,7 @@ def model_fn(features, labels, mode, params):
         return tec.TPUEstimatorSpec(mode, predictions={
             "score": score, "index": tf.cast(tf.round(features["x"][:, 0] * 1000), tf.int64)})
     loss = v1.losses.mean_squared_error(labels, score)
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-        loss, global_step=v1.train.get_global_step()))
+    return helpers.sgd_spec(mode, loss)
 
 
 make_estimator = functools.partial(helpers.make_estimator, model=model_fn, batch_size=16,

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from tpu_estimator_compat.v1 import layers as legacy_layers
+import helpers
 
 v1 = tf.compat.v1
 
@@ -280,6 +281,34 @@ ORIGINAL_KERAS_INPUT_TENSOR = {
 }
 
 
+_KERAS_HIDDEN_KERNEL = [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]
+
+
+def _train_keras_net(net_fn, replicas, model_dir, request):
+    """Trains `net_fn(x) -> predictions` (Keras layers built in model_fn; MSE, SGD 0.1 in a
+    CrossShardOptimizer) 3 steps of batch 8 on the Keras tests' data: 1 replica with CPU
+    semantics or 8 with TPU semantics. Returns the estimator."""
+    features = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
+    labels = features[:, :1] * 0.5 - features[:, 1:] * 0.25
+
+    def model_fn(features, labels, mode, params):
+        loss = v1.losses.mean_squared_error(labels, net_fn(features["x"]))
+        return helpers.sgd_spec(mode, loss)
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(({"x": features}, labels)).repeat().batch(
+            params["batch_size"], drop_remainder=True)
+
+    config = tec.RunConfig(model_dir=str(model_dir))
+    if replicas == 8:
+        config = tec.RunConfig(model_dir=str(model_dir),
+                               train_distribute=request.getfixturevalue("eight_devices"))
+    estimator = tec.TPUEstimator(model_fn, config=config, use_tpu=replicas == 8,
+                                 train_batch_size=8)
+    estimator.train(input_fn, max_steps=3)
+    return estimator
+
+
 @pytest.mark.slow  # trains for several seconds
 @pytest.mark.parametrize("replicas", [1, 8])
 def test_keras_input_wrapping_a_graph_tensor_in_model_fn(replicas, tmp_path, request):
@@ -289,33 +318,16 @@ def test_keras_input_wrapping_a_graph_tensor_in_model_fn(replicas, tmp_path, req
     batch."""
     import tpu_estimator_compat.v1 as tf1  # noqa: PLC0415
 
-    features = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
-    labels = features[:, :1] * 0.5 - features[:, 1:] * 0.25
-
-    def model_fn(features, labels, mode, params):
-        net = tf1.keras.layers.Input(tensor=features["x"])
+    def net_fn(x):
+        net = tf1.keras.layers.Input(tensor=x)
         net = tf1.keras.layers.Dense(
             3, activation="relu", name="hidden",
-            kernel_initializer=v1.constant_initializer([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]),
+            kernel_initializer=v1.constant_initializer(_KERAS_HIDDEN_KERNEL),
             bias_initializer=v1.constant_initializer(0.1))(net)
-        logits = tf1.keras.layers.Dense(
+        return tf1.keras.layers.Dense(
             1, name="out", kernel_initializer=v1.constant_initializer(0.5))(net)
-        loss = v1.losses.mean_squared_error(labels, logits)
-        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-            loss, v1.train.get_global_step()))
 
-    def input_fn(params):
-        return tf.data.Dataset.from_tensor_slices(({"x": features}, labels)).repeat().batch(
-            params["batch_size"], drop_remainder=True)
-
-    config = tec.RunConfig(model_dir=str(tmp_path))
-    if replicas == 8:
-        config = tec.RunConfig(model_dir=str(tmp_path),
-                               train_distribute=request.getfixturevalue("eight_devices"))
-    estimator = tec.TPUEstimator(model_fn, config=config, use_tpu=replicas == 8,
-                                 train_batch_size=8)
-    estimator.train(input_fn, max_steps=3)
+    estimator = _train_keras_net(net_fn, replicas, tmp_path, request)
     for name, expected in ORIGINAL_KERAS_INPUT_TENSOR.items():
         np.testing.assert_allclose(estimator.get_variable_value(name), expected, rtol=1e-5,
                                    err_msg=name)
@@ -345,32 +357,16 @@ def test_keras_models_nested_in_model_fn_keep_tf1_variable_names(replicas, tmp_p
     'sequential_1/kernel'), so TF1 checkpoints restore, with the original's numbers."""
     import tpu_estimator_compat.v1 as tf1  # noqa: PLC0415
 
-    features = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
-    labels = features[:, :1] * 0.5 - features[:, 1:] * 0.25
-
-    def model_fn(features, labels, mode, params):
+    def net_fn(x):
         inner = tf1.keras.Sequential([tf1.keras.layers.Dense(
             3, activation="relu",
-            kernel_initializer=v1.constant_initializer([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]),
+            kernel_initializer=v1.constant_initializer(_KERAS_HIDDEN_KERNEL),
             bias_initializer=v1.constant_initializer(0.1))])
         model = tf1.keras.Sequential([inner, tf1.keras.layers.Dense(
             1, kernel_initializer=v1.constant_initializer(0.5))])
-        loss = v1.losses.mean_squared_error(labels, model(features["x"]))
-        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-            loss, v1.train.get_global_step()))
+        return model(x)
 
-    def input_fn(params):
-        return tf.data.Dataset.from_tensor_slices(({"x": features}, labels)).repeat().batch(
-            params["batch_size"], drop_remainder=True)
-
-    config = tec.RunConfig(model_dir=str(tmp_path))
-    if replicas == 8:
-        config = tec.RunConfig(model_dir=str(tmp_path),
-                               train_distribute=request.getfixturevalue("eight_devices"))
-    estimator = tec.TPUEstimator(model_fn, config=config, use_tpu=replicas == 8,
-                                 train_batch_size=8)
-    estimator.train(input_fn, max_steps=3)
+    estimator = _train_keras_net(net_fn, replicas, tmp_path, request)
     assert sorted(estimator.get_variable_names()) == ["global_step",
                                                       *sorted(ORIGINAL_NESTED_KERAS_MODELS)]
     for name, expected in ORIGINAL_NESTED_KERAS_MODELS.items():

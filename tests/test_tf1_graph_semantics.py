@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 from event_reader import read_scalars
+import helpers
 from helpers import make_estimator
 from tpu_estimator_compat.v1 import layers as legacy_layers
 
@@ -239,9 +240,7 @@ def test_optimizer_code_merged_across_replicas_runs_as_tf1_code(tmp_path, device
         prediction = legacy_layers.dense(features, 1, kernel_initializer=v1.ones_initializer())
         loss = v1.losses.mean_squared_error(labels, prediction)
         v1.add_to_collection(v1.GraphKeys.TRAIN_OP, tf.identity(loss))
-        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.01))
-        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
-        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+        return helpers.sgd_spec(mode, loss, 0.01)
 
     estimator = make_estimator(tmp_path, request.getfixturevalue(devices), model_fn)
     estimator.train(train_input_fn, steps=2)

@@ -15,6 +15,7 @@ from tpu_estimator_compat.engine import cluster_resolver
 from tpu_estimator_compat.engine import embeddings
 from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.engine import tpu_embedding
+import helpers
 
 v1 = tf.compat.v1
 TABLE = np.arange(10, dtype=np.float32).reshape(5, 2) / 10.0
@@ -326,9 +327,7 @@ def test_simulated_tpu_names_tables_of_keras_dense_features_as_replica_0(simulat
             kernel = v1.get_variable("kernel", [3, 1], initializer=v1.constant_initializer(0.5))
             bias = v1.get_variable("bias", [1], initializer=v1.zeros_initializer())
         loss = v1.losses.mean_squared_error(labels, tf.matmul(net, kernel) + bias)
-        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(DENSE_LR))
-        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-            loss, v1.train.get_global_step()))
+        return helpers.sgd_spec(mode, loss, DENSE_LR)
 
     estimator = _estimator(model_fn, tmp_path, tf1.tpu.experimental.
                            StochasticGradientDescentParameters(0.5), use_tpu=True, batch_size=16)

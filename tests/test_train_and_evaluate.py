@@ -54,9 +54,7 @@ class Model:
         if mode == tec.ModeKeys.EVAL:
             return tec.TPUEstimatorSpec(mode, loss=loss,
                                         eval_metrics=(metric_fn, [labels, predictions]))
-        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
-        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+        return helpers.sgd_spec(mode, loss)
 
 
 def make_estimator(model_dir, strategy, model=None, **config_kwargs):

@@ -13,6 +13,7 @@ import tf_slim
 
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1
+import helpers
 from helpers import make_estimator
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1 import _paths
@@ -305,9 +306,7 @@ def _label_total_model_fn(features, labels, mode, params):
     if mode == tec.ModeKeys.EVAL:
         return tec.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(
             lambda labels: {"label_total": _streaming_total(labels, "label_total")}, [labels]))
-    optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
-    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(
-        loss, global_step=v1.train.get_global_step()))
+    return helpers.sgd_spec(mode, loss)
 
 
 @pytest.mark.slow  # trains or evaluates for several seconds

@@ -2,7 +2,8 @@
 model_fns run by this package's `Estimator`, with TF1's heads, defaults and variable names.
 
 `heads.py` turns logits into the spec (losses, predictions, eval metrics, export outputs),
-`dnn.py` and `linear.py` build the logits, `optimizers.py` resolves the `optimizer`
+`dnn.py` and `linear.py` build the logits, `model_fns.py` binds a head and an estimator's
+options into the model_fn it hands to `Estimator`, `optimizers.py` resolves the `optimizer`
 argument, `keys.py` holds the metric and prediction keys, `excluded.py` the names not
 provided (BoostedTrees) and why.
 """

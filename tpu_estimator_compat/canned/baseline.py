@@ -4,6 +4,7 @@ model predicts the labels' prior (the class distribution, or the mean)."""
 import tensorflow as tf
 
 from tpu_estimator_compat.canned import heads
+from tpu_estimator_compat.canned import model_fns
 from tpu_estimator_compat.canned import optimizers
 from tpu_estimator_compat.estimator import Estimator
 
@@ -34,8 +35,10 @@ def baseline_logits(features, units, weight_column=None):
             return tf.multiply(bias, tf.ones([sizes[0], units]))
 
 
-def baseline_model_fn(features, labels, mode, head, optimizer, weight_column=None):
-    """The model_fn of the baseline estimators."""
+def baseline_model_fn(features, labels, mode, head, optimizer, weight_column=None,
+                      config=None):
+    """The model_fn of the baseline estimators (`config` unused: nothing is partitioned)."""
+    del config
     logits = baseline_logits(features, head.logits_dimension, weight_column)
 
     def _train_op_fn(loss):
@@ -54,11 +57,9 @@ class BaselineClassifier(Estimator):
         head = heads.classifier_head(n_classes, weight_column, label_vocabulary,
                                      loss_reduction)
 
-        def _model_fn(features, labels, mode, config):
-            del config
-            return baseline_model_fn(features, labels, mode, head, optimizer, weight_column)
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
+        super().__init__(model_fn=model_fns.bind(
+            baseline_model_fn, head, optimizer=optimizer, weight_column=weight_column),
+            model_dir=model_dir, config=config)
 
 
 class BaselineRegressor(Estimator):
@@ -68,8 +69,5 @@ class BaselineRegressor(Estimator):
                  optimizer="Ftrl", config=None, loss_reduction=_SUM):
         head = heads.RegressionHead(label_dimension, weight_column, loss_reduction)
 
-        def _model_fn(features, labels, mode, config):
-            del config
-            return baseline_model_fn(features, labels, mode, head, optimizer)
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
+        super().__init__(model_fn=model_fns.bind(baseline_model_fn, head, optimizer=optimizer),
+                         model_dir=model_dir, config=config)

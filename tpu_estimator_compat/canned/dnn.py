@@ -13,6 +13,7 @@ import tensorflow as tf
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.canned import feature_inputs
 from tpu_estimator_compat.canned import heads
+from tpu_estimator_compat.canned import model_fns
 from tpu_estimator_compat.canned import optimizers
 from tpu_estimator_compat.canned import partitioners
 from tpu_estimator_compat.estimator import Estimator
@@ -85,13 +86,11 @@ class DNNClassifier(Estimator):
                                      loss_reduction)
         feature_columns = tuple(feature_columns or [])
 
-        def _model_fn(features, labels, mode, config):
-            return dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
-                                optimizer, activation_fn, dropout, input_layer_partitioner,
-                                config, batch_norm)
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(model_fn=model_fns.bind(
+            dnn_model_fn, head, hidden_units=hidden_units, feature_columns=feature_columns,
+            optimizer=optimizer, activation_fn=activation_fn, dropout=dropout,
+            input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
 class DNNRegressor(Estimator):
@@ -105,10 +104,8 @@ class DNNRegressor(Estimator):
         head = heads.RegressionHead(label_dimension, weight_column, loss_reduction)
         feature_columns = tuple(feature_columns or [])
 
-        def _model_fn(features, labels, mode, config):
-            return dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
-                                optimizer, activation_fn, dropout, input_layer_partitioner,
-                                config, batch_norm)
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(model_fn=model_fns.bind(
+            dnn_model_fn, head, hidden_units=hidden_units, feature_columns=feature_columns,
+            optimizer=optimizer, activation_fn=activation_fn, dropout=dropout,
+            input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)

@@ -10,6 +10,7 @@ from tpu_estimator_compat.canned import dnn
 from tpu_estimator_compat.canned import feature_inputs
 from tpu_estimator_compat.canned import heads
 from tpu_estimator_compat.canned import linear
+from tpu_estimator_compat.canned import model_fns
 from tpu_estimator_compat.canned import optimizers
 from tpu_estimator_compat.canned import partitioners
 from tpu_estimator_compat.estimator import Estimator
@@ -95,15 +96,14 @@ class DNNLinearCombinedClassifier(Estimator):
         head = heads.classifier_head(n_classes, weight_column, label_vocabulary,
                                      loss_reduction)
 
-        def _model_fn(features, labels, mode, config):
-            return dnn_linear_combined_model_fn(
-                features, labels, mode, head, linear_feature_columns, linear_optimizer,
-                dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                dnn_dropout, input_layer_partitioner, config, batch_norm,
-                linear_sparse_combiner)
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(model_fn=model_fns.bind(
+            dnn_linear_combined_model_fn, head, linear_feature_columns=linear_feature_columns,
+            linear_optimizer=linear_optimizer, dnn_feature_columns=dnn_feature_columns,
+            dnn_optimizer=dnn_optimizer, dnn_hidden_units=dnn_hidden_units,
+            dnn_activation_fn=dnn_activation_fn, dnn_dropout=dnn_dropout,
+            input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm,
+            linear_sparse_combiner=linear_sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
 class DNNLinearCombinedRegressor(Estimator):
@@ -118,12 +118,11 @@ class DNNLinearCombinedRegressor(Estimator):
         _check_columns(linear_feature_columns, dnn_feature_columns)
         head = heads.RegressionHead(label_dimension, weight_column, loss_reduction)
 
-        def _model_fn(features, labels, mode, config):
-            return dnn_linear_combined_model_fn(
-                features, labels, mode, head, linear_feature_columns, linear_optimizer,
-                dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                dnn_dropout, input_layer_partitioner, config, batch_norm,
-                linear_sparse_combiner)
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(model_fn=model_fns.bind(
+            dnn_linear_combined_model_fn, head, linear_feature_columns=linear_feature_columns,
+            linear_optimizer=linear_optimizer, dnn_feature_columns=dnn_feature_columns,
+            dnn_optimizer=dnn_optimizer, dnn_hidden_units=dnn_hidden_units,
+            dnn_activation_fn=dnn_activation_fn, dnn_dropout=dnn_dropout,
+            input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm,
+            linear_sparse_combiner=linear_sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)

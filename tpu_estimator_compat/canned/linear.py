@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat.canned import feature_inputs
 from tpu_estimator_compat.canned import heads
+from tpu_estimator_compat.canned import model_fns
 from tpu_estimator_compat.canned import optimizers
 from tpu_estimator_compat.canned import partitioners
 from tpu_estimator_compat.estimator import Estimator
@@ -84,12 +85,10 @@ class LinearClassifier(Estimator):
                                      loss_reduction)
         feature_columns = tuple(feature_columns or [])
 
-        def _model_fn(features, labels, mode, config):
-            return linear_model_fn(features, labels, mode, head, feature_columns, optimizer,
-                                   partitioner, config, sparse_combiner)
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(model_fn=model_fns.bind(
+            linear_model_fn, head, feature_columns=feature_columns, optimizer=optimizer,
+            partitioner=partitioner, sparse_combiner=sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
 class LinearRegressor(Estimator):
@@ -102,9 +101,7 @@ class LinearRegressor(Estimator):
         head = heads.RegressionHead(label_dimension, weight_column, loss_reduction)
         feature_columns = tuple(feature_columns or [])
 
-        def _model_fn(features, labels, mode, config):
-            return linear_model_fn(features, labels, mode, head, feature_columns, optimizer,
-                                   partitioner, config, sparse_combiner)
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(model_fn=model_fns.bind(
+            linear_model_fn, head, feature_columns=feature_columns, optimizer=optimizer,
+            partitioner=partitioner, sparse_combiner=sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)

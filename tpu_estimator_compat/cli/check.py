@@ -336,9 +336,11 @@ def _catches_import_error(handler_type):
 
 
 def _collect(source, filename):
+    """`(tree, collector)`: `source` parsed once, and the TF names the collector found in it."""
+    tree = ast.parse(source, filename)
     collector = _Collector()
-    collector.visit(ast.parse(source, filename))
-    return collector
+    collector.visit(tree)
+    return tree, collector
 
 
 def uses_in_source(source, filename="<source>"):
@@ -347,7 +349,7 @@ def uses_in_source(source, filename="<source>"):
     Raises:
       SyntaxError: `source` does not parse.
     """
-    return _collect(source, filename).uses
+    return _collect(source, filename)[1].uses
 
 
 def python_files(paths):
@@ -372,13 +374,13 @@ def check(paths, out=sys.stdout, resolver=None, problems_only=False):
         with open(filename, encoding="utf-8", errors="replace") as f:
             source = f.read()
         try:
-            collector = _collect(source, filename)
+            tree, collector = _collect(source, filename)
         except SyntaxError as error:
             print(f"{filename}\n  cannot parse ({error.msg}, line {error.lineno}): not checked",
                   file=out)
             totals["unparsable"].add(filename)
             continue
-        tf2 = program_era.era_of_uses(ast.parse(source, filename), collector.uses).tf2
+        tf2 = program_era.era_of_uses(tree, collector.uses).tf2
         verdicts, required, conditional = {}, set(), set()
         for path, line in collector.uses.items():
             verdict = resolver.tf2_verdict(path) if tf2 else resolver.verdict(path)

@@ -133,19 +133,16 @@ def _shape(tensor):
     return shape.as_list() if shape.rank is not None else "[unknown rank]"
 
 
+def _arguments_taken(fn, **candidates):
+    """The `candidates` that `fn` takes by name (the user's functions take a subset)."""
+    args = fn_args(fn)
+    return {name: value for name, value in candidates.items() if name in args}
+
+
 def _call_model_fn(model_fn, features, labels, mode, params, config):
-    args = fn_args(model_fn)
-    kwargs = {}
-    if "labels" in args:
-        kwargs["labels"] = labels
-    elif labels is not None:
+    kwargs = _arguments_taken(model_fn, labels=labels, mode=mode, params=params, config=config)
+    if "labels" not in kwargs and labels is not None:
         raise ValueError("model_fn does not take labels, but input_fn returns labels.")
-    if "mode" in args:
-        kwargs["mode"] = mode
-    if "params" in args:
-        kwargs["params"] = params
-    if "config" in args:
-        kwargs["config"] = config
     with _seeded_keras_initializers(getattr(config, "tf_random_seed", None)):
         return model_fn(features=features, **kwargs)
 
@@ -167,17 +164,8 @@ def _seeded_keras_initializers(seed):
 
 def call_input_fn(input_fn, mode, params, config, input_context=None):
     """Calls `input_fn` with the subset of (params, mode, config, input_context) it takes."""
-    args = fn_args(input_fn)
-    kwargs = {}
-    if "params" in args:
-        kwargs["params"] = params
-    if "mode" in args:
-        kwargs["mode"] = mode
-    if "config" in args:
-        kwargs["config"] = config
-    if "input_context" in args:
-        kwargs["input_context"] = input_context
-    return input_fn(**kwargs)
+    return input_fn(**_arguments_taken(input_fn, params=params, mode=mode, config=config,
+                                       input_context=input_context))
 
 
 @dataclasses.dataclass(frozen=True)

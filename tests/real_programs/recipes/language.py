@@ -50,20 +50,27 @@ def bert_pretraining(work, use_tpu):
     return argv, [ckpt(out, 3), os.path.join(out, "eval_results.txt")]
 
 
-def bert_pretraining_replicas(work, cores):
-    """One step without dropout, every example the same (see numbers_checks' docstring)."""
+def _pretraining_replicas(work, cores, config_file, extra_flags=(), **config):
+    """One step without dropout, every example the same (see numbers_checks' docstring), of
+    a BERT-style pre-training program reading `--<config_file>` (bert_config-style,
+    `config` added); `extra_flags` go before the TPU flags."""
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
-    write_json(os.path.join(work, "bert_config.json"), bert_config(
-        vocab, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    config_path = os.path.join(work, config_file + ".json")
+    write_json(config_path, bert_config(
+        vocab, **config, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
     records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
                              masked_lm_examples(seeded_rng(), 1, 16, 3, vocab) * 64)
     out = os.path.join(work, "out")
     return ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
-            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--%s_file=%s" % (config_file, config_path),
             "--train_batch_size=64", "--max_seq_length=16", "--max_predictions_per_seq=3",
             "--num_train_steps=1", "--num_warmup_steps=0", "--learning_rate=1e-4",
-            "--iterations_per_loop=1", "--save_checkpoints_steps=1000", "--use_tpu=true",
-            "--num_tpu_cores=%d" % cores], out
+            "--iterations_per_loop=1", "--save_checkpoints_steps=1000", *extra_flags,
+            "--use_tpu=true", "--num_tpu_cores=%d" % cores], out
+
+
+def bert_pretraining_replicas(work, cores):
+    return _pretraining_replicas(work, cores, "bert_config")
 
 
 def albert_pretraining(work, use_tpu):
@@ -84,20 +91,10 @@ def albert_pretraining(work, use_tpu):
 
 
 def albert_pretraining_replicas(work, cores):
-    """One LAMB step without dropout, every example the same (see numbers_checks' docstring)."""
-    vocab = write_vocab(os.path.join(work, "vocab.txt"))
-    write_json(os.path.join(work, "albert_config.json"), bert_config(
-        vocab, embedding_size=8, num_hidden_groups=1, inner_group_num=1, down_scale_factor=1,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
-    records = write_tfrecord(os.path.join(work, "data", "pretrain.tfrecord"),
-                             masked_lm_examples(seeded_rng(), 1, 16, 3, vocab) * 64)
-    out = os.path.join(work, "out")
-    return ["--input_file=" + records, "--output_dir=" + out, "--do_train=true",
-            "--albert_config_file=" + os.path.join(work, "albert_config.json"),
-            "--train_batch_size=64", "--max_seq_length=16", "--max_predictions_per_seq=3",
-            "--num_train_steps=1", "--num_warmup_steps=0", "--learning_rate=1e-4",
-            "--iterations_per_loop=1", "--save_checkpoints_steps=1000", "--optimizer=lamb",
-            "--use_tpu=true", "--num_tpu_cores=%d" % cores], out
+    """As bert_pretraining_replicas: one LAMB step."""
+    return _pretraining_replicas(work, cores, "albert_config", ["--optimizer=lamb"],
+                                 embedding_size=8, num_hidden_groups=1, inner_group_num=1,
+                                 down_scale_factor=1)
 
 
 def electra_pretraining(work, use_tpu):
