@@ -157,7 +157,9 @@ def test_forward_features_adds_the_features_to_the_predictions(tmp_path):
 @pytest.mark.parametrize("name, replacement", [
     ("replicate_model_fn", "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"),
     ("TowerOptimizer", "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"),
-    ("multi_class_head", "no heads or canned estimators"),
+    ("RNNClassifier", "tf.keras.layers.RNN (or tf.nn.dynamic_rnn) over the sequence features, "
+                      "its last output through a tf.contrib.estimator head"),
+    ("boosted_trees_classifier_train_in_memory", "TensorFlow Decision Forests"),
 ])
 def test_unserved_names_name_the_replacement(name, replacement):
     with pytest.raises(AttributeError) as error:

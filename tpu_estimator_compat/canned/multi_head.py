@@ -6,7 +6,7 @@ its last dimension in the heads' order). EVAL reports each head's metrics (their
 suffixed with the head's name) and 'loss/<name>'; the predictions are keyed
 `(head name, key)`; export outputs are every head's, as '<name>' and '<name>/<key>', with
 the first head's default as 'serving_default' and every head's predictions merged in
-'predict'. Like TF1's, it has no TPUEstimator spec.
+'predict'. Like TF1's, it has no TPUEstimator spec (`_create_tpu_estimator_spec` says so).
 """
 import tensorflow as tf
 
@@ -87,7 +87,7 @@ class MultiHead:
                               train_op_fn=None):
         """The merged `EstimatorSpec` of `mode` (all arguments by name, as in TF1)."""
         logits = self._logits_dict(logits)
-        if labels and not isinstance(labels, dict):
+        if labels is not None and not isinstance(labels, dict):
             raise ValueError(f"labels must be a dict. Given: {labels}")
         specs = [head.create_estimator_spec(
             features=features, mode=mode, logits=logits[head.name],
@@ -116,6 +116,12 @@ class MultiHead:
             return spec_lib.EstimatorSpec(mode, predictions=predictions, loss=loss,
                                           eval_metric_ops=metrics)
         raise ValueError(f"mode={mode} unrecognized")
+
+    def _create_tpu_estimator_spec(self, *args, **kwargs):
+        del args, kwargs
+        raise NotImplementedError(
+            "TPUEstimatorSpec not available for this model head. multi_head serves "
+            "tf.estimator.Estimator: return head.create_estimator_spec(...) from its model_fn.")
 
     def _export_outputs(self, specs):
         first = specs[0].export_outputs
