@@ -154,6 +154,39 @@ def test_forward_features_adds_the_features_to_the_predictions(tmp_path):
             lambda: tf.data.Dataset.from_tensor_slices({"x": X[:2], "y": X[:2]}).batch(2)))
 
 
+def _eval_event_steps(eval_dir):
+    import glob  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf2  # pylint: disable=import-outside-toplevel
+    return [event.step for path in sorted(glob.glob(f"{eval_dir}/events*"))
+            for event in tf2.compat.v1.train.summary_iterator(path)
+            if any(value.tag == "mae" for value in event.summary.value)]
+
+
+def test_in_memory_evaluator_hook_evaluates_the_training_weights_as_the_original(tmp_path):
+    est = tf.estimator.Estimator(model_fn, str(tmp_path))
+    hook = tf.estimator.experimental.InMemoryEvaluatorHook(
+        est, eval_input_fn, steps=3, name="mem", every_n_iter=4)
+    est.train(input_fn, max_steps=10, hooks=[hook])
+    est.train(input_fn, steps=3, hooks=[hook])
+    # The original: before training, every 4 steps and at the end of each train() call,
+    # on the weights of that moment; eval_mem holds no checkpoint_path summary.
+    assert _eval_event_steps(est.eval_dir("mem")) == [0, 4, 8, 10, 10, 13]
+    evals = tf.contrib.estimator.read_eval_metrics(est.eval_dir("mem"))
+    assert list(evals) == [0, 4, 8, 10, 13]
+    np.testing.assert_allclose([[evals[step]["loss"], evals[step]["mae"]] for step in evals],
+                               [[1.03191, 0.849462], [0.628506, 0.680914],
+                                [0.449492, 0.58094], [0.415849, 0.55761],
+                                [0.370203, 0.526171]], rtol=1e-5)
+    assert sorted(evals[13]) == ["loss", "mae"]
+    # Training itself is the original's (the evaluations do not touch its variables).
+    np.testing.assert_allclose([est.get_variable_value("w").item(),
+                                est.get_variable_value("b").item()],
+                               [0.64388317, 0.5916139], rtol=1e-6)
+    assert tf.contrib.estimator.InMemoryEvaluatorHook is hook.__class__
+    with pytest.raises(ValueError, match=r"invalid every_n_iter=0\."):
+        tf.estimator.experimental.InMemoryEvaluatorHook(est, eval_input_fn, every_n_iter=0)
+
+
 @pytest.mark.parametrize("name, replacement", [
     ("replicate_model_fn", "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"),
     ("TowerOptimizer", "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"),

@@ -78,8 +78,9 @@ EXCLUDED = {
                             "served); the error names the replacement",
     "tensorflow.estimator.experimental": "the estimator's experimental canned models (KMeans, "
                                          "LinearSDCA), supervised-input receivers and "
-                                         "InMemoryEvaluatorHook (the early-stopping hooks "
-                                         "and logit functions are served)",
+                                         "make_stop_at_checkpoint_step_hook (the "
+                                         "early-stopping hooks, InMemoryEvaluatorHook and "
+                                         "logit functions are served)",
     "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
                                     "since TensorFlow 2)",
     "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "

@@ -1,5 +1,6 @@
 """`tf.contrib.estimator`: TF 1.15's early-stopping hooks and `read_eval_metrics`
-(`rebuilt_apis/early_stopping.py`), its Estimator wrappers `add_metrics`,
+(`rebuilt_apis/early_stopping.py`), `InMemoryEvaluatorHook` (earlier TF 1.x had it here;
+`rebuilt_apis/in_memory_evaluator.py`), its Estimator wrappers `add_metrics`,
 `clip_gradients_by_norm`, `forward_features` (`estimator_extenders.py`), its heads
 (`canned/contrib_heads.py`) and the logit functions (`canned/logit_fns.py`). Its other
 names (`replicate_model_fn`, the RNN and layer-annotation estimators, export helpers...)
@@ -11,7 +12,7 @@ _EXTENDERS = ("add_metrics", "clip_gradients_by_norm", "forward_features")
 _HEADS = ("binary_classification_head", "logistic_regression_head", "multi_class_head",
           "multi_head", "multi_label_head", "poisson_regression_head", "regression_head")
 _SERVED = (experimental.EARLY_STOPPING + ("read_eval_metrics",) + _EXTENDERS + _HEADS
-           + experimental.LOGIT_FNS)
+           + experimental.LOGIT_FNS + ("InMemoryEvaluatorHook",))
 
 _DISTRIBUTE = "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"
 _EXPORT = ("Estimator.export_saved_model (the serving graph; TRAIN/EVAL graphs are not "
@@ -38,8 +39,6 @@ REPLACEMENTS = {
     **dict.fromkeys(("build_raw_supervised_input_receiver_fn",
                      "build_supervised_input_receiver_fn_from_input_fn"),
                     "tf.estimator.export.build_raw_serving_input_receiver_fn (serving only)"),
-    "InMemoryEvaluatorHook": "tf.estimator.train_and_evaluate with an EvalSpec (it evaluates "
-                             "each new checkpoint)",
 }
 
 
@@ -57,6 +56,8 @@ _lazy.install(
            **{name: f"tpu_estimator_compat.estimator_extenders:{name}" for name in _EXTENDERS},
            **{name: f"tpu_estimator_compat.canned.contrib_heads:{name}" for name in _HEADS},
            **{name: f"tpu_estimator_compat.canned.logit_fns:{name}"
-              for name in experimental.LOGIT_FNS}},
+              for name in experimental.LOGIT_FNS},
+           "InMemoryEvaluatorHook":
+               "tpu_estimator_compat.rebuilt_apis.in_memory_evaluator:InMemoryEvaluatorHook"},
     missing_hint=_missing_hint,
 )
