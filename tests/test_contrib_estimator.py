@@ -187,9 +187,42 @@ def test_in_memory_evaluator_hook_evaluates_the_training_weights_as_the_original
         tf.estimator.experimental.InMemoryEvaluatorHook(est, eval_input_fn, every_n_iter=0)
 
 
+def test_replicate_model_fn_on_one_device_trains_as_the_original(tmp_path):
+    def tower_model_fn(features, labels, mode, params):
+        w = tf.get_variable("w", [1, 1], initializer=tf.zeros_initializer())
+        b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
+        pred = tf.matmul(features["x"], w) + b
+        loss = tf.losses.mean_squared_error(labels, pred)
+        opt = tf.contrib.estimator.TowerOptimizer(
+            lambda: tf.train.MomentumOptimizer(params["lr"], 0.9))
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, train_op=opt.minimize(loss, global_step=tf.train.get_global_step()),
+            eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred)})
+
+    est = tf.estimator.Estimator(tf.contrib.estimator.replicate_model_fn(tower_model_fn),
+                                 str(tmp_path), params={"lr": 0.1})
+    est.train(input_fn, max_steps=6)
+    results = est.evaluate(eval_input_fn)
+    # The original (TF 1.15's replicate_model_fn on a machine without GPUs: one tower).
+    assert sorted(est.get_variable_names()) == ["b", "b/Momentum", "global_step", "w",
+                                                "w/Momentum"]
+    np.testing.assert_allclose([est.get_variable_value("w").item(),
+                                est.get_variable_value("b").item(), results["loss"],
+                                results["mae"]],
+                               [1.8527244, 1.7139744, 0.5174559, 0.71397436], rtol=1e-6)
+    with pytest.raises(NotImplementedError) as error:
+        tf.contrib.estimator.replicate_model_fn(tower_model_fn, devices=["/gpu:0", "/gpu:1"])
+    assert ("replicate_model_fn over 2 devices (towers) is not provided by "
+            "tpu_estimator_compat" in str(error.value))
+    assert ("RunConfig(train_distribute=tf.distribute.MirroredStrategy(['/gpu:0', '/gpu:1']))"
+            in str(error.value))
+    with pytest.raises(ValueError, match="Tower losses need to be reduced in some way, yet "
+                                         "none reduction is specified."):
+        tf.contrib.estimator.replicate_model_fn(tower_model_fn, loss_reduction="none")
+
+
 @pytest.mark.parametrize("name, replacement", [
-    ("replicate_model_fn", "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"),
-    ("TowerOptimizer", "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"),
+    ("SavedModelEstimator", "tf.saved_model.load on the exported SavedModel"),
     ("RNNClassifier", "tf.keras.layers.RNN (or tf.nn.dynamic_rnn) over the sequence features, "
                       "its last output through a tf.contrib.estimator head"),
     ("boosted_trees_classifier_train_in_memory", "TensorFlow Decision Forests"),

@@ -192,6 +192,8 @@ MODULES = {
         "multi_class_head", "multi_label_head", "poisson_regression_head", "regression_head")),
     "contrib.estimator.python.estimator.multi_head": Virtual(_from(
         "canned.contrib_heads", "multi_head")),
+    "contrib.estimator.python.estimator.replicate_model_fn": Virtual(_from(
+        "rebuilt_apis.replicate_model_fn", "replicate_model_fn", "TowerOptimizer")),
     "contrib.estimator.python.estimator.logit_fns": Virtual(_from(
         "canned.logit_fns", "call_logit_fn", "dnn_logit_fn_builder", "linear_logit_fn_builder")),
     "contrib.tpu.python": Virtual(),

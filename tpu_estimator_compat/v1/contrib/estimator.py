@@ -2,24 +2,24 @@
 (`rebuilt_apis/early_stopping.py`), `InMemoryEvaluatorHook` (earlier TF 1.x had it here;
 `rebuilt_apis/in_memory_evaluator.py`), its Estimator wrappers `add_metrics`,
 `clip_gradients_by_norm`, `forward_features` (`estimator_extenders.py`), its heads
-(`canned/contrib_heads.py`) and the logit functions (`canned/logit_fns.py`). Its other
-names (`replicate_model_fn`, the RNN and layer-annotation estimators, export helpers...)
-are not provided; the error names the replacement (`REPLACEMENTS`)."""
+(`canned/contrib_heads.py`), the logit functions (`canned/logit_fns.py`) and
+`replicate_model_fn`/`TowerOptimizer` on one device (`rebuilt_apis/replicate_model_fn.py`;
+several devices: the error names MirroredStrategy). Its other names (the RNN,
+layer-annotation, boosted-trees and SavedModel estimators, export helpers) are not provided;
+the error names the replacement (`REPLACEMENTS`)."""
 from tpu_estimator_compat.v1 import _lazy
 from tpu_estimator_compat.v1.estimator import experimental
 
 _EXTENDERS = ("add_metrics", "clip_gradients_by_norm", "forward_features")
+_REPLICATION = ("replicate_model_fn", "TowerOptimizer")
 _HEADS = ("binary_classification_head", "logistic_regression_head", "multi_class_head",
           "multi_head", "multi_label_head", "poisson_regression_head", "regression_head")
 _SERVED = (experimental.EARLY_STOPPING + ("read_eval_metrics",) + _EXTENDERS + _HEADS
-           + experimental.LOGIT_FNS + ("InMemoryEvaluatorHook",))
+           + experimental.LOGIT_FNS + ("InMemoryEvaluatorHook",) + _REPLICATION)
 
-_DISTRIBUTE = "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"
 _EXPORT = ("Estimator.export_saved_model (the serving graph; TRAIN/EVAL graphs are not "
            "exported)")
 REPLACEMENTS = {
-    "replicate_model_fn": _DISTRIBUTE,
-    "TowerOptimizer": f"the plain optimizer with {_DISTRIBUTE}",
     **dict.fromkeys(("RNNClassifier", "RNNEstimator"),
                     "a model_fn of your own: tf.keras.layers.RNN (or tf.nn.dynamic_rnn) over "
                     "the sequence features, its last output through a tf.contrib.estimator "
@@ -57,6 +57,8 @@ _lazy.install(
            **{name: f"tpu_estimator_compat.canned.contrib_heads:{name}" for name in _HEADS},
            **{name: f"tpu_estimator_compat.canned.logit_fns:{name}"
               for name in experimental.LOGIT_FNS},
+           **{name: f"tpu_estimator_compat.rebuilt_apis.replicate_model_fn:{name}"
+              for name in _REPLICATION},
            "InMemoryEvaluatorHook":
                "tpu_estimator_compat.rebuilt_apis.in_memory_evaluator:InMemoryEvaluatorHook"},
     missing_hint=_missing_hint,
