@@ -342,3 +342,57 @@ def test_tf1_module_paths_serve_the_heads_and_logit_functions():
     for name in ("call_logit_fn", "dnn_logit_fn_builder", "linear_logit_fn_builder"):
         assert getattr(tf.contrib.estimator, name) is getattr(tf.estimator.experimental, name)
         assert getattr(logit_fns, name) is getattr(tf.estimator.experimental, name)
+
+
+def test_create_loss_gives_the_originals_losses_and_labels():
+    # SparseTensor labels (class ids, vocabulary strings), per-logit weights, a loss_fn
+    # taking the features, multi_head's weighted merge; the original's values.
+    contrib, v1 = tf.contrib.estimator, tf.compat.v1
+    with tf.Graph().as_default():
+        logits = tf.constant([[0.1, -0.3, 0.7], [1.2, 0.4, -0.5]])
+        features = {"w": tf.constant([[2.0], [0.5]])}
+        ids = tf.SparseTensor([[0, 0], [0, 1], [1, 2]], tf.constant([0, 2, 1], tf.int64), [2, 2])
+        names = tf.SparseTensor([[0, 0], [1, 0], [1, 1]], tf.constant(["c", "a", "b"]), [2, 2])
+        specs = {
+            "ids": contrib.multi_label_head(3, weight_column="w").create_loss(
+                features, "train", logits, ids),
+            "names": contrib.multi_label_head(
+                3, label_vocabulary=["a", "b", "c"],
+                loss_reduction=v1.losses.Reduction.SUM).create_loss(
+                    features, "train", logits, names),
+            "per_logit_weights": contrib.regression_head(
+                label_dimension=2, weight_column="w2").create_loss(
+                    {"w2": tf.constant([[1.0, 2.0], [3.0, 0.5]])}, "train",
+                    tf.constant([[0.1, -0.3], [1.2, 0.4]]), tf.constant([[0.0, 1.0], [1.0, 1.0]])),
+            "loss_fn": contrib.binary_classification_head(
+                loss_fn=lambda labels, logits, features: tf.abs(
+                    labels - tf.sigmoid(logits)) * features["w"]).create_loss(
+                        features, "train", tf.constant([[0.3], [-0.2]]),
+                        tf.constant([[1.0], [0.0]])),
+            "multi_head": contrib.multi_head(
+                [contrib.multi_class_head(3, name="a"), contrib.regression_head(name="b")],
+                head_weights=[2.0, 0.5]).create_loss(
+                    features, "train", tf.constant([[0.1, -0.3, 0.7, 2.0],
+                                                    [1.2, 0.4, -0.5, 1.0]]),
+                    {"a": tf.constant([[2], [0]]), "b": tf.constant([[1.5], [0.5]])}),
+        }
+        with v1.Session() as session:
+            session.run(v1.tables_initializer())
+            values = session.run({name: (spec.training_loss, spec.unreduced_loss,
+                                         spec.processed_labels)
+                                  for name, spec in specs.items()})
+    expected = {  # training loss, unreduced loss, processed labels
+        "ids": (0.738177, [[0.533979], [0.816792]], [[1, 0, 1], [0, 1, 0]]),
+        "names": (0.984104, [[0.567313], [0.416792]], [[0, 0, 1], [1, 1, 0]]),
+        "per_logit_weights": (0.9225, [[0.01, 1.69], [0.04, 0.36]], [[0., 1.], [1., 1.]]),
+        "loss_fn": (0.538099, [[0.851115], [0.225083]], [[1.0], [0.0]]),
+    }
+    for name, (loss, unreduced, labels) in expected.items():
+        np.testing.assert_allclose(values[name][0], loss, rtol=1e-5)
+        np.testing.assert_allclose(values[name][1], unreduced, rtol=1e-5)
+        np.testing.assert_array_equal(values[name][2], labels)
+    loss, unreduced, labels = values["multi_head"]
+    np.testing.assert_allclose(loss, 1.265414, rtol=1e-5)
+    np.testing.assert_allclose(unreduced["a"], [[1.301201], [0.979628]], rtol=1e-5)
+    np.testing.assert_allclose(unreduced["b"], [[0.125], [0.125]], rtol=1e-5)
+    assert labels["a"].tolist() == [[2], [0]] and labels["b"].tolist() == [[1.5], [0.5]]
