@@ -65,17 +65,18 @@ SCENARIOS = {
 
 
 def input_fn(labels):
-    """Unshuffled batches of 4 of the 12 examples, repeated."""
+    """Unshuffled batches of 4 of the 12 examples (static shapes, for the TPU), repeated."""
     def fn(params=None):
         del params
         return tf.compat.v1.data.Dataset.from_tensor_slices(
-            ({"x": X, "w": WEIGHT}, LABELS[labels])).batch(4).repeat()
+            ({"x": X, "w": WEIGHT}, LABELS[labels])).batch(4, drop_remainder=True).repeat()
     return fn
 
 
 def predict_input_fn(params=None):
     del params
-    return tf.compat.v1.data.Dataset.from_tensor_slices({"x": X[:4], "w": WEIGHT[:4]}).batch(2)
+    return tf.compat.v1.data.Dataset.from_tensor_slices(
+        {"x": X[:4], "w": WEIGHT[:4]}).batch(2, drop_remainder=True)
 
 
 def model_fn(contrib, scenario, tpu=False):

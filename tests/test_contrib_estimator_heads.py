@@ -228,14 +228,12 @@ def test_heads_give_the_originals_numbers(scenario, tmp_path):
             assert list(got) == value
 
 
-def test_the_tpu_spec_gives_the_same_numbers_on_tpu_estimator(tmp_path):
-    # TF1's heads (multi_head excepted) also built TPUEstimatorSpecs: metrics as a
-    # (metric_fn, tensors) pair. TPUEstimator on CPU, the original's Estimator numbers.
+def _tpu_estimator_numbers_are_the_originals(model_dir, use_tpu):
     scenario = "multi_label"
     est = tf.contrib.tpu.TPUEstimator(
         model_fn=contrib_head_scenarios.model_fn(tf.contrib.estimator, scenario, tpu=True),
-        use_tpu=False, train_batch_size=4, eval_batch_size=4, predict_batch_size=2,
-        config=tf.contrib.tpu.RunConfig(model_dir=str(tmp_path)))
+        use_tpu=use_tpu, train_batch_size=4, eval_batch_size=4, predict_batch_size=2,
+        config=tf.contrib.tpu.RunConfig(model_dir=model_dir))
     labels = contrib_head_scenarios.SCENARIOS[scenario][1]
     est.train(contrib_head_scenarios.input_fn(labels),
               max_steps=contrib_head_scenarios.TRAIN_STEPS)
@@ -248,6 +246,19 @@ def test_the_tpu_spec_gives_the_same_numbers_on_tpu_estimator(tmp_path):
     np.testing.assert_allclose([metrics[k] for k in sorted(metrics)],
                                [original["metrics"][k] for k in sorted(metrics)],
                                rtol=1e-5, atol=1e-6)
+
+
+def test_the_tpu_spec_gives_the_same_numbers_on_tpu_estimator(tmp_path):
+    # TF1's heads (multi_head excepted) also built TPUEstimatorSpecs: metrics as a
+    # (metric_fn, tensors) pair. TPUEstimator on CPU: the original's Estimator numbers.
+    _tpu_estimator_numbers_are_the_originals(str(tmp_path), use_tpu=False)
+
+
+@pytest.mark.slow  # compiles the steps with XLA
+def test_the_tpu_spec_gives_the_same_numbers_on_the_simulated_tpu(tmp_path, monkeypatch):
+    from tpu_estimator_compat.engine import cluster_resolver  # noqa: PLC0415
+    monkeypatch.setenv(cluster_resolver.SIMULATED_TPU_CORES_ENV, "1")
+    _tpu_estimator_numbers_are_the_originals(str(tmp_path), use_tpu=True)
 
 
 def test_multi_head_merges_the_heads_export_outputs_as_the_original():
