@@ -30,7 +30,7 @@ _MK = keys.MetricKeys
 _PK = keys.PredictionKeys
 
 
-def check_loss_reduction(loss_reduction):
+def _check_loss_reduction(loss_reduction):
     """TF1's check: one of `tf.losses.Reduction` but NONE."""
     if loss_reduction not in _Reduction.all() or loss_reduction == _Reduction.NONE:
         raise ValueError(f"Invalid loss_reduction: {loss_reduction}")
@@ -41,7 +41,7 @@ def _check_vocabulary(label_vocabulary, error, what):
         raise error(f"label_vocabulary should be {what}. Given type: {type(label_vocabulary)}")
 
 
-def check_thresholds(thresholds):
+def _check_thresholds(thresholds):
     """`thresholds` as a tuple, each in (0, 1)."""
     thresholds = tuple(thresholds) if thresholds else ()
     if any(t <= 0.0 or t >= 1.0 for t in thresholds):
@@ -54,7 +54,7 @@ def _arg_names(fn):
     return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
-def check_loss_fn(loss_fn):
+def _check_loss_fn(loss_fn):
     """A `loss_fn` takes `labels` and `logits`, and optionally `features`."""
     args = _arg_names(loss_fn)
     for required in ("labels", "logits"):
@@ -66,7 +66,7 @@ def check_loss_fn(loss_fn):
         raise ValueError(f"loss_fn has unexpected args: {unexpected}")
 
 
-def call_loss_fn(loss_fn, labels, logits, features, expected_loss_dim):
+def _call_loss_fn(loss_fn, labels, logits, features, expected_loss_dim):
     """`loss_fn`'s unreduced loss, asserted to be `[D0, ... DN, expected_loss_dim]`."""
     kwargs = {"features": features} if "features" in _arg_names(loss_fn) else {}
     with tf.name_scope("call_loss_fn"):
@@ -130,9 +130,9 @@ class Head:
     """Builds the spec from logits; subclasses give predictions, loss and metrics."""
 
     def __init__(self, weight_column, loss_reduction, loss_fn=None, name=None):
-        check_loss_reduction(loss_reduction)
+        _check_loss_reduction(loss_reduction)
         if loss_fn:
-            check_loss_fn(loss_fn)
+            _check_loss_fn(loss_fn)
         self._weight_column = weight_column
         self._loss_reduction = loss_reduction
         self._loss_fn = loss_fn
@@ -202,7 +202,7 @@ class Head:
 
     def _unreduced_loss(self, default_loss, labels, logits, features, expected_loss_dim):
         if self._loss_fn:
-            return call_loss_fn(self._loss_fn, labels, logits, features, expected_loss_dim)
+            return _call_loss_fn(self._loss_fn, labels, logits, features, expected_loss_dim)
         return default_loss()
 
     def _reduced(self, unreduced_loss, weights, labels):
@@ -243,7 +243,7 @@ class BinaryLogisticHead(Head):
     def __init__(self, weight_column=None, thresholds=None, label_vocabulary=None,
                  loss_reduction=_Reduction.SUM, loss_fn=None, name=None):
         _check_vocabulary(label_vocabulary, TypeError, "a list or tuple")
-        self._thresholds = check_thresholds(thresholds)
+        self._thresholds = _check_thresholds(thresholds)
         super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._label_vocabulary = label_vocabulary
 
