@@ -187,6 +187,28 @@ def test_in_memory_evaluator_hook_evaluates_the_training_weights_as_the_original
         tf.estimator.experimental.InMemoryEvaluatorHook(est, eval_input_fn, every_n_iter=0)
 
 
+def test_in_memory_evaluator_hook_evaluates_partitioned_variables(tmp_path):
+    x = np.linspace(-1, 1, 64).astype(np.float32).reshape(-1, 4)
+    y = (x.sum(1, keepdims=True) + 1).astype(np.float32)
+
+    def partitioned_model_fn(features, labels, mode):
+        w = tf.get_variable("w", [4, 1], initializer=tf.zeros_initializer(),
+                            partitioner=tf.fixed_size_partitioner(2))
+        loss = tf.losses.mean_squared_error(labels, tf.matmul(features["x"], w))
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.train.AdagradOptimizer(
+            0.3).minimize(loss, global_step=tf.train.get_global_step()))
+
+    est = tf.estimator.Estimator(partitioned_model_fn, str(tmp_path))
+    est.train(lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(4).repeat(),
+              max_steps=7, hooks=[tf.estimator.experimental.InMemoryEvaluatorHook(
+                  est, lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(4),
+                  every_n_iter=3)])
+    evals = tf.contrib.estimator.read_eval_metrics(est.eval_dir())
+    assert list(evals) == [0, 3, 6, 7]  # the original's steps and losses
+    np.testing.assert_allclose([evals[step]["loss"] for step in evals],
+                               [6.482489, 3.090647, 1.775994, 1.61848], rtol=1e-5)
+
+
 def test_replicate_model_fn_on_one_device_trains_as_the_original(tmp_path):
     def tower_model_fn(features, labels, mode, params):
         w = tf.get_variable("w", [1, 1], initializer=tf.zeros_initializer())

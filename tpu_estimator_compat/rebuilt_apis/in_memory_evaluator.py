@@ -8,10 +8,11 @@ Here the hook reads the training variables through the hook's session (their cur
 values, replica 0's), writes them to a temporary checkpoint and runs
 `evaluate(input_fn, steps, hooks, checkpoint_path=<it>, name)` on a copy of the estimator
 with engines of its own (training's variables stay untouched): the same metrics, written
-at the same global step. The values before training are read when the session is created;
-they are evaluated at the first training run's end (its results are those of the weights
-before it), as TF1 evaluated them then (and, like the original, before the first run of
-each later `train()` call).
+at the same global step (partitioned variables saved as slices, as TF1's Saver did). The
+weights a `train()` call starts from are read when its session is created (in the step's
+trace, where no evaluation can run) and evaluated once its first training run is done;
+TF1 evaluated them just before that run. As in TF1, every `train()` call evaluates its
+starting weights, so the step one call ended on is evaluated again by the next.
 """
 import os
 import shutil
@@ -19,18 +20,28 @@ import tempfile
 
 import tensorflow as tf
 
+from tpu_estimator_compat.tf_internals import training
+
 _v1 = tf.compat.v1
 
 
-def _write_checkpoint(prefix, values):
-    """A TF1 name-based checkpoint at `prefix` holding `{variable name: numpy value}`."""
+def _write_checkpoint(prefix, saved_as, values):
+    """A TF1 name-based checkpoint at `prefix` of `values` ({key: numpy value}), each saved
+    as `saved_as[key]`: (checkpoint name, slice spec; "" for a whole variable)."""
     with tf.Graph().as_default() as graph:
-        names = sorted(values)
-        save = tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names,
-                                 shape_and_slices=[""] * len(names),
-                                 tensors=[tf.constant(values[name]) for name in names])
+        keys = sorted(values)
+        save = tf.raw_ops.SaveV2(prefix=prefix,
+                                 tensor_names=[saved_as[key][0] for key in keys],
+                                 shape_and_slices=[saved_as[key][1] for key in keys],
+                                 tensors=[tf.constant(values[key]) for key in keys])
         with _v1.Session(graph=graph) as session:
             session.run(save)
+
+
+def _saved_as(variable):
+    """How TF1's Saver names `variable` in a checkpoint: (name, slice spec); a part of a
+    partitioned variable is a slice of the whole."""
+    return training.save_slice_info(variable) or (variable.op.name, "")
 
 
 class InMemoryEvaluatorHook(_v1.train.SessionRunHook):
@@ -50,7 +61,7 @@ class InMemoryEvaluatorHook(_v1.train.SessionRunHook):
         self._hooks = list(hooks or [])
         self._name = name
         self._every_n_iter = every_n_iter
-        self._variables = {}
+        self._variables = self._saved_as = {}
         self._pending = None
         self._iter_count = 0
         self._last_evaluated = 0
@@ -58,6 +69,7 @@ class InMemoryEvaluatorHook(_v1.train.SessionRunHook):
     def begin(self):
         self._iter_count = self._last_evaluated = 0
         self._variables = {v.op.name: v for v in _v1.global_variables()}
+        self._saved_as = {key: _saved_as(v) for key, v in self._variables.items()}
 
     def after_create_session(self, session, coord):
         del coord
@@ -83,7 +95,7 @@ class InMemoryEvaluatorHook(_v1.train.SessionRunHook):
         directory = tempfile.mkdtemp(prefix="in_memory_evaluator_")
         try:
             prefix = os.path.join(directory, "model.ckpt")
-            _write_checkpoint(prefix, values)
+            _write_checkpoint(prefix, self._saved_as, values)
             self._estimator.evaluate(self._input_fn, steps=self._steps, hooks=self._hooks,
                                      checkpoint_path=prefix, name=self._name)
         finally:
