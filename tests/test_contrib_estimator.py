@@ -256,6 +256,22 @@ def test_unserved_names_name_the_replacement(name, replacement):
     assert replacement in str(error.value)
 
 
+def test_every_tf115_name_is_served_or_names_its_replacement():
+    from tpu_estimator_compat.cli import inventory  # noqa: PLC0415
+    from tpu_estimator_compat.v1.contrib import estimator  # noqa: PLC0415
+    names = [name for kind in inventory.load()["tensorflow.contrib.estimator"].values()
+             for name in kind]
+    unserved = []
+    for name in names:
+        try:
+            getattr(tf.contrib.estimator, name)
+        except AttributeError as error:
+            assert f"Instead of {name}, use {estimator.REPLACEMENTS[name]}." in str(error)
+            unserved.append(name)
+    assert sorted(unserved) == sorted(estimator.REPLACEMENTS)  # none stale
+    assert len(names) - len(unserved) == 15  # of 26
+
+
 def _batches(input_fn, count):
     """What TF1's session loop read from an input_fn's tensors: up to `count` batches."""
     import tensorflow as tf2  # pylint: disable=import-outside-toplevel
