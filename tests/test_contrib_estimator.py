@@ -154,16 +154,122 @@ def test_forward_features_adds_the_features_to_the_predictions(tmp_path):
             lambda: tf.data.Dataset.from_tensor_slices({"x": X[:2], "y": X[:2]}).batch(2)))
 
 
+def _eval_event_steps(eval_dir):
+    import glob  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf2  # pylint: disable=import-outside-toplevel
+    return [event.step for path in sorted(glob.glob(f"{eval_dir}/events*"))
+            for event in tf2.compat.v1.train.summary_iterator(path)
+            if any(value.tag == "mae" for value in event.summary.value)]
+
+
+def test_in_memory_evaluator_hook_evaluates_the_training_weights_as_the_original(tmp_path):
+    est = tf.estimator.Estimator(model_fn, str(tmp_path))
+    hook = tf.estimator.experimental.InMemoryEvaluatorHook(
+        est, eval_input_fn, steps=3, name="mem", every_n_iter=4)
+    est.train(input_fn, max_steps=10, hooks=[hook])
+    est.train(input_fn, steps=3, hooks=[hook])
+    # The original: before training, every 4 steps and at the end of each train() call,
+    # on the weights of that moment; eval_mem holds no checkpoint_path summary.
+    assert _eval_event_steps(est.eval_dir("mem")) == [0, 4, 8, 10, 10, 13]
+    evals = tf.contrib.estimator.read_eval_metrics(est.eval_dir("mem"))
+    assert list(evals) == [0, 4, 8, 10, 13]
+    np.testing.assert_allclose([[evals[step]["loss"], evals[step]["mae"]] for step in evals],
+                               [[1.03191, 0.849462], [0.628506, 0.680914],
+                                [0.449492, 0.58094], [0.415849, 0.55761],
+                                [0.370203, 0.526171]], rtol=1e-5)
+    assert sorted(evals[13]) == ["loss", "mae"]
+    # Training itself is the original's (the evaluations do not touch its variables).
+    np.testing.assert_allclose([est.get_variable_value("w").item(),
+                                est.get_variable_value("b").item()],
+                               [0.64388317, 0.5916139], rtol=1e-6)
+    assert tf.contrib.estimator.InMemoryEvaluatorHook is hook.__class__
+    with pytest.raises(ValueError, match=r"invalid every_n_iter=0\."):
+        tf.estimator.experimental.InMemoryEvaluatorHook(est, eval_input_fn, every_n_iter=0)
+
+
+def test_in_memory_evaluator_hook_evaluates_partitioned_variables(tmp_path):
+    x = np.linspace(-1, 1, 64).astype(np.float32).reshape(-1, 4)
+    y = (x.sum(1, keepdims=True) + 1).astype(np.float32)
+
+    def partitioned_model_fn(features, labels, mode):
+        w = tf.get_variable("w", [4, 1], initializer=tf.zeros_initializer(),
+                            partitioner=tf.fixed_size_partitioner(2))
+        loss = tf.losses.mean_squared_error(labels, tf.matmul(features["x"], w))
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.train.AdagradOptimizer(
+            0.3).minimize(loss, global_step=tf.train.get_global_step()))
+
+    est = tf.estimator.Estimator(partitioned_model_fn, str(tmp_path))
+    est.train(lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(4).repeat(),
+              max_steps=7, hooks=[tf.estimator.experimental.InMemoryEvaluatorHook(
+                  est, lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(4),
+                  every_n_iter=3)])
+    evals = tf.contrib.estimator.read_eval_metrics(est.eval_dir())
+    assert list(evals) == [0, 3, 6, 7]  # the original's steps and losses
+    np.testing.assert_allclose([evals[step]["loss"] for step in evals],
+                               [6.482489, 3.090647, 1.775994, 1.61848], rtol=1e-5)
+
+
+def test_replicate_model_fn_on_one_device_trains_as_the_original(tmp_path):
+    def tower_model_fn(features, labels, mode, params):
+        w = tf.get_variable("w", [1, 1], initializer=tf.zeros_initializer())
+        b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
+        pred = tf.matmul(features["x"], w) + b
+        loss = tf.losses.mean_squared_error(labels, pred)
+        opt = tf.contrib.estimator.TowerOptimizer(
+            lambda: tf.train.MomentumOptimizer(params["lr"], 0.9))
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, train_op=opt.minimize(loss, global_step=tf.train.get_global_step()),
+            eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred)})
+
+    est = tf.estimator.Estimator(tf.contrib.estimator.replicate_model_fn(tower_model_fn),
+                                 str(tmp_path), params={"lr": 0.1})
+    est.train(input_fn, max_steps=6)
+    results = est.evaluate(eval_input_fn)
+    # The original (TF 1.15's replicate_model_fn on a machine without GPUs: one tower).
+    assert sorted(est.get_variable_names()) == ["b", "b/Momentum", "global_step", "w",
+                                                "w/Momentum"]
+    np.testing.assert_allclose([est.get_variable_value("w").item(),
+                                est.get_variable_value("b").item(), results["loss"],
+                                results["mae"]],
+                               [1.8527244, 1.7139744, 0.5174559, 0.71397436], rtol=1e-6)
+    with pytest.raises(NotImplementedError) as error:
+        tf.contrib.estimator.replicate_model_fn(tower_model_fn, devices=["/gpu:0", "/gpu:1"])
+    assert ("replicate_model_fn over 2 devices (towers) is not provided by "
+            "tpu_estimator_compat" in str(error.value))
+    assert ("RunConfig(train_distribute=tf.distribute.MirroredStrategy(['/gpu:0', '/gpu:1']))"
+            in str(error.value))
+    with pytest.raises(ValueError, match="Tower losses need to be reduced in some way, yet "
+                                         "none reduction is specified."):
+        tf.contrib.estimator.replicate_model_fn(tower_model_fn, loss_reduction="none")
+
+
 @pytest.mark.parametrize("name, replacement", [
-    ("replicate_model_fn", "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"),
-    ("TowerOptimizer", "RunConfig(train_distribute=tf.distribute.MirroredStrategy())"),
-    ("multi_class_head", "no heads or canned estimators"),
+    ("SavedModelEstimator", "tf.saved_model.load on the exported SavedModel"),
+    ("RNNClassifier", "tf.keras.layers.RNN (or tf.nn.dynamic_rnn) over the sequence features, "
+                      "its last output through a tf.contrib.estimator head"),
+    ("boosted_trees_classifier_train_in_memory", "TensorFlow Decision Forests"),
 ])
 def test_unserved_names_name_the_replacement(name, replacement):
     with pytest.raises(AttributeError) as error:
         getattr(tf.contrib.estimator, name)
     assert f"Instead of {name}, use" in str(error.value)
     assert replacement in str(error.value)
+
+
+def test_every_tf115_name_is_served_or_names_its_replacement():
+    from tpu_estimator_compat.cli import inventory  # noqa: PLC0415
+    from tpu_estimator_compat.v1.contrib import estimator  # noqa: PLC0415
+    names = [name for kind in inventory.load()["tensorflow.contrib.estimator"].values()
+             for name in kind]
+    unserved = []
+    for name in names:
+        try:
+            getattr(tf.contrib.estimator, name)
+        except AttributeError as error:
+            assert f"Instead of {name}, use {estimator.REPLACEMENTS[name]}." in str(error)
+            unserved.append(name)
+    assert sorted(unserved) == sorted(estimator.REPLACEMENTS)  # none stale
+    assert len(names) - len(unserved) == 15  # of 26
 
 
 def _batches(input_fn, count):

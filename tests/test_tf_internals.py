@@ -57,6 +57,8 @@ _OWN_OBJECTS = {
     ("config.run_config", "config"): "the package's RunConfig",
     ("config.run_config", "new"): "the package's RunConfig, copied by `replace`",
     ("estimator_extenders", "estimator"): "the package's Estimator (estimator.py)",
+    ("estimator", "twin"): "the package's Estimator, copied by `_in_memory_evaluator`",
+    ("rebuilt_apis.in_memory_evaluator", "estimator"): "the package's (TPU)Estimator",
     ("train_and_evaluate_tasks", "estimator"): "the package's (TPU)Estimator",
 }
 

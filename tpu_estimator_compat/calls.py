@@ -57,6 +57,9 @@ class EstimatorSetup:
     export_api_version: int
     engines: Dict[Tuple[int, bool], model_engine.ModelEngine] = dataclasses.field(
         default_factory=dict)
+    # False: evaluations write no 'checkpoint_path' summary (they evaluate a temporary
+    # checkpoint of weights in memory, as InMemoryEvaluatorHook)
+    reports_checkpoint_path: bool = True
 
     @property
     def model_dir(self) -> str:
@@ -209,7 +212,8 @@ def evaluate(setup: EstimatorSetup, input_fn, steps: Optional[int], hooks, check
         return evaluation.run_evaluation(
             call.engine, call.compiled, call.iterator, steps=steps,
             global_step=call.engine.global_step, eval_dir=eval_dir,
-            checkpoint_path=checkpoint, rows_per_replica_copy=call.rows_per_replica_copy,
+            checkpoint_path=checkpoint if setup.reports_checkpoint_path else None,
+            rows_per_replica_copy=call.rows_per_replica_copy,
             hook_run=call.hook_run, steps_per_loop=call.loop_size.steps)
 
 

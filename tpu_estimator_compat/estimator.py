@@ -9,6 +9,7 @@ the checks of its arguments and user functions; the policies that differ inside 
 """
 import collections.abc
 import copy
+import dataclasses
 import os
 
 from tpu_estimator_compat import calls
@@ -97,6 +98,15 @@ class Estimator:
     @property
     def model_fn(self):
         return self._setup.program.model_fn
+
+    def _in_memory_evaluator(self):
+        """This estimator's copy with engines (variables, traces) of its own, so that it
+        can evaluate while one of this estimator's calls trains, whose evaluations write no
+        'checkpoint_path' summary (InMemoryEvaluatorHook evaluates temporary checkpoints)."""
+        twin = copy.copy(self)
+        twin._setup = dataclasses.replace(self._setup, engines={},
+                                          reports_checkpoint_path=False)
+        return twin
 
     # -- train ------------------------------------------------------------------------------
     @eager_calls.eager

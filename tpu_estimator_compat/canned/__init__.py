@@ -6,4 +6,7 @@ model_fns run by this package's `Estimator`, with TF1's heads, defaults and vari
 options into the model_fn it hands to `Estimator`, `optimizers.py` resolves the `optimizer`
 argument, `keys.py` holds the metric and prediction keys, `excluded.py` the names not
 provided (BoostedTrees) and why.
+
+`multi_label_head.py` and `multi_head.py` add contrib's multi-label and multi-objective
+heads; `contrib_heads.py` serves them all as `tf.contrib.estimator`'s head factories.
 """

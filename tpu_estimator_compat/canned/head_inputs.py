@@ -5,14 +5,19 @@ import tensorflow as tf
 _v1 = tf.compat.v1
 
 
-def dense_labels(labels, logits, expected_labels_dimension):
-    """`labels` as a dense `[D0, ... DN, expected_labels_dimension]` tensor matching
-    `logits`; `[D0, ... DN]` labels get their last dimension added."""
+def require_labels(labels):
+    """TF1's error for a missing `labels` (TRAIN and EVAL need them)."""
     if labels is None:
         raise ValueError(
             "You must provide a labels Tensor. Given: None. Suggested troubleshooting steps: "
             "Check that your data contain your label feature. Check that your input_fn "
             "properly parses and returns labels.")
+
+
+def dense_labels(labels, logits, expected_labels_dimension):
+    """`labels` as a dense `[D0, ... DN, expected_labels_dimension]` tensor matching
+    `logits`; `[D0, ... DN]` labels get their last dimension added."""
+    require_labels(labels)
     with tf.name_scope("labels"):
         labels = _v1.convert_to_tensor_or_sparse_tensor(labels)
         if isinstance(labels, tf.SparseTensor):
@@ -94,12 +99,12 @@ def example_weights(features, weight_column, logits, allow_per_logit_weights=Fal
             return tf.identity(weights)
 
 
-def in_range(labels, n_classes):
+def in_range(labels, n_classes, message=None):
     """`labels`, asserted to be in [0, n_classes - 1]."""
     with tf.name_scope("assert_range"):
         checks = [_v1.assert_less_equal(labels, tf.cast(n_classes - 1, labels.dtype),
-                                        message="Labels must <= n_classes - 1"),
-                  _v1.assert_non_negative(labels, message="Labels must >= 0")]
+                                        message=message or "Labels must <= n_classes - 1"),
+                  _v1.assert_non_negative(labels, message=message or "Labels must >= 0")]
         with tf.control_dependencies(checks):
             return tf.identity(labels)
 

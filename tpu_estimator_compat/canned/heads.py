@@ -1,14 +1,18 @@
-"""TF 1.15's heads of the canned estimators (`head_lib` in tensorflow_estimator): given
-logits, the spec of each mode.
+"""TF 1.15's heads (`head_lib` in tensorflow_estimator, used by the canned estimators and
+wrapped by `tf.contrib.estimator`): given logits, the spec of each mode.
 
 PREDICT: the predictions dict and export outputs ('serving_default', 'classification' /
-'regression', 'predict'). EVAL: the loss (reduced with `loss_reduction`, SUM by default)
-and the eval metrics, as a `(metric_fn, tensors)` pair so that TPUEstimator can run them on
-the host. TRAIN: `optimizer.minimize(loss, global_step)` (plus UPDATE_OPS) and the
-'loss'/'average_loss' summaries. `create_estimator_spec` returns an `EstimatorSpec`,
-`_create_tpu_estimator_spec` a `TPUEstimatorSpec`.
+'regression', 'predict'). EVAL: the loss (reduced with `loss_reduction`) plus the
+`regularization_losses`, and the eval metrics, as a `(metric_fn, tensors)` pair so that
+TPUEstimator can run them on the host. TRAIN: `optimizer.minimize(loss, global_step)` or
+`train_op_fn(loss)` (plus UPDATE_OPS) and the 'loss'/'average_loss' summaries. A head with
+a `name` suffixes its metric and summary keys with '/<name>' and builds its ops under that
+name scope; `loss_fn(labels, logits[, features])` replaces the default unreduced loss.
+`create_estimator_spec` returns an `EstimatorSpec`, `_create_tpu_estimator_spec` a
+`TPUEstimatorSpec`.
 """
 import collections
+import inspect
 
 import tensorflow as tf
 
@@ -27,14 +31,62 @@ _PK = keys.PredictionKeys
 
 
 def _check_loss_reduction(loss_reduction):
+    """TF1's check: one of `tf.losses.Reduction` but NONE."""
     if loss_reduction not in _Reduction.all() or loss_reduction == _Reduction.NONE:
         raise ValueError(f"Invalid loss_reduction: {loss_reduction}")
 
 
-def _check_vocabulary(label_vocabulary):
+def _check_vocabulary(label_vocabulary, error, what):
     if label_vocabulary is not None and not isinstance(label_vocabulary, (list, tuple)):
-        raise TypeError("label_vocabulary should be a list or a tuple. Given type: "
-                        f"{type(label_vocabulary)}")
+        raise error(f"label_vocabulary should be {what}. Given type: {type(label_vocabulary)}")
+
+
+def _check_thresholds(thresholds):
+    """`thresholds` as a tuple, each in (0, 1)."""
+    thresholds = tuple(thresholds) if thresholds else ()
+    if any(t <= 0.0 or t >= 1.0 for t in thresholds):
+        raise ValueError(f"thresholds not in (0, 1): {(thresholds,)}.")
+    return thresholds
+
+
+def _arg_names(fn):
+    params = inspect.signature(fn).parameters.values()
+    return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _check_loss_fn(loss_fn):
+    """A `loss_fn` takes `labels` and `logits`, and optionally `features`."""
+    args = _arg_names(loss_fn)
+    for required in ("labels", "logits"):
+        if required not in args:
+            raise ValueError(f"loss_fn must contain argument: {required}. Given arguments: "
+                             f"{tuple(args)}")
+    unexpected = sorted(set(args) - {"labels", "logits", "features"})
+    if unexpected:
+        raise ValueError(f"loss_fn has unexpected args: {unexpected}")
+
+
+def _call_loss_fn(loss_fn, labels, logits, features, expected_loss_dim):
+    """`loss_fn`'s unreduced loss, asserted to be `[D0, ... DN, expected_loss_dim]`."""
+    kwargs = {"features": features} if "features" in _arg_names(loss_fn) else {}
+    with tf.name_scope("call_loss_fn"):
+        loss = loss_fn(labels=labels, logits=logits, **kwargs)
+        logits_shape = tf.shape(logits, name="logits_shape")
+        expected = tf.concat([logits_shape[:-1], [expected_loss_dim]], 0,
+                             name="expected_loss_shape")
+        loss_shape = tf.shape(loss, name="loss_shape")
+        check = tf.debugging.Assert(
+            tf.reduce_all(tf.equal(loss_shape, expected)),
+            [f"loss_fn must return Tensor of shape [D0, D1, ... DN, {expected_loss_dim}]. ",
+             "logits_shape: ", logits_shape, "loss_shape: ", loss_shape],
+            name="check_loss_shape")
+        with tf.control_dependencies([check]):
+            return tf.identity(loss)
+
+
+def summary_key(head_name, key):
+    """A metric or summary key of a named head: '<key>/<name>'."""
+    return f"{key}/{head_name}" if head_name else key
 
 
 def _broadcast(weights, values):
@@ -44,32 +96,66 @@ def _broadcast(weights, values):
     return weights * tf.ones_like(values)
 
 
-def _mean_of(values, weights, name):
+def mean_of(values, weights, name):
+    """The weighted mean metric of `values` (weights broadcast to them)."""
     values = tf.cast(values, tf.float32)
     return _v1.metrics.mean(values, weights=_broadcast(weights, values), name=name)
 
 
-class _Head:
+def auc(labels, predictions, weights, name, curve="ROC"):
+    """The AUC metric (weights broadcast to the predictions)."""
+    predictions = tf.cast(predictions, tf.float32)
+    return _v1.metrics.auc(labels, predictions, weights=_broadcast(weights, predictions),
+                           curve=curve, name=name)
+
+
+def threshold_metrics(labels, predictions, weights, thresholds):
+    """Accuracy, precision and recall of `predictions >= threshold`, per threshold."""
+    ops = {}
+    for threshold in thresholds:
+        key = _MK.ACCURACY_AT_THRESHOLD % threshold
+        ops[key] = _v1.metrics.accuracy(
+            labels, tf.cast(predictions >= threshold, tf.float32), weights=weights, name=key)
+        for key, metric in ((_MK.PRECISION_AT_THRESHOLD % threshold,
+                             _v1.metrics.precision_at_thresholds),
+                            (_MK.RECALL_AT_THRESHOLD % threshold,
+                             _v1.metrics.recall_at_thresholds)):
+            value, update = metric(labels, predictions, thresholds=(threshold,),
+                                   weights=weights, name=key)
+            ops[key] = (tf.squeeze(value), tf.squeeze(update))
+    return ops
+
+
+class Head:
     """Builds the spec from logits; subclasses give predictions, loss and metrics."""
 
-    def __init__(self, weight_column, loss_reduction):
+    def __init__(self, weight_column, loss_reduction, loss_fn=None, name=None):
         _check_loss_reduction(loss_reduction)
+        if loss_fn:
+            _check_loss_fn(loss_fn)
         self._weight_column = weight_column
         self._loss_reduction = loss_reduction
+        self._loss_fn = loss_fn
+        self._name = name
+
+    @property
+    def name(self):
+        return self._name
 
     @property
     def logits_dimension(self):
         raise NotImplementedError
 
     def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
-                              train_op_fn=None):
+                              train_op_fn=None, regularization_losses=None):
         """The `EstimatorSpec` of `mode` (all arguments by name, as in TF1)."""
         return self._create_tpu_estimator_spec(
-            features, mode, logits, labels, optimizer, train_op_fn).as_estimator_spec()
+            features, mode, logits, labels, optimizer, train_op_fn,
+            regularization_losses).as_estimator_spec()
 
     def _create_tpu_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
-                                   train_op_fn=None):
-        with tf.name_scope("head"):
+                                   train_op_fn=None, regularization_losses=None):
+        with tf.name_scope(self._name or "head"):
             logits = head_inputs.checked_logits(logits, self.logits_dimension)
             with tf.name_scope("predictions"):
                 predictions = self._predictions(logits)
@@ -78,25 +164,46 @@ class _Head:
                     mode, predictions=predictions,
                     export_outputs=self._export_outputs(predictions))
             loss = self.create_loss(features, mode, logits, labels)
-            total = loss.training_loss
+            regularization = (tf.add_n(regularization_losses) if regularization_losses
+                              else None)
+            total = (loss.training_loss if regularization is None
+                     else tf.add_n([loss.training_loss, regularization]))
             if mode == ModeKeys.EVAL:
                 arguments = dict(self._metric_arguments(predictions, loss),
-                                 unreduced_loss=loss.unreduced_loss, weights=loss.weights)
+                                 unreduced_loss=loss.unreduced_loss, weights=loss.weights,
+                                 regularization_loss=regularization)
                 tensors = {k: v for k, v in arguments.items() if tf.is_tensor(v)}
                 fixed = {k: v for k, v in arguments.items() if k not in tensors}
                 return spec_lib.TPUEstimatorSpec(
                     mode, predictions=predictions, loss=total,
-                    eval_metrics=(lambda **t: self._eval_metric_ops(**fixed, **t), tensors))
-            train_op = _train_op(total, optimizer, train_op_fn)
+                    eval_metrics=(lambda **t: self._all_metric_ops(**fixed, **t), tensors))
+            train_op = train_op_of(total, optimizer, train_op_fn)
             mean_loss = None
             if self._loss_reduction == _Reduction.SUM:
                 mean_loss = loss.training_loss / tf.reduce_sum(
                     loss.weights * tf.ones_like(loss.unreduced_loss))
-        _v1.summary.scalar(_MK.LOSS, total)
-        if mean_loss is not None:
-            _v1.summary.scalar(_MK.LOSS_MEAN, mean_loss)
+        with _v1.name_scope(""):
+            for key, value in ((_MK.LOSS, total), (_MK.LOSS_MEAN, mean_loss),
+                               (_MK.LOSS_REGULARIZATION, regularization)):
+                if value is not None:
+                    _v1.summary.scalar(summary_key(self._name, key), value)
         return spec_lib.TPUEstimatorSpec(mode, predictions=predictions, loss=total,
                                          train_op=train_op)
+
+    def _all_metric_ops(self, unreduced_loss, weights, regularization_loss, **arguments):
+        with tf.name_scope("metrics"):
+            ops = {_MK.LOSS_MEAN: _v1.metrics.mean(unreduced_loss, weights=weights,
+                                                   name=_MK.LOSS_MEAN)}
+            ops.update(self._eval_metric_ops(weights=weights, **arguments))
+            if regularization_loss is not None:
+                ops[_MK.LOSS_REGULARIZATION] = _v1.metrics.mean(
+                    regularization_loss, name=_MK.LOSS_REGULARIZATION)
+        return {summary_key(self._name, key): op for key, op in ops.items()}
+
+    def _unreduced_loss(self, default_loss, labels, logits, features, expected_loss_dim):
+        if self._loss_fn:
+            return _call_loss_fn(self._loss_fn, labels, logits, features, expected_loss_dim)
+        return default_loss()
 
     def _reduced(self, unreduced_loss, weights, labels):
         return LossSpec(
@@ -104,13 +211,10 @@ class _Head:
                                              reduction=self._loss_reduction),
             unreduced_loss, weights, labels)
 
-    @staticmethod
-    def _average_loss(unreduced_loss, weights):
-        return {_MK.LOSS_MEAN: _v1.metrics.mean(unreduced_loss, weights=weights,
-                                                name=_MK.LOSS_MEAN)}
 
-
-def _train_op(loss, optimizer, train_op_fn):
+def train_op_of(loss, optimizer, train_op_fn):
+    """`optimizer.minimize(loss, global_step)` or `train_op_fn(loss)` (exactly one given),
+    grouped with the UPDATE_OPS."""
     if optimizer is not None:
         if train_op_fn is not None:
             raise ValueError("train_op_fn and optimizer cannot both be set.")
@@ -123,7 +227,8 @@ def _train_op(loss, optimizer, train_op_fn):
     return tf.group(train_op, *update_ops) if update_ops else train_op
 
 
-def _classification_outputs(predictions, n_classes, label_vocabulary):
+def classification_outputs(predictions, n_classes, label_vocabulary):
+    """The export outputs of a classifier head: scores are the probabilities."""
     scores = predictions[_PK.PROBABILITIES]
     classes = head_inputs.all_classes(scores, n_classes, label_vocabulary)
     output = export_outputs.ClassificationOutput(scores=scores, classes=classes)
@@ -131,14 +236,15 @@ def _classification_outputs(predictions, n_classes, label_vocabulary):
             keys.PREDICT_SERVING_KEY: export_outputs.PredictOutput(predictions)}
 
 
-class BinaryLogisticHead(_Head):
+class BinaryLogisticHead(Head):
     """Sigmoid cross entropy on one logit; labels 0/1 (or floats in [0, 1]) or strings of
-    a two-word `label_vocabulary`."""
+    a two-word `label_vocabulary`; precision/recall/accuracy at each of `thresholds`."""
 
-    def __init__(self, weight_column=None, label_vocabulary=None,
-                 loss_reduction=_Reduction.SUM):
-        super().__init__(weight_column, loss_reduction)
-        _check_vocabulary(label_vocabulary)
+    def __init__(self, weight_column=None, thresholds=None, label_vocabulary=None,
+                 loss_reduction=_Reduction.SUM, loss_fn=None, name=None):
+        _check_vocabulary(label_vocabulary, TypeError, "a list or tuple")
+        self._thresholds = _check_thresholds(thresholds)
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._label_vocabulary = label_vocabulary
 
     @property
@@ -160,20 +266,22 @@ class BinaryLogisticHead(_Head):
         }
 
     def _export_outputs(self, predictions):
-        outputs = _classification_outputs(predictions, 2, self._label_vocabulary)
+        outputs = classification_outputs(predictions, 2, self._label_vocabulary)
         outputs[keys.REGRESS_SERVING_KEY] = export_outputs.RegressionOutput(
             value=predictions[_PK.LOGISTIC])
         return outputs
 
     def create_loss(self, features, mode, logits, labels):
-        """`LossSpec` of the weighted sigmoid cross entropy."""
+        """`LossSpec` of the weighted sigmoid cross entropy (or `loss_fn`'s loss)."""
         del mode
         logits = tf.convert_to_tensor(logits)
         labels = head_inputs.dense_labels(labels, logits, 1)
         if self._label_vocabulary is not None:
             labels = head_inputs.vocabulary_ids(labels, self._label_vocabulary)
         labels = head_inputs.in_range(tf.cast(labels, tf.float32), 2)
-        unreduced = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+        unreduced = self._unreduced_loss(
+            lambda: tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits),
+            labels, logits, features, 1)
         weights = head_inputs.example_weights(features, self._weight_column, logits)
         return self._reduced(unreduced, weights, labels)
 
@@ -181,43 +289,39 @@ class BinaryLogisticHead(_Head):
         return {"labels": loss.processed_labels, "logistic": predictions[_PK.LOGISTIC],
                 "class_ids": predictions[_PK.CLASS_IDS]}
 
-    def _eval_metric_ops(self, labels, logistic, class_ids, weights, unreduced_loss):
-        ops = self._average_loss(unreduced_loss, weights)
-        with tf.name_scope("metrics"):
-            labels_mean = _mean_of(labels, weights, _MK.LABEL_MEAN)
-            value, update = labels_mean
-            ops.update({
-                _MK.ACCURACY: _v1.metrics.accuracy(
-                    labels, class_ids, weights=weights, name=_MK.ACCURACY),
-                _MK.PRECISION: _v1.metrics.precision(
-                    labels, class_ids, weights=weights, name=_MK.PRECISION),
-                _MK.RECALL: _v1.metrics.recall(
-                    labels, class_ids, weights=weights, name=_MK.RECALL),
-                _MK.PREDICTION_MEAN: _mean_of(logistic, weights, _MK.PREDICTION_MEAN),
-                _MK.LABEL_MEAN: labels_mean,
-                _MK.ACCURACY_BASELINE: (tf.maximum(value, 1. - value),
-                                        tf.maximum(update, 1. - update)),
-                _MK.AUC: _v1.metrics.auc(
-                    labels, logistic, weights=_broadcast(weights, logistic), name=_MK.AUC),
-                _MK.AUC_PR: _v1.metrics.auc(
-                    labels, logistic, weights=_broadcast(weights, logistic), curve="PR",
-                    name=_MK.AUC_PR),
-            })
+    def _eval_metric_ops(self, labels, logistic, class_ids, weights):
+        labels_mean = mean_of(labels, weights, _MK.LABEL_MEAN)
+        value, update = labels_mean
+        ops = {
+            _MK.ACCURACY: _v1.metrics.accuracy(
+                labels, class_ids, weights=weights, name=_MK.ACCURACY),
+            _MK.PRECISION: _v1.metrics.precision(
+                labels, class_ids, weights=weights, name=_MK.PRECISION),
+            _MK.RECALL: _v1.metrics.recall(
+                labels, class_ids, weights=weights, name=_MK.RECALL),
+            _MK.PREDICTION_MEAN: mean_of(logistic, weights, _MK.PREDICTION_MEAN),
+            _MK.LABEL_MEAN: labels_mean,
+            _MK.ACCURACY_BASELINE: (tf.maximum(value, 1. - value),
+                                    tf.maximum(update, 1. - update)),
+            _MK.AUC: auc(labels, logistic, weights, _MK.AUC),
+            _MK.AUC_PR: auc(labels, logistic, weights, _MK.AUC_PR, curve="PR"),
+        }
+        ops.update(threshold_metrics(labels, logistic, weights, self._thresholds))
         return ops
 
 
-class MultiClassHead(_Head):
+class MultiClassHead(Head):
     """Softmax cross entropy over `n_classes` (> 2) logits; integer labels, or strings of
     `label_vocabulary`."""
 
     def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
-                 loss_reduction=_Reduction.SUM):
+                 loss_reduction=_Reduction.SUM, loss_fn=None, name=None):
         if n_classes is None:
             raise ValueError("n_classes cannot be None")
         if isinstance(n_classes, int) and n_classes <= 2:
             raise ValueError(f"n_classes must be > 2: {n_classes}.")
-        _check_vocabulary(label_vocabulary)
-        super().__init__(weight_column, loss_reduction)
+        _check_vocabulary(label_vocabulary, ValueError, "a list or a tuple")
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._n_classes = n_classes
         self._label_vocabulary = label_vocabulary
 
@@ -238,10 +342,10 @@ class MultiClassHead(_Head):
         }
 
     def _export_outputs(self, predictions):
-        return _classification_outputs(predictions, self._n_classes, self._label_vocabulary)
+        return classification_outputs(predictions, self._n_classes, self._label_vocabulary)
 
     def create_loss(self, features, mode, logits, labels):
-        """`LossSpec` of the weighted sparse softmax cross entropy."""
+        """`LossSpec` of the weighted sparse softmax cross entropy (or `loss_fn`'s)."""
         del mode
         logits = tf.convert_to_tensor(logits)
         labels = head_inputs.dense_labels(labels, logits, 1)
@@ -251,36 +355,40 @@ class MultiClassHead(_Head):
         else:
             labels = head_inputs.vocabulary_ids(labels, self._label_vocabulary)
         label_ids = head_inputs.in_range(labels, self._n_classes)
-        unreduced = tf.expand_dims(_v1.losses.sparse_softmax_cross_entropy(
-            labels=label_ids, logits=logits, reduction=_Reduction.NONE), -1)
+        unreduced = self._unreduced_loss(
+            lambda: tf.expand_dims(_v1.losses.sparse_softmax_cross_entropy(
+                labels=label_ids, logits=logits, reduction=_Reduction.NONE), -1),
+            label_ids, logits, features, 1)
         weights = head_inputs.example_weights(features, self._weight_column, logits)
         return self._reduced(unreduced, weights, label_ids)
 
     def _metric_arguments(self, predictions, loss):
         return {"labels": loss.processed_labels, "class_ids": predictions[_PK.CLASS_IDS]}
 
-    def _eval_metric_ops(self, labels, class_ids, weights, unreduced_loss):
-        ops = self._average_loss(unreduced_loss, weights)
-        with tf.name_scope("metrics"):
-            ops[_MK.ACCURACY] = _v1.metrics.accuracy(
-                labels, class_ids, weights=weights, name=_MK.ACCURACY)
-        return ops
+    def _eval_metric_ops(self, labels, class_ids, weights):
+        return {_MK.ACCURACY: _v1.metrics.accuracy(
+            labels, class_ids, weights=weights, name=_MK.ACCURACY)}
 
 
-class RegressionHead(_Head):
-    """Mean squared error on `label_dimension` logits (the predictions)."""
+class RegressionHead(Head):
+    """Mean squared error (or `loss_fn`'s loss) on `label_dimension` logits; the
+    predictions are `inverse_link_fn(logits)` (the logits without one)."""
 
-    def __init__(self, label_dimension=1, weight_column=None, loss_reduction=_Reduction.SUM):
+    def __init__(self, label_dimension=1, weight_column=None, loss_reduction=_Reduction.SUM,
+                 loss_fn=None, inverse_link_fn=None, name=None):
         if label_dimension < 1:
             raise ValueError(f"Invalid label_dimension {label_dimension}.")
-        super().__init__(weight_column, loss_reduction)
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._label_dimension = label_dimension
+        self._inverse_link_fn = inverse_link_fn
 
     @property
     def logits_dimension(self):
         return self._label_dimension
 
     def _predictions(self, logits):
+        if self._inverse_link_fn:
+            return {_PK.PREDICTIONS: self._inverse_link_fn(logits), _PK.LOGITS: logits}
         return {_PK.PREDICTIONS: logits}
 
     def _export_outputs(self, predictions):
@@ -289,13 +397,15 @@ class RegressionHead(_Head):
                 keys.PREDICT_SERVING_KEY: export_outputs.PredictOutput(predictions)}
 
     def create_loss(self, features, mode, logits, labels):
-        """`LossSpec` of the weighted squared error."""
+        """`LossSpec` of the weighted squared error (or `loss_fn`'s loss)."""
         del mode
         logits = tf.convert_to_tensor(logits)
         labels = tf.cast(head_inputs.dense_labels(labels, logits, self._label_dimension),
                          tf.float32)
-        unreduced = _v1.losses.mean_squared_error(labels=labels, predictions=logits,
-                                                  reduction=_Reduction.NONE)
+        unreduced = self._unreduced_loss(
+            lambda: _v1.losses.mean_squared_error(labels=labels, predictions=logits,
+                                                  reduction=_Reduction.NONE),
+            labels, logits, features, self._label_dimension)
         weights = head_inputs.example_weights(features, self._weight_column, logits,
                                               allow_per_logit_weights=True)
         return self._reduced(unreduced, weights, labels)
@@ -304,11 +414,9 @@ class RegressionHead(_Head):
         return {"labels": loss.processed_labels,
                 "predicted_value": predictions[_PK.PREDICTIONS]}
 
-    def _eval_metric_ops(self, labels, predicted_value, weights, unreduced_loss):
-        ops = self._average_loss(unreduced_loss, weights)
-        ops[_MK.PREDICTION_MEAN] = _mean_of(predicted_value, weights, _MK.PREDICTION_MEAN)
-        ops[_MK.LABEL_MEAN] = _v1.metrics.mean(labels, weights=weights)
-        return ops
+    def _eval_metric_ops(self, labels, predicted_value, weights):
+        return {_MK.PREDICTION_MEAN: mean_of(predicted_value, weights, _MK.PREDICTION_MEAN),
+                _MK.LABEL_MEAN: _v1.metrics.mean(labels, weights=weights)}
 
 
 def classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction):

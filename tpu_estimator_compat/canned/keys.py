@@ -14,6 +14,16 @@ class MetricKeys:
     AUC_PR = "auc_precision_recall"
     LABEL_MEAN = "label/mean"
     PREDICTION_MEAN = "prediction/mean"
+    LOSS_REGULARIZATION = "regularization_loss"
+    ACCURACY_AT_THRESHOLD = "accuracy/positive_threshold_%g"
+    PRECISION_AT_THRESHOLD = "precision/positive_threshold_%g"
+    RECALL_AT_THRESHOLD = "recall/positive_threshold_%g"
+    PROBABILITY_MEAN_AT_CLASS = "probability_mean/class%d"
+    AUC_AT_CLASS = "auc/class%d"
+    AUC_PR_AT_CLASS = "auc_precision_recall/class%d"
+    PROBABILITY_MEAN_AT_NAME = "probability_mean/%s"
+    AUC_AT_NAME = "auc/%s"
+    AUC_PR_AT_NAME = "auc_precision_recall/%s"
 
 
 class PredictionKeys:

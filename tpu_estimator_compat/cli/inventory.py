@@ -38,9 +38,11 @@ EXCLUDED = {
     "tensorflow.contrib.layers": "contrib.layers' feature columns, embeddings and summaries "
                                  "(TF1 canned-estimator helpers) beyond tf-slim's layers",
     "tensorflow.contrib.slim": "slim's names tf-slim 1.1 no longer has",
-    "tensorflow.contrib.estimator": "contrib.estimator's heads, canned estimators, "
-                                    "replicate_model_fn/TowerOptimizer and export helpers "
-                                    "(the error names the replacement); its wrappers are served",
+    "tensorflow.contrib.estimator": "contrib.estimator's RNN, layer-annotation, boosted-trees "
+                                    "and SavedModel estimators, replicate_model_fn/"
+                                    "TowerOptimizer and export helpers (the error names the "
+                                    "replacement); its heads, logit functions, wrappers and "
+                                    "early stopping are served",
     "tensorflow.contrib.tpu": "TF 1.x's TPU internals (keras_support, embedding, profiler "
                               "client...) that TPUEstimator programs do not reach",
     "tensorflow.contrib.training": "contrib.training's queue-based input utilities "
@@ -76,8 +78,9 @@ EXCLUDED = {
                             "served); the error names the replacement",
     "tensorflow.estimator.experimental": "the estimator's experimental canned models (KMeans, "
                                          "LinearSDCA), supervised-input receivers and "
-                                         "InMemoryEvaluatorHook (the early-stopping hooks "
-                                         "and logit functions are served)",
+                                         "make_stop_at_checkpoint_step_hook (the "
+                                         "early-stopping hooks, InMemoryEvaluatorHook and "
+                                         "logit functions are served)",
     "tensorflow.pywrap_tensorflow": "TensorFlow 1.x's SWIG wrapper module (pybind modules "
                                     "since TensorFlow 2)",
     "tensorflow.config.experimental_list_devices": "removed in TensorFlow 2 "

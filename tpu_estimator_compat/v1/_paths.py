@@ -187,6 +187,15 @@ MODULES = {
         fallback="tpu_estimator_compat.v1.python.estimator.early_stopping"),
     "contrib.estimator.python.estimator.extenders": Virtual(_from(
         "estimator_extenders", "add_metrics", "clip_gradients_by_norm", "forward_features")),
+    "contrib.estimator.python.estimator.head": Virtual(_from(
+        "canned.contrib_heads", "binary_classification_head", "logistic_regression_head",
+        "multi_class_head", "multi_label_head", "poisson_regression_head", "regression_head")),
+    "contrib.estimator.python.estimator.multi_head": Virtual(_from(
+        "canned.contrib_heads", "multi_head")),
+    "contrib.estimator.python.estimator.replicate_model_fn": Virtual(_from(
+        "rebuilt_apis.replicate_model_fn", "replicate_model_fn", "TowerOptimizer")),
+    "contrib.estimator.python.estimator.logit_fns": Virtual(_from(
+        "canned.logit_fns", "call_logit_fn", "dnn_logit_fn_builder", "linear_logit_fn_builder")),
     "contrib.tpu.python": Virtual(),
     "contrib.tpu.python.tpu": Virtual(fallback="tensorflow.python.tpu"),
     "contrib.tpu.python.tpu.tpu_estimator": Virtual(_TPU_ESTIMATOR),

@@ -1,5 +1,6 @@
 """`tf.estimator.experimental`: TF 1.15's early-stopping hooks
-(`rebuilt_apis/early_stopping.py`) and the canned models' logit functions
+(`rebuilt_apis/early_stopping.py`), `InMemoryEvaluatorHook`
+(`rebuilt_apis/in_memory_evaluator.py`) and the canned models' logit functions
 (`canned/logit_fns.py`); the error names what to use instead of the rest."""
 from tpu_estimator_compat.v1 import _lazy
 
@@ -10,8 +11,6 @@ LOGIT_FNS = ("call_logit_fn", "dnn_logit_fn_builder", "linear_logit_fn_builder")
 
 # What to use instead of the names not served.
 REPLACEMENTS = {
-    "InMemoryEvaluatorHook": "train_and_evaluate with an EvalSpec (it evaluates each new "
-                             "checkpoint)",
     "KMeans": "tf.compat.v1.estimator's KMeans on TensorFlow <= 2.15, or a Keras model",
     "LinearSDCA": "an optimizer such as tf.compat.v1.train.FtrlOptimizer in your model_fn",
     "make_stop_at_checkpoint_step_hook": "tf.estimator.StopAtStepHook",
@@ -20,8 +19,8 @@ REPLACEMENTS = {
 
 def _missing_hint(name):
     hint = (". tpu_estimator_compat provides tf.estimator.experimental's early-stopping "
-            f"hooks ({', '.join(EARLY_STOPPING)}) and the logit functions "
-            f"({', '.join(LOGIT_FNS)}) only.")
+            f"hooks ({', '.join(EARLY_STOPPING)}), InMemoryEvaluatorHook and the logit "
+            f"functions ({', '.join(LOGIT_FNS)}) only.")
     if name in REPLACEMENTS:
         hint += f" Instead of {name}, use {REPLACEMENTS[name]}."
     elif name.endswith("receiver_fn"):
@@ -34,6 +33,8 @@ _lazy.install(
     globals(),
     names={**{name: f"tpu_estimator_compat.rebuilt_apis.early_stopping:{name}"
               for name in EARLY_STOPPING},
-           **{name: f"tpu_estimator_compat.canned.logit_fns:{name}" for name in LOGIT_FNS}},
+           **{name: f"tpu_estimator_compat.canned.logit_fns:{name}" for name in LOGIT_FNS},
+           "InMemoryEvaluatorHook":
+               "tpu_estimator_compat.rebuilt_apis.in_memory_evaluator:InMemoryEvaluatorHook"},
     missing_hint=_missing_hint,
 )
