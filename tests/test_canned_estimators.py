@@ -1,7 +1,11 @@
 """The canned estimators (`tf.estimator.DNNClassifier`, `DNNRegressor`, `LinearClassifier`,
-`LinearRegressor`) against TF 1.15's: same seed and data give the original's variables,
+`LinearRegressor`...) against TF 1.15's: same seed and data give the original's variables,
 checkpoint names and eval metrics; a checkpoint the original wrote restores here and
-predicts what the original predicted; BestExporter exports when the metric improves."""
+predicts what the original predicted; the `*Estimator` classes on `tf.contrib.estimator`'s
+heads give the original's numbers and predictions; BestExporter exports when the metric
+improves."""
+import importlib
+import inspect
 import os
 import shutil
 
@@ -978,6 +982,79 @@ def test_estimators_on_contrib_heads_give_the_originals_variables_metrics_and_pr
         else:
             assert [v.decode() if isinstance(v, bytes) else v for v in got.tolist()] == \
                 values.tolist(), key
+
+
+# TF 1.15's v1 signatures (after `self`), and the arguments TF 2.x's v1 classes appended.
+_HEAD_ESTIMATOR_ARGUMENTS = {
+    "DNNEstimator": [
+        ("head", None), ("hidden_units", None), ("feature_columns", None), ("model_dir", None),
+        ("optimizer", "Adagrad"), ("activation_fn", tf.nn.relu), ("dropout", None),
+        ("input_layer_partitioner", None), ("config", None), ("warm_start_from", None),
+        ("batch_norm", False)],
+    "LinearEstimator": [
+        ("head", None), ("feature_columns", None), ("model_dir", None), ("optimizer", "Ftrl"),
+        ("config", None), ("partitioner", None), ("sparse_combiner", "sum"),
+        ("warm_start_from", None)],
+    "DNNLinearCombinedEstimator": [
+        ("head", None), ("model_dir", None), ("linear_feature_columns", None),
+        ("linear_optimizer", "Ftrl"), ("dnn_feature_columns", None),
+        ("dnn_optimizer", "Adagrad"), ("dnn_hidden_units", None),
+        ("dnn_activation_fn", tf.nn.relu), ("dnn_dropout", None),
+        ("input_layer_partitioner", None), ("config", None),
+        ("linear_sparse_combiner", "sum"), ("batch_norm", False)],
+    "BaselineEstimator": [("head", None), ("model_dir", None), ("optimizer", "Ftrl"),
+                          ("config", None)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HEAD_ESTIMATOR_ARGUMENTS))
+def test_estimators_on_heads_take_the_originals_arguments_at_its_paths(name):
+    cls = getattr(tf1.estimator, name)
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert [(p.name, None if p.default is p.empty else p.default)
+            for p in parameters] == _HEAD_ESTIMATOR_ARGUMENTS[name]
+    assert [p.name for p in parameters if p.default is p.empty] == [
+        p for p in ("head", "hidden_units", "feature_columns")
+        if p in [q.name for q in parameters]]
+    module = {"DNN": "dnn", "Linear": "linear", "DNNLinearCombined": "dnn_linear_combined",
+              "Baseline": "baseline"}[name[:-len("Estimator")]]
+    path = importlib.import_module(f"tpu_estimator_compat.v1.python.estimator.canned.{module}")
+    assert getattr(path, name) is cls  # tensorflow.python.estimator.canned.<module>
+    assert issubclass(cls, tf1.estimator.Estimator)
+
+
+def test_estimators_on_heads_reject_what_is_not_a_tf1_head_and_the_originals_bad_arguments():
+    fc = tf.compat.v1.feature_column
+    columns = [fc.numeric_column("x", shape=[3])]
+    with pytest.raises(TypeError) as raised:
+        tf1.estimator.DNNEstimator("multi_label", [2], columns)
+    assert str(raised.value) == (
+        "head must be a TF 1.x head (`_Head`), such as tf.contrib.estimator.multi_label_head("
+        "n_classes), multi_class_head(n_classes), binary_classification_head() or "
+        "regression_head(label_dimension=...). Given type: <class 'str'>.")
+    head = tf1.contrib.estimator.regression_head()
+    with pytest.raises(ValueError, match="^Either linear_feature_columns or "
+                                         "dnn_feature_columns must be defined.$"):
+        tf1.estimator.DNNLinearCombinedEstimator(head)
+    with pytest.raises(ValueError, match="sparse_combiner must be one of"):
+        tf1.estimator.LinearEstimator(head, columns, sparse_combiner="max")
+    with pytest.raises(TypeError, match="head must be a TF 1.x head"):
+        tf1.estimator.BaselineEstimator(None)
+    # The v2-style heads stay excluded; the error names TF 1.x's heads and these classes.
+    with pytest.raises(AttributeError, match=r"v2-style heads are not provided.*"
+                                             r"tf\.contrib\.estimator\.binary_classification_"
+                                             r"head.*`head=` of tf\.estimator\.DNNEstimator"):
+        tf1.estimator.MultiLabelHead  # pylint: disable=pointless-statement
+    # TF 2.x's tf.estimator.DNNEstimator took those v2 heads: not this class.
+    v2_estimator = importlib.import_module("tpu_estimator_compat.v2.estimator")
+    with pytest.raises(AttributeError) as raised:
+        v2_estimator.DNNEstimator  # pylint: disable=pointless-statement
+    assert str(raised.value).endswith(
+        ": TensorFlow 2's tf.estimator.DNNEstimator (v2-style heads such as "
+        "tf.estimator.MultiLabelHead, Keras optimizers) is not provided. TF 1.x's is: "
+        "tf.compat.v1.estimator.DNNEstimator(head=...) with a TF 1.x head "
+        "(tpu_estimator_compat.v1's tf.contrib.estimator.multi_label_head, "
+        "regression_head, ...) and v1 optimizers.")
 
 
 def test_under_a_mirrored_strategy_the_originals_unpartitioned_variables_and_numbers(

@@ -132,12 +132,14 @@ class DNNLinearCombinedRegressor(Estimator):
 class DNNLinearCombinedEstimator(Estimator):
     """Wide & deep on a given TF 1.x head (TF 1.15's
     `tf.estimator.DNNLinearCombinedEstimator`), e.g.
-    `head=tf.contrib.estimator.multi_class_head(n_classes)`."""
+    `head=tf.contrib.estimator.multi_class_head(n_classes)`; `batch_norm` (after TF 1.15's
+    arguments) as TF 2.x's `tf.compat.v1.estimator.DNNLinearCombinedEstimator` added it."""
 
     def __init__(self, head, model_dir=None, linear_feature_columns=None,
                  linear_optimizer="Ftrl", dnn_feature_columns=None, dnn_optimizer="Adagrad",
                  dnn_hidden_units=None, dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
-                 input_layer_partitioner=None, config=None, linear_sparse_combiner="sum"):
+                 input_layer_partitioner=None, config=None, linear_sparse_combiner="sum",
+                 batch_norm=False):
         _check_columns(linear_feature_columns, dnn_feature_columns)
 
         super().__init__(model_fn=model_fns.bind(
@@ -146,5 +148,5 @@ class DNNLinearCombinedEstimator(Estimator):
             dnn_feature_columns=dnn_feature_columns, dnn_optimizer=dnn_optimizer,
             dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
             dnn_dropout=dnn_dropout, input_layer_partitioner=input_layer_partitioner,
-            linear_sparse_combiner=linear_sparse_combiner),
+            batch_norm=batch_norm, linear_sparse_combiner=linear_sparse_combiner),
             model_dir=model_dir, config=config)

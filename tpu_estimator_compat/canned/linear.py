@@ -110,14 +110,15 @@ class LinearRegressor(Estimator):
 
 class LinearEstimator(Estimator):
     """A linear model on a given TF 1.x head (TF 1.15's `tf.estimator.LinearEstimator`), e.g.
-    `head=tf.contrib.estimator.regression_head(label_dimension=2)`."""
+    `head=tf.contrib.estimator.regression_head(label_dimension=2)`; `warm_start_from` as
+    TF 2.x's `tf.compat.v1.estimator.LinearEstimator` added it."""
 
     def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl", config=None,
-                 partitioner=None, sparse_combiner="sum"):
+                 partitioner=None, sparse_combiner="sum", warm_start_from=None):
         _check_options(optimizer, sparse_combiner)
         feature_columns = tuple(feature_columns or [])
 
         super().__init__(model_fn=model_fns.bind(
             linear_model_fn, model_fns.checked_head(head), feature_columns=feature_columns,
             optimizer=optimizer, partitioner=partitioner, sparse_combiner=sparse_combiner),
-            model_dir=model_dir, config=config)
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
