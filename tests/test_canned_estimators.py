@@ -984,6 +984,22 @@ def test_estimators_on_contrib_heads_give_the_originals_variables_metrics_and_pr
                 values.tolist(), key
 
 
+def test_the_originals_head_estimator_checkpoint_predicts_its_values_and_trains_on(tmp_path):
+    # DNNEstimator on multi_label_head, written by the original (its partitioned variables'
+    # Adagrad slots `.../t_0/Adagrad` included).
+    scenario = "dnn_estimator_multi_label"
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "data", "head_estimator_ckpt"),
+                    tmp_path / scenario)
+    estimator, labels = canned_scenarios.head_estimators(
+        tf1.estimator, tf1.contrib.estimator, str(tmp_path))[scenario]
+    predictions = list(estimator.predict(canned_scenarios.predict_input_fn))
+    expected = HEAD_ESTIMATORS_ORIGINAL[scenario]["predictions"]
+    np.testing.assert_allclose(np.ravel([p["probabilities"] for p in predictions]),
+                               expected["probabilities"], rtol=0, atol=_TOLERANCE)
+    estimator.train(canned_scenarios.input_fn(labels), steps=1)
+    assert estimator.get_variable_value("global_step") == canned_scenarios.TRAIN_STEPS + 1
+
+
 # TF 1.15's v1 signatures (after `self`), and the arguments TF 2.x's v1 classes appended.
 _HEAD_ESTIMATOR_ARGUMENTS = {
     "DNNEstimator": [

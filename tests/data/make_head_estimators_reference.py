@@ -1,5 +1,6 @@
 """Prints the original's numbers of `tests/canned_scenarios.py`'s `head_estimators`, the
-literals HEAD_ESTIMATORS_* of tests/test_canned_estimators.py: TF 1.15's v1
+literals HEAD_ESTIMATORS_* of tests/test_canned_estimators.py, and writes the checkpoint
+fixture `tests/data/head_estimator_ckpt/` (the DNNEstimator's on multi_label_head): TF 1.15's v1
 `DNNEstimator`, `LinearEstimator`, `DNNLinearCombinedEstimator` and `BaselineEstimator`
 (`tf.compat.v1.estimator`'s under TF 2.15.1 + tensorflow-estimator 2.15, graph mode) on TF
 1.15's `tf.contrib.estimator` heads, loaded from the unpacked tensorflow-estimator 1.15.1
@@ -9,6 +10,7 @@ wheel as tests/data/make_contrib_heads_reference.py does:
 """
 import os
 import pprint
+import shutil
 import sys
 import tempfile
 
@@ -22,6 +24,9 @@ sys.path.insert(0, DATA_DIR)
 import canned_scenarios  # noqa: E402  pylint: disable=wrong-import-position
 import make_contrib_heads_reference  # noqa: E402  pylint: disable=wrong-import-position
 
+CKPT_DIR = os.path.join(DATA_DIR, "head_estimator_ckpt")
+CKPT_SCENARIO = "dnn_estimator_multi_label"
+
 
 def _rounded(values):
     values = np.asarray(values)
@@ -30,6 +35,17 @@ def _rounded(values):
     if values.dtype.kind in "iub":
         return values.ravel().tolist()
     return [float(f"{v:.8g}") for v in values.ravel()]
+
+
+def _write_fixture(model_dir):
+    shutil.rmtree(CKPT_DIR, ignore_errors=True)
+    os.makedirs(CKPT_DIR)
+    prefix = f"model.ckpt-{canned_scenarios.TRAIN_STEPS}"
+    for suffix in (".index", ".data-00000-of-00001"):
+        shutil.copy(os.path.join(model_dir, prefix + suffix), CKPT_DIR)
+    with open(os.path.join(CKPT_DIR, "checkpoint"), "w", encoding="utf-8") as f:
+        f.write(f'model_checkpoint_path: "{prefix}"\n'
+                f'all_model_checkpoint_paths: "{prefix}"\n')
 
 
 def main(wheel_dir):
@@ -44,6 +60,8 @@ def main(wheel_dir):
             "weights": {name: _rounded(value) for name, value in trained.items()},
             "metrics": {key: float(f"{value:.8g}") for key, value in metrics.items()},
             "predictions": {key: _rounded(value) for key, value in sorted(predictions.items())}}
+        if scenario == CKPT_SCENARIO:
+            _write_fixture(estimator.model_dir)
     print("HEAD_ESTIMATORS_CHECKPOINT_NAMES = ", end="")
     pprint.pprint(names, width=100, compact=True)
     print("HEAD_ESTIMATORS_ORIGINAL = ", end="")
