@@ -20,7 +20,11 @@ LABELS = {
     "strings": np.array([b"low", b"mid", b"high"])[np.digitize(X[:, 0], [-0.5, 0.5])],
     "two_strings": np.array([b"low", b"mid"])[(X[:, 0] > 0).astype(int)],
     "regression": (X @ np.array([1.0, -2.0, 0.5], np.float32) + 0.3).astype(np.float32),
+    "multi_hot": np.stack([X[:, 0] > 0, X[:, 1] > 0, X[:, 2] > 0.5], 1).astype(np.int64),
+    "regression2": np.stack([X @ [1.0, -2.0, 0.5], X @ [0.2, 0.3, -1.0]], 1).astype(
+        np.float32),
 }
+LABELS["multi_and_regression"] = {"cls": LABELS["multi"], "reg": LABELS["regression"]}
 
 
 def input_fn(labels):
@@ -127,6 +131,43 @@ def estimators(estimator, model_dir):
     }
 
 
+def head_estimators(estimator, contrib, model_dir):
+    """`{scenario: (estimator, labels kind)}`: each `*Estimator` class with a contrib head."""
+    fc = tf.compat.v1.feature_column
+    color = fc.categorical_column_with_vocabulary_list("color", ["a", "b", "c"])
+    x = fc.numeric_column("x", shape=[3])
+    config = estimator.RunConfig(tf_random_seed=SEED)
+
+    def where(name):
+        return f"{model_dir}/{name}"
+
+    return {
+        "dnn_estimator_multi_label": (estimator.DNNEstimator(
+            head=contrib.multi_label_head(3, weight_column="w", thresholds=[0.3]),
+            hidden_units=[4], feature_columns=[x, fc.embedding_column(color, 2)],
+            model_dir=where("dnn_estimator_multi_label"), config=config), "multi_hot"),
+        "linear_estimator_regression_2d": (estimator.LinearEstimator(
+            head=contrib.regression_head(weight_column="w", label_dimension=2),
+            feature_columns=[x, color], model_dir=where("linear_estimator_regression_2d"),
+            config=config), "regression2"),
+        "linear_estimator_multi_head": (estimator.LinearEstimator(
+            head=contrib.multi_head([contrib.multi_class_head(3, name="cls"),
+                                     contrib.regression_head(name="reg")],
+                                    head_weights=[1.0, 0.5]),
+            feature_columns=[x], optimizer="Adagrad",
+            model_dir=where("linear_estimator_multi_head"), config=config),
+            "multi_and_regression"),
+        "wide_deep_estimator_multi_class": (estimator.DNNLinearCombinedEstimator(
+            head=contrib.multi_class_head(3, label_vocabulary=["low", "mid", "high"]),
+            linear_feature_columns=[color], dnn_feature_columns=[x], dnn_hidden_units=[3],
+            model_dir=where("wide_deep_estimator_multi_class"), config=config), "strings"),
+        "baseline_estimator_binary": (estimator.BaselineEstimator(
+            head=contrib.binary_classification_head(
+                weight_column="w", loss_reduction=tf.compat.v1.losses.Reduction.SUM),
+            model_dir=where("baseline_estimator_binary"), config=config), "binary"),
+    }
+
+
 def mirrored_dnn_classifier(estimator, model_dir, strategy):
     """dnn_binary's DNNClassifier trained under `RunConfig(train_distribute=strategy)`
     (unpartitioned variables, as TF 1.x's strategies made them), evaluated on one device."""
@@ -147,3 +188,13 @@ def train_and_evaluate(estimator, labels):
     trained = {name: reader.get_tensor(name) for name in names
                if name != "global_step" and not name.endswith(("Adagrad", "Ftrl", "Ftrl_1"))}
     return trained, names, estimator.evaluate(input_fn(labels), steps=EVAL_STEPS)
+
+
+def train_evaluate_and_predict(estimator, labels):
+    """`train_and_evaluate`'s, then the predictions of the 12 examples `{key: [values of
+    each]}` (multi_head's `(head, key)` keys as 'head/key')."""
+    trained, names, metrics = train_and_evaluate(estimator, labels)
+    predictions = list(estimator.predict(predict_input_fn))
+    return trained, names, metrics, {
+        "/".join(key) if isinstance(key, tuple) else key: [p[key] for p in predictions]
+        for key in predictions[0]}

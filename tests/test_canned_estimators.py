@@ -1,7 +1,11 @@
 """The canned estimators (`tf.estimator.DNNClassifier`, `DNNRegressor`, `LinearClassifier`,
-`LinearRegressor`) against TF 1.15's: same seed and data give the original's variables,
+`LinearRegressor`...) against TF 1.15's: same seed and data give the original's variables,
 checkpoint names and eval metrics; a checkpoint the original wrote restores here and
-predicts what the original predicted; BestExporter exports when the metric improves."""
+predicts what the original predicted; the `*Estimator` classes on `tf.contrib.estimator`'s
+heads give the original's numbers and predictions; BestExporter exports when the metric
+improves."""
+import importlib
+import inspect
 import os
 import shutil
 
@@ -606,6 +610,334 @@ ORIGINAL = {'baseline_multi_class': {'metrics': {'accuracy': 0.41666666,
                                      'linear/linear_model/x/weights': [-0.001117577, -0.019877601,
                                                                        0.0076858024]}}}
 
+# Produced by tests/data/make_head_estimators_reference.py under TF 2.15.1 + tensorflow-estimator
+# 2.15 (`tf.compat.v1.estimator`'s *Estimator classes on TF 1.15's tf.contrib.estimator heads,
+# graph mode): the checkpoint's tensor names, the trained variables, eval metrics and
+# predictions of each scenario of canned_scenarios.head_estimators, to 8 significant digits.
+HEAD_ESTIMATORS_CHECKPOINT_NAMES = {'baseline_estimator_binary': ['baseline/bias', 'baseline/bias/Ftrl', 'baseline/bias/Ftrl_1',
+                               'global_step'],
+ 'dnn_estimator_multi_label': ['dnn/hiddenlayer_0/bias', 'dnn/hiddenlayer_0/bias/t_0/Adagrad',
+                               'dnn/hiddenlayer_0/kernel', 'dnn/hiddenlayer_0/kernel/t_0/Adagrad',
+                               'dnn/input_from_feature_columns/input_layer/color_embedding/embedding_weights',
+                               'dnn/input_from_feature_columns/input_layer/color_embedding/embedding_weights/t_0/Adagrad',
+                               'dnn/logits/bias', 'dnn/logits/bias/t_0/Adagrad',
+                               'dnn/logits/kernel', 'dnn/logits/kernel/t_0/Adagrad',
+                               'global_step'],
+ 'linear_estimator_multi_head': ['global_step', 'linear/linear_model/bias_weights',
+                                 'linear/linear_model/bias_weights/part_0/Adagrad',
+                                 'linear/linear_model/x/weights',
+                                 'linear/linear_model/x/weights/part_0/Adagrad'],
+ 'linear_estimator_regression_2d': ['global_step', 'linear/linear_model/bias_weights',
+                                    'linear/linear_model/bias_weights/part_0/Ftrl',
+                                    'linear/linear_model/bias_weights/part_0/Ftrl_1',
+                                    'linear/linear_model/color/weights',
+                                    'linear/linear_model/color/weights/part_0/Ftrl',
+                                    'linear/linear_model/color/weights/part_0/Ftrl_1',
+                                    'linear/linear_model/x/weights',
+                                    'linear/linear_model/x/weights/part_0/Ftrl',
+                                    'linear/linear_model/x/weights/part_0/Ftrl_1'],
+ 'wide_deep_estimator_multi_class': ['dnn/hiddenlayer_0/bias', 'dnn/hiddenlayer_0/bias/Adagrad',
+                                     'dnn/hiddenlayer_0/kernel', 'dnn/hiddenlayer_0/kernel/Adagrad',
+                                     'dnn/logits/bias', 'dnn/logits/bias/Adagrad',
+                                     'dnn/logits/kernel', 'dnn/logits/kernel/Adagrad',
+                                     'global_step', 'linear/linear_model/bias_weights',
+                                     'linear/linear_model/bias_weights/Ftrl',
+                                     'linear/linear_model/bias_weights/Ftrl_1',
+                                     'linear/linear_model/color/weights',
+                                     'linear/linear_model/color/weights/Ftrl',
+                                     'linear/linear_model/color/weights/Ftrl_1']}
+HEAD_ESTIMATORS_ORIGINAL = {'baseline_estimator_binary': {'metrics': {'accuracy': 0.83333331,
+                                           'accuracy_baseline': 0.83333331,
+                                           'auc': 0.49999988,
+                                           'auc_precision_recall': 0.91666663,
+                                           'average_loss': 0.51206011,
+                                           'global_step': 6.0,
+                                           'label/mean': 0.83333331,
+                                           'loss': 4.0964808,
+                                           'precision': 0.83333331,
+                                           'prediction/mean': 0.67891163,
+                                           'recall': 1.0},
+                               'predictions': {'all_class_ids': [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                                                 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0,
+                                                                 1],
+                                               'all_classes': ['0', '1', '0', '1', '0', '1', '0',
+                                                               '1', '0', '1', '0', '1', '0', '1',
+                                                               '0', '1', '0', '1', '0', '1', '0',
+                                                               '1', '0', '1'],
+                                               'class_ids': [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+                                               'classes': ['1', '1', '1', '1', '1', '1', '1', '1',
+                                                           '1', '1', '1', '1'],
+                                               'logistic': [0.67891163, 0.67891163, 0.67891163,
+                                                            0.67891163, 0.67891163, 0.67891163,
+                                                            0.67891163, 0.67891163, 0.67891163,
+                                                            0.67891163, 0.67891163, 0.67891163],
+                                               'logits': [0.74877465, 0.74877465, 0.74877465,
+                                                          0.74877465, 0.74877465, 0.74877465,
+                                                          0.74877465, 0.74877465, 0.74877465,
+                                                          0.74877465, 0.74877465, 0.74877465],
+                                               'probabilities': [0.32108837, 0.67891169, 0.32108837,
+                                                                 0.67891169, 0.32108837, 0.67891169,
+                                                                 0.32108837, 0.67891169, 0.32108837,
+                                                                 0.67891169, 0.32108837, 0.67891169,
+                                                                 0.32108837, 0.67891169, 0.32108837,
+                                                                 0.67891169, 0.32108837, 0.67891169,
+                                                                 0.32108837, 0.67891169, 0.32108837,
+                                                                 0.67891169, 0.32108837,
+                                                                 0.67891169]},
+                               'weights': {'baseline/bias': [0.74877465]}},
+ 'dnn_estimator_multi_label': {'metrics': {'accuracy/positive_threshold_0.3': 0.5138889,
+                                           'auc': 0.74826258,
+                                           'auc_precision_recall': 0.78813881,
+                                           'average_loss': 0.61930895,
+                                           'global_step': 6.0,
+                                           'loss': 1.2386179,
+                                           'precision/positive_threshold_0.3': 0.5138889,
+                                           'recall/positive_threshold_0.3': 1.0},
+                               'predictions': {'logits': [0.77331799, -0.47571057, 0.28449833,
+                                                          0.90963423, -0.50569612, -0.78982949,
+                                                          0.22771102, -0.027132891, -0.33550861,
+                                                          0.21179396, 0.21279436, 0.55390507,
+                                                          0.31105885, -0.023476474, -0.11303654,
+                                                          0.70086241, -0.11687688, 0.20084013,
+                                                          0.64911187, -0.36364585, -0.28181136,
+                                                          0.39856279, -0.11722098, -0.49972582,
+                                                          0.79558671, -0.50371951, -0.073657155,
+                                                          0.57854658, 0.30066794, 1.4777782,
+                                                          0.29108667, -0.065496378, -0.42786247,
+                                                          0.27572322, 0.15499389, 0.49264932],
+                                               'probabilities': [0.6842382, 0.3832655, 0.57064873,
+                                                                 0.71292531, 0.376203, 0.31220528,
+                                                                 0.556683, 0.4932172, 0.41690087,
+                                                                 0.55275148, 0.55299878, 0.63504112,
+                                                                 0.57714373, 0.49413115, 0.47177091,
+                                                                 0.66837895, 0.47081399, 0.55004191,
+                                                                 0.65681028, 0.4100773, 0.43000975,
+                                                                 0.5983423, 0.47072828, 0.37760511,
+                                                                 0.68902963, 0.37666696, 0.48159403,
+                                                                 0.64073288, 0.57460576, 0.81423676,
+                                                                 0.57226211, 0.48363176, 0.39463687,
+                                                                 0.56849742, 0.53867114,
+                                                                 0.62073034]},
+                               'weights': {'dnn/hiddenlayer_0/bias': [-0.0058634384, 0.0030460171,
+                                                                      0.11754204, -0.077054873],
+                                           'dnn/hiddenlayer_0/kernel': [-0.052789271, 0.71210659,
+                                                                        -0.3219772, -0.18423888,
+                                                                        -0.29631054, -0.62336582,
+                                                                        -0.46430802, 0.20292118,
+                                                                        -0.32151514, 0.50016129,
+                                                                        0.34563136, -0.34025761,
+                                                                        0.27084312, -0.049286027,
+                                                                        0.15108737, 0.58030915,
+                                                                        0.63467097, -0.10330753,
+                                                                        -0.33703512, 0.52694857],
+                                           'dnn/input_from_feature_columns/input_layer/color_embedding/embedding_weights': [0.25038096,
+                                                                                                                            0.45749715,
+                                                                                                                            -0.7166419,
+                                                                                                                            0.53387356,
+                                                                                                                            -0.41124579,
+                                                                                                                            0.5252527],
+                                           'dnn/logits/bias': [0.093803644, 0.053925879,
+                                                               -0.14037283],
+                                           'dnn/logits/kernel': [-0.43969914, 0.3463687, 0.26571846,
+                                                                 0.83263183, -0.73109668,
+                                                                 0.64895469, 0.38659614,
+                                                                 -0.23402002, -0.5633651,
+                                                                 0.61032939, -0.11038917,
+                                                                 0.75725543]}},
+ 'linear_estimator_multi_head': {'metrics': {'accuracy/cls': 0.83333331,
+                                             'average_loss/cls': 0.67423934,
+                                             'average_loss/reg': 1.8152217,
+                                             'global_step': 6.0,
+                                             'label/mean/reg': 0.23610882,
+                                             'loss': 1.5818501,
+                                             'loss/cls': 0.67423934,
+                                             'loss/reg': 1.8152217,
+                                             'prediction/mean/reg': 0.19980681},
+                                 'predictions': {'cls/all_class_ids': [0, 1, 2, 0, 1, 2, 0, 1, 2, 0,
+                                                                       1, 2, 0, 1, 2, 0, 1, 2, 0, 1,
+                                                                       2, 0, 1, 2, 0, 1, 2, 0, 1, 2,
+                                                                       0, 1, 2, 0, 1, 2],
+                                                 'cls/all_classes': ['0', '1', '2', '0', '1', '2',
+                                                                     '0', '1', '2', '0', '1', '2',
+                                                                     '0', '1', '2', '0', '1', '2',
+                                                                     '0', '1', '2', '0', '1', '2',
+                                                                     '0', '1', '2', '0', '1', '2',
+                                                                     '0', '1', '2', '0', '1', '2'],
+                                                 'cls/class_ids': [2, 2, 2, 2, 2, 1, 2, 2, 2, 1, 1,
+                                                                   0],
+                                                 'cls/classes': ['2', '2', '2', '2', '2', '1', '2',
+                                                                 '2', '2', '1', '1', '0'],
+                                                 'cls/logits': [-1.2505805, -0.050590947,
+                                                                0.93730581, -2.0492346, 0.17329971,
+                                                                1.113467, -0.78434765, 0.042962626,
+                                                                0.54438794, -0.48140055, 0.14620475,
+                                                                0.34805691, -0.72566712, 0.1082022,
+                                                                0.4773154, -0.95376635, 0.44521537,
+                                                                0.2855798, -0.4698346, 0.12054072,
+                                                                0.193661, -0.97536123, 0.29368883,
+                                                                0.40724492, -1.0501522, -0.43494415,
+                                                                1.1188943, -0.57861525, 0.49714923,
+                                                                0.097883105, -0.6072669, 0.30910307,
+                                                                0.17811522, 0.72003293, 0.55504966,
+                                                                -0.74750996],
+                                                 'cls/probabilities': [0.075549081, 0.25082919,
+                                                                       0.67362177, 0.029528964,
+                                                                       0.27257285, 0.69789815,
+                                                                       0.1415744, 0.3238031,
+                                                                       0.53462255, 0.19360355,
+                                                                       0.36264262, 0.44375387,
+                                                                       0.15077852, 0.3471238,
+                                                                       0.50209767, 0.11758582,
+                                                                       0.4763487, 0.40606549,
+                                                                       0.21069342, 0.38023114,
+                                                                       0.40907547, 0.11705838,
+                                                                       0.41643184, 0.46650976,
+                                                                       0.086207062, 0.15948661,
+                                                                       0.75430632, 0.16951418,
+                                                                       0.49705508, 0.33343065,
+                                                                       0.17564064, 0.43913642,
+                                                                       0.38522291, 0.48113957,
+                                                                       0.40796199, 0.11089841],
+                                                 'reg/predictions': [0.70556021, -0.4055717,
+                                                                     0.67480576, 0.41821945,
+                                                                     0.46009159, -0.78995287,
+                                                                     0.67370969, -0.26016617,
+                                                                     2.167012, -0.83714914,
+                                                                     -0.11257075, -0.29630631]},
+                                 'weights': {'linear/linear_model/bias_weights': [-0.35554561,
+                                                                                  0.24528046,
+                                                                                  0.128232,
+                                                                                  0.20358931],
+                                             'linear/linear_model/x/weights': [-0.4874742,
+                                                                               -0.18904667,
+                                                                               0.44235581,
+                                                                               0.39053777,
+                                                                               -0.28069293,
+                                                                               0.17167756,
+                                                                               0.0099928677,
+                                                                               -0.73705626,
+                                                                               0.078893855,
+                                                                               -0.03175639,
+                                                                               0.025273683,
+                                                                               0.11032596]}},
+ 'linear_estimator_regression_2d': {'metrics': {'average_loss': 1.5794182,
+                                                'global_step': 6.0,
+                                                'label/mean': 0.1769232,
+                                                'loss': 3.1588364,
+                                                'prediction/mean': 0.15144964},
+                                    'predictions': {'predictions': [0.23095852, -0.14376509,
+                                                                    -1.6498545, 1.7223121,
+                                                                    0.46531874, 0.18695264,
+                                                                    0.48221886, -0.73998356,
+                                                                    -0.11700414, 0.21030372,
+                                                                    -0.7738356, 0.5288381,
+                                                                    0.37702459, 1.1954666,
+                                                                    -0.90868914, 1.0256437,
+                                                                    1.482023, 0.045220412,
+                                                                    -0.54460508, -0.52256072,
+                                                                    -0.59637648, 0.88488394,
+                                                                    0.58789915, -0.59161979]},
+                                    'weights': {'linear/linear_model/bias_weights': [0.15320839,
+                                                                                     0.077003337],
+                                                'linear/linear_model/color/weights': [0.12182289,
+                                                                                      -0.13546291,
+                                                                                      -0.29292068,
+                                                                                      0.19466574,
+                                                                                      0.19866462,
+                                                                                      -0.099427156],
+                                                'linear/linear_model/x/weights': [0.025563346,
+                                                                                  0.2002694,
+                                                                                  -0.73064637,
+                                                                                  0.2487403,
+                                                                                  0.20761999,
+                                                                                  -0.54981667]}},
+ 'wide_deep_estimator_multi_class': {'metrics': {'accuracy': 0.41666666,
+                                                 'average_loss': 1.0900354,
+                                                 'global_step': 6.0,
+                                                 'loss': 1.0900354},
+                                     'predictions': {'all_class_ids': [0, 1, 2, 0, 1, 2, 0, 1, 2, 0,
+                                                                       1, 2, 0, 1, 2, 0, 1, 2, 0, 1,
+                                                                       2, 0, 1, 2, 0, 1, 2, 0, 1, 2,
+                                                                       0, 1, 2, 0, 1, 2],
+                                                     'all_classes': ['low', 'mid', 'high', 'low',
+                                                                     'mid', 'high', 'low', 'mid',
+                                                                     'high', 'low', 'mid', 'high',
+                                                                     'low', 'mid', 'high', 'low',
+                                                                     'mid', 'high', 'low', 'mid',
+                                                                     'high', 'low', 'mid', 'high',
+                                                                     'low', 'mid', 'high', 'low',
+                                                                     'mid', 'high', 'low', 'mid',
+                                                                     'high', 'low', 'mid', 'high'],
+                                                     'class_ids': [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                                   1],
+                                                     'classes': ['mid', 'mid', 'mid', 'mid', 'mid',
+                                                                 'mid', 'mid', 'mid', 'mid', 'mid',
+                                                                 'mid', 'mid'],
+                                                     'logits': [-0.18258095, 1.7640496, -0.61955202,
+                                                                -0.14409372, 1.3164632, -0.45508388,
+                                                                -0.098696448, 0.24860027,
+                                                                -0.10353644, -0.14789727, 1.3984185,
+                                                                -0.48836902, -0.088819221,
+                                                                0.73376602, -0.24602088,
+                                                                -0.096310034, 0.87503493,
+                                                                -0.2993294, -1.7936976, 0.64496976,
+                                                                -1.2967377, -0.0385928, 0.20428522,
+                                                                -0.056051139, -0.48480597,
+                                                                0.32902661, -0.30973744,
+                                                                -0.20489766, 1.9993098, -0.7039597,
+                                                                -0.31234524, 0.12194151, -0.1584402,
+                                                                -0.7019611, -0.55887765,
+                                                                -1.4208486],
+                                                     'probabilities': [0.11559309, 0.80973488,
+                                                                       0.074672006, 0.16553332,
+                                                                       0.71317691, 0.12128978,
+                                                                       0.29322001, 0.41497573,
+                                                                       0.29180428, 0.15611392,
+                                                                       0.73282129, 0.11106485,
+                                                                       0.24207747, 0.55105966,
+                                                                       0.20686291, 0.22432807,
+                                                                       0.59256136, 0.18311055,
+                                                                       0.070914559, 0.81252199,
+                                                                       0.11656343, 0.30697387,
+                                                                       0.39136499, 0.30166113,
+                                                                       0.22482681, 0.50733072,
+                                                                       0.26784247, 0.093719259,
+                                                                       0.84938383, 0.056896947,
+                                                                       0.26952425, 0.41610807,
+                                                                       0.31436771, 0.37862721,
+                                                                       0.43686998, 0.18450278]},
+                                     'weights': {'dnn/hiddenlayer_0/bias': [-0.0023476142,
+                                                                            0.00024327954,
+                                                                            -0.00055811473],
+                                                 'dnn/hiddenlayer_0/kernel': [0.50499207,
+                                                                              -0.84444577,
+                                                                              -0.082181357,
+                                                                              0.71309537,
+                                                                              -0.2726655,
+                                                                              -0.62827653,
+                                                                              0.92265159,
+                                                                              -0.15745421,
+                                                                              -0.78030205],
+                                                 'dnn/logits/bias': [-0.0017821258, -0.0018892328,
+                                                                     0.0023219788],
+                                                 'dnn/logits/kernel': [-0.081157342, 0.85555089,
+                                                                       -0.30695879, -0.29691023,
+                                                                       -0.35793471, -0.76576132,
+                                                                       -0.66719061, 0.31588826,
+                                                                       -0.41192192],
+                                                 'linear/linear_model/bias_weights': [-0.008910628,
+                                                                                      -0.0094461627,
+                                                                                      0.011609892],
+                                                 'linear/linear_model/color/weights': [-0.0033350063,
+                                                                                       -0.0014822148,
+                                                                                       0.0040294426,
+                                                                                       -0.0068486184,
+                                                                                       -0.0063010124,
+                                                                                       0.00963913,
+                                                                                       -0.0010280656,
+                                                                                       -0.0053589437,
+                                                                                       0.0066777519]}}}
+
 _TOLERANCE = 1e-5
 
 
@@ -626,6 +958,119 @@ def test_same_seed_and_data_give_the_originals_variables_and_metrics(tmp_path, s
     estimator, labels = canned_scenarios.estimators(tf1.estimator, str(tmp_path))[scenario]
     _check_against_the_original(scenario, *canned_scenarios.train_and_evaluate(estimator,
                                                                                labels))
+
+
+@pytest.mark.parametrize("scenario", sorted(HEAD_ESTIMATORS_ORIGINAL))
+def test_estimators_on_contrib_heads_give_the_originals_variables_metrics_and_predictions(
+        tmp_path, scenario):
+    estimator, labels = canned_scenarios.head_estimators(
+        tf1.estimator, tf1.contrib.estimator, str(tmp_path))[scenario]
+    trained, names, metrics, predictions = canned_scenarios.train_evaluate_and_predict(
+        estimator, labels)
+    assert names == HEAD_ESTIMATORS_CHECKPOINT_NAMES[scenario]
+    expected = HEAD_ESTIMATORS_ORIGINAL[scenario]
+    assert sorted(trained) == sorted(expected["weights"])
+    for name, values in expected["weights"].items():
+        np.testing.assert_allclose(trained[name].ravel(), values, rtol=0, atol=_TOLERANCE,
+                                   err_msg=name)
+    assert metrics == pytest.approx(expected["metrics"], abs=_TOLERANCE)
+    assert sorted(predictions) == sorted(expected["predictions"])
+    for key, values in expected["predictions"].items():
+        values, got = np.asarray(values), np.ravel(predictions[key])
+        if values.dtype.kind in "fi" and got.dtype.kind == "f":
+            np.testing.assert_allclose(got, values, rtol=0, atol=_TOLERANCE, err_msg=key)
+        else:
+            assert [v.decode() if isinstance(v, bytes) else v for v in got.tolist()] == \
+                values.tolist(), key
+
+
+def test_the_originals_head_estimator_checkpoint_predicts_its_values_and_trains_on(tmp_path):
+    # DNNEstimator on multi_label_head, written by the original (its partitioned variables'
+    # Adagrad slots `.../t_0/Adagrad` included).
+    scenario = "dnn_estimator_multi_label"
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "data", "head_estimator_ckpt"),
+                    tmp_path / scenario)
+    estimator, labels = canned_scenarios.head_estimators(
+        tf1.estimator, tf1.contrib.estimator, str(tmp_path))[scenario]
+    predictions = list(estimator.predict(canned_scenarios.predict_input_fn))
+    expected = HEAD_ESTIMATORS_ORIGINAL[scenario]["predictions"]
+    np.testing.assert_allclose(np.ravel([p["probabilities"] for p in predictions]),
+                               expected["probabilities"], rtol=0, atol=_TOLERANCE)
+    estimator.train(canned_scenarios.input_fn(labels), steps=1)
+    assert estimator.get_variable_value("global_step") == canned_scenarios.TRAIN_STEPS + 1
+
+
+# TF 1.15's v1 signatures (after `self`), and the arguments TF 2.x's v1 classes appended.
+_HEAD_ESTIMATOR_ARGUMENTS = {
+    "DNNEstimator": [
+        ("head", None), ("hidden_units", None), ("feature_columns", None), ("model_dir", None),
+        ("optimizer", "Adagrad"), ("activation_fn", tf.nn.relu), ("dropout", None),
+        ("input_layer_partitioner", None), ("config", None), ("warm_start_from", None),
+        ("batch_norm", False)],
+    "LinearEstimator": [
+        ("head", None), ("feature_columns", None), ("model_dir", None), ("optimizer", "Ftrl"),
+        ("config", None), ("partitioner", None), ("sparse_combiner", "sum"),
+        ("warm_start_from", None)],
+    "DNNLinearCombinedEstimator": [
+        ("head", None), ("model_dir", None), ("linear_feature_columns", None),
+        ("linear_optimizer", "Ftrl"), ("dnn_feature_columns", None),
+        ("dnn_optimizer", "Adagrad"), ("dnn_hidden_units", None),
+        ("dnn_activation_fn", tf.nn.relu), ("dnn_dropout", None),
+        ("input_layer_partitioner", None), ("config", None),
+        ("linear_sparse_combiner", "sum"), ("batch_norm", False)],
+    "BaselineEstimator": [("head", None), ("model_dir", None), ("optimizer", "Ftrl"),
+                          ("config", None)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HEAD_ESTIMATOR_ARGUMENTS))
+def test_estimators_on_heads_take_the_originals_arguments_at_its_paths(name):
+    cls = getattr(tf1.estimator, name)
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert [(p.name, None if p.default is p.empty else p.default)
+            for p in parameters] == _HEAD_ESTIMATOR_ARGUMENTS[name]
+    assert [p.name for p in parameters if p.default is p.empty] == [
+        p for p in ("head", "hidden_units", "feature_columns")
+        if p in [q.name for q in parameters]]
+    module = {"DNN": "dnn", "Linear": "linear", "DNNLinearCombined": "dnn_linear_combined",
+              "Baseline": "baseline"}[name[:-len("Estimator")]]
+    path = importlib.import_module(f"tpu_estimator_compat.v1.python.estimator.canned.{module}")
+    assert getattr(path, name) is cls  # tensorflow.python.estimator.canned.<module>
+    assert issubclass(cls, tf1.estimator.Estimator)
+
+
+def test_estimators_on_heads_reject_what_is_not_a_tf1_head_and_the_originals_bad_arguments():
+    fc = tf.compat.v1.feature_column
+    columns = [fc.numeric_column("x", shape=[3])]
+    with pytest.raises(TypeError) as raised:
+        tf1.estimator.DNNEstimator("multi_label", [2], columns)
+    assert str(raised.value) == (
+        "head must be a TF 1.x head (`_Head`), such as tf.contrib.estimator.multi_label_head("
+        "n_classes), multi_class_head(n_classes), binary_classification_head() or "
+        "regression_head(label_dimension=...). Given type: <class 'str'>.")
+    head = tf1.contrib.estimator.regression_head()
+    with pytest.raises(ValueError, match="^Either linear_feature_columns or "
+                                         "dnn_feature_columns must be defined.$"):
+        tf1.estimator.DNNLinearCombinedEstimator(head)
+    with pytest.raises(ValueError, match="sparse_combiner must be one of"):
+        tf1.estimator.LinearEstimator(head, columns, sparse_combiner="max")
+    with pytest.raises(TypeError, match="head must be a TF 1.x head"):
+        tf1.estimator.BaselineEstimator(None)
+    # The v2-style heads stay excluded; the error names TF 1.x's heads and these classes.
+    with pytest.raises(AttributeError, match=r"v2-style heads are not provided.*"
+                                             r"tf\.contrib\.estimator\.binary_classification_"
+                                             r"head.*`head=` of tf\.estimator\.DNNEstimator"):
+        tf1.estimator.MultiLabelHead  # pylint: disable=pointless-statement
+    # TF 2.x's tf.estimator.DNNEstimator took those v2 heads: not this class.
+    v2_estimator = importlib.import_module("tpu_estimator_compat.v2.estimator")
+    with pytest.raises(AttributeError) as raised:
+        v2_estimator.DNNEstimator  # pylint: disable=pointless-statement
+    assert str(raised.value).endswith(
+        ": TensorFlow 2's tf.estimator.DNNEstimator (v2-style heads such as "
+        "tf.estimator.MultiLabelHead, Keras optimizers) is not provided. TF 1.x's is: "
+        "tf.compat.v1.estimator.DNNEstimator(head=...) with a TF 1.x head "
+        "(tpu_estimator_compat.v1's tf.contrib.estimator.multi_label_head, "
+        "regression_head, ...) and v1 optimizers.")
 
 
 def test_under_a_mirrored_strategy_the_originals_unpartitioned_variables_and_numbers(

@@ -40,14 +40,19 @@ def _rounded(value):
     return [float(f"{v:.7g}") for v in value.ravel()]
 
 
-def main(wheel_dir):
-    tf.compat.v1.disable_v2_behavior()
+def contrib_heads(wheel_dir):
+    """TF 1.15's `tf.contrib.estimator` head factories, from the unpacked wheel."""
     head, multi_head = _load(wheel_dir, "head"), _load(wheel_dir, "multi_head")
-    contrib = types.SimpleNamespace(
+    return types.SimpleNamespace(
         **{name: getattr(head, name) for name in (
             "binary_classification_head", "multi_class_head", "multi_label_head",
             "regression_head", "poisson_regression_head", "logistic_regression_head")},
         multi_head=multi_head.multi_head)
+
+
+def main(wheel_dir):
+    tf.compat.v1.disable_v2_behavior()
+    contrib = contrib_heads(wheel_dir)
     numbers = {}
     for scenario in contrib_head_scenarios.SCENARIOS:
         weights, metrics, predictions = contrib_head_scenarios.run(

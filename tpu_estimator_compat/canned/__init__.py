@@ -5,8 +5,10 @@ model_fns run by this package's `Estimator`, with TF1's heads, defaults and vari
 `dnn.py` and `linear.py` build the logits, `model_fns.py` binds a head and an estimator's
 options into the model_fn it hands to `Estimator`, `optimizers.py` resolves the `optimizer`
 argument, `keys.py` holds the metric and prediction keys, `excluded.py` the names not
-provided (BoostedTrees) and why.
+provided (BoostedTrees, the v2-style heads) and why.
 
 `multi_label_head.py` and `multi_head.py` add contrib's multi-label and multi-objective
-heads; `contrib_heads.py` serves them all as `tf.contrib.estimator`'s head factories.
+heads; `contrib_heads.py` serves them all as `tf.contrib.estimator`'s head factories,
+whose heads the `*Estimator` classes (`DNNEstimator`, `LinearEstimator`,
+`DNNLinearCombinedEstimator`, `BaselineEstimator`) take.
 """

@@ -1,4 +1,5 @@
-"""`BaselineClassifier` and `BaselineRegressor` (TF 1.15's v1 classes): the logits are one
+"""`BaselineClassifier`, `BaselineRegressor` and `BaselineEstimator` (TF 1.15's v1 classes;
+`BaselineEstimator` takes a TF 1.x head such as `tf.contrib.estimator`'s): the logits are one
 learned bias per output (`baseline/bias`, FTRL with learning rate 0.3 by default), so the
 model predicts the labels' prior (the class distribution, or the mean)."""
 import tensorflow as tf
@@ -71,3 +72,14 @@ class BaselineRegressor(Estimator):
 
         super().__init__(model_fn=model_fns.bind(baseline_model_fn, head, optimizer=optimizer),
                          model_dir=model_dir, config=config)
+
+
+class BaselineEstimator(Estimator):
+    """One learned bias per logit on a given TF 1.x head (TF 1.15's
+    `tf.estimator.BaselineEstimator`). As TF1's, every feature, a weight feature included,
+    must have the same batch size."""
+
+    def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
+        super().__init__(model_fn=model_fns.bind(
+            baseline_model_fn, model_fns.checked_head(head), optimizer=optimizer),
+            model_dir=model_dir, config=config)

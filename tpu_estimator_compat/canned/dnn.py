@@ -1,4 +1,5 @@
-"""`DNNClassifier` and `DNNRegressor` (TF 1.15's `tf.estimator` v1 classes): feature
+"""`DNNClassifier`, `DNNRegressor` and `DNNEstimator` (TF 1.15's `tf.estimator` v1
+classes; `DNNEstimator` takes a TF 1.x head such as `tf.contrib.estimator`'s): feature
 columns through `input_layer`, fully connected hidden layers, a logits layer, Adagrad
 (learning rate 0.05) by default, loss reduced with SUM.
 
@@ -108,4 +109,23 @@ class DNNRegressor(Estimator):
             dnn_model_fn, head, hidden_units=hidden_units, feature_columns=feature_columns,
             optimizer=optimizer, activation_fn=activation_fn, dropout=dropout,
             input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNEstimator(Estimator):
+    """A DNN on a given TF 1.x head (TF 1.15's `tf.estimator.DNNEstimator`), e.g.
+    `head=tf.contrib.estimator.multi_label_head(n_classes)`: the head's loss, metrics and
+    predictions."""
+
+    def __init__(self, head, hidden_units, feature_columns, model_dir=None,
+                 optimizer="Adagrad", activation_fn=tf.nn.relu, dropout=None,
+                 input_layer_partitioner=None, config=None, warm_start_from=None,
+                 batch_norm=False):
+        feature_columns = tuple(feature_columns or [])
+
+        super().__init__(model_fn=model_fns.bind(
+            dnn_model_fn, model_fns.checked_head(head), hidden_units=hidden_units,
+            feature_columns=feature_columns, optimizer=optimizer, activation_fn=activation_fn,
+            dropout=dropout, input_layer_partitioner=input_layer_partitioner,
+            batch_norm=batch_norm),
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)

@@ -1,5 +1,6 @@
-"""`DNNLinearCombinedClassifier` and `DNNLinearCombinedRegressor` (TF 1.15's wide & deep
-v1 classes): the sum of a DNN's logits (`dnn/...`, Adagrad with learning rate 0.001 by
+"""`DNNLinearCombinedClassifier`, `DNNLinearCombinedRegressor` and
+`DNNLinearCombinedEstimator` (TF 1.15's wide & deep v1 classes; the last takes a TF 1.x head
+such as `tf.contrib.estimator`'s): the sum of a DNN's logits (`dnn/...`, Adagrad with learning rate 0.001 by
 default) and a linear model's (`linear/...`, FTRL with min(0.005, 1 / sqrt(number of
 linear columns))), each optimizer training its own variables, then one global step."""
 import math
@@ -126,3 +127,26 @@ class DNNLinearCombinedRegressor(Estimator):
             input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm,
             linear_sparse_combiner=linear_sparse_combiner),
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNLinearCombinedEstimator(Estimator):
+    """Wide & deep on a given TF 1.x head (TF 1.15's
+    `tf.estimator.DNNLinearCombinedEstimator`), e.g.
+    `head=tf.contrib.estimator.multi_class_head(n_classes)`; `batch_norm` (after TF 1.15's
+    arguments) as TF 2.x's `tf.compat.v1.estimator.DNNLinearCombinedEstimator` added it."""
+
+    def __init__(self, head, model_dir=None, linear_feature_columns=None,
+                 linear_optimizer="Ftrl", dnn_feature_columns=None, dnn_optimizer="Adagrad",
+                 dnn_hidden_units=None, dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
+                 input_layer_partitioner=None, config=None, linear_sparse_combiner="sum",
+                 batch_norm=False):
+        _check_columns(linear_feature_columns, dnn_feature_columns)
+
+        super().__init__(model_fn=model_fns.bind(
+            dnn_linear_combined_model_fn, model_fns.checked_head(head),
+            linear_feature_columns=linear_feature_columns, linear_optimizer=linear_optimizer,
+            dnn_feature_columns=dnn_feature_columns, dnn_optimizer=dnn_optimizer,
+            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
+            dnn_dropout=dnn_dropout, input_layer_partitioner=input_layer_partitioner,
+            batch_norm=batch_norm, linear_sparse_combiner=linear_sparse_combiner),
+            model_dir=model_dir, config=config)

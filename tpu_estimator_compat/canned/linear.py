@@ -1,4 +1,5 @@
-"""`LinearClassifier` and `LinearRegressor` (TF 1.15's `tf.estimator` v1 classes): a
+"""`LinearClassifier`, `LinearRegressor` and `LinearEstimator` (TF 1.15's `tf.estimator`
+v1 classes; `LinearEstimator` takes a TF 1.x head such as `tf.contrib.estimator`'s): a
 weighted sum of the feature columns plus a bias, FTRL by default (learning rate
 min(0.2, 1 / sqrt(number of columns))), loss reduced with SUM.
 
@@ -104,4 +105,20 @@ class LinearRegressor(Estimator):
         super().__init__(model_fn=model_fns.bind(
             linear_model_fn, head, feature_columns=feature_columns, optimizer=optimizer,
             partitioner=partitioner, sparse_combiner=sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class LinearEstimator(Estimator):
+    """A linear model on a given TF 1.x head (TF 1.15's `tf.estimator.LinearEstimator`), e.g.
+    `head=tf.contrib.estimator.regression_head(label_dimension=2)`; `warm_start_from` as
+    TF 2.x's `tf.compat.v1.estimator.LinearEstimator` added it."""
+
+    def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl", config=None,
+                 partitioner=None, sparse_combiner="sum", warm_start_from=None):
+        _check_options(optimizer, sparse_combiner)
+        feature_columns = tuple(feature_columns or [])
+
+        super().__init__(model_fn=model_fns.bind(
+            linear_model_fn, model_fns.checked_head(head), feature_columns=feature_columns,
+            optimizer=optimizer, partitioner=partitioner, sparse_combiner=sparse_combiner),
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)

@@ -121,13 +121,14 @@ MODULES = {
         "VocabInfo": "tensorflow:compat.v1.train.VocabInfo"}),
     "python.estimator.canned": Virtual(),
     "python.estimator.canned.baseline": Virtual(_from(
-        "canned.baseline", "BaselineClassifier", "BaselineRegressor")),
-    "python.estimator.canned.dnn": Virtual(_from("canned.dnn", "DNNClassifier", "DNNRegressor")),
+        "canned.baseline", "BaselineClassifier", "BaselineRegressor", "BaselineEstimator")),
+    "python.estimator.canned.dnn": Virtual(_from(
+        "canned.dnn", "DNNClassifier", "DNNRegressor", "DNNEstimator")),
     "python.estimator.canned.dnn_linear_combined": Virtual(_from(
         "canned.dnn_linear_combined", "DNNLinearCombinedClassifier",
-        "DNNLinearCombinedRegressor")),
+        "DNNLinearCombinedRegressor", "DNNLinearCombinedEstimator")),
     "python.estimator.canned.linear": Virtual(_from(
-        "canned.linear", "LinearClassifier", "LinearRegressor")),
+        "canned.linear", "LinearClassifier", "LinearRegressor", "LinearEstimator")),
     "python.estimator.canned.metric_keys": Virtual(_from("canned.keys", "MetricKeys")),
     "python.estimator.canned.optimizers": Virtual(_from(
         "canned.optimizers", "get_optimizer_instance")),

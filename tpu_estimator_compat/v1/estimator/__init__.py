@@ -2,10 +2,12 @@
 `tf.compat.v1.train`, the exporters of `EvalSpec` (`Exporter`, `LatestExporter`,
 `FinalExporter`, `BestExporter`), `add_metrics`, the canned DNN and linear estimators
 (`canned/`), and the `export`, `tpu`, `experimental` (early stopping) and `inputs`
-(`numpy_input_fn`, `pandas_input_fn`) submodules.
+(`numpy_input_fn`, `pandas_input_fn`) submodules. The `*Estimator` classes (`DNNEstimator`,
+`LinearEstimator`, `DNNLinearCombinedEstimator`, `BaselineEstimator`) take a TF 1.x head such
+as `tf.contrib.estimator`'s.
 
-The BoostedTrees estimators, the v2-style heads and the `*Estimator` classes that take them
-are not provided (`canned/excluded.py` says why; the error names the replacement).
+The BoostedTrees estimators and the v2-style heads are not provided (`canned/excluded.py`
+says why; the error names the replacement).
 """
 from tpu_estimator_compat.canned import excluded
 from tpu_estimator_compat.v1 import _lazy
@@ -29,13 +31,14 @@ NAMES = {
     **{name: f"tpu_estimator_compat.train_and_evaluate_tasks:{name}"
        for name in ("Exporter", "FinalExporter", "LatestExporter")},
     **{name: f"tpu_estimator_compat.canned.dnn:{name}"
-       for name in ("DNNClassifier", "DNNRegressor")},
+       for name in ("DNNClassifier", "DNNRegressor", "DNNEstimator")},
     **{name: f"tpu_estimator_compat.canned.linear:{name}"
-       for name in ("LinearClassifier", "LinearRegressor")},
+       for name in ("LinearClassifier", "LinearRegressor", "LinearEstimator")},
     **{name: f"tpu_estimator_compat.canned.dnn_linear_combined:{name}"
-       for name in ("DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor")},
+       for name in ("DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor",
+                    "DNNLinearCombinedEstimator")},
     **{name: f"tpu_estimator_compat.canned.baseline:{name}"
-       for name in ("BaselineClassifier", "BaselineRegressor")},
+       for name in ("BaselineClassifier", "BaselineRegressor", "BaselineEstimator")},
     **{name: f"tpu_estimator_compat.canned.parsing:{name}"
        for name in ("classifier_parse_example_spec", "regressor_parse_example_spec")},
     "BestExporter": "tpu_estimator_compat.best_exporter:BestExporter",
