@@ -133,3 +133,36 @@ def tfds_cifar10(data_dir, rng, train=16, test=8):
                            lambda self, url: source):
         builder.download_and_prepare()
     return builder.info.splits["train"].num_examples
+
+
+def tfds_mnist(data_dir, rng, train=64, test=16):
+    """Prepares TFDS's real `mnist` builder in `data_dir` from fake IDX files (MNIST's
+    layout: a 16-byte header then 28x28 uint8 images; an 8-byte header then uint8 labels),
+    `train` and `test` examples, offline, as `tfds_cifar10` does for CIFAR-10."""
+    from unittest import mock
+
+    import tensorflow_datasets as tfds
+    from tensorflow_datasets.image_classification import mnist
+
+    tfds.disable_progress_bar()
+    source = os.path.join(data_dir, "fake_source")
+    os.makedirs(source, exist_ok=True)
+    files = {}
+    for split, count in (("train", train), ("test", test)):
+        labels = rng.randint(10, size=count).astype(np.uint8)
+        images = rng.randint(0, 64, size=(count, 28, 28)).astype(np.uint8)
+        for i, label in enumerate(labels):  # a learnable signal: a bright row per class
+            images[i, 2 + 2 * label, :] = 255
+        files[split + "_data"] = os.path.join(source, split + "-images")
+        files[split + "_labels"] = os.path.join(source, split + "-labels")
+        with open(files[split + "_data"], "wb") as f:
+            f.write(bytes(16) + images.tobytes())
+        with open(files[split + "_labels"], "wb") as f:
+            f.write(bytes(8) + labels.tobytes())
+    builder = tfds.builder("mnist", data_dir=data_dir)
+    with mock.patch.object(tfds.download.DownloadManager, "download_and_extract",
+                           lambda self, urls: {k: files[k] for k in urls}), \
+            mock.patch.object(mnist, "_TRAIN_EXAMPLES", train), \
+            mock.patch.object(mnist, "_TEST_EXAMPLES", test):
+        builder.download_and_prepare()
+    return builder.info.splits["train"].num_examples

@@ -3,8 +3,10 @@ import os
 
 import numpy as np
 
-from tiny_data import write_tfrecord
+from tiny_data import tfds_mnist, write_tfrecord
 from recipes.program import Program, ckpt, seeded_rng, tpu_flag
+
+TFGAN = ("tensorflow/gan", "bc369b7ec040f2c4f04e4daf29f60252118e72c7", "tensorflow+gan")
 
 
 def _raw_images(rng, count, size):
@@ -28,7 +30,32 @@ def tpu_dcgan(work, use_tpu):
                   os.path.join(model_dir, "generated_images", "gen_00002.png")]
 
 
+def tfds_and_temporary_directory(work):
+    """TFDS's data (`tfds.load` without data_dir) and `tempfile`'s directory (an Estimator
+    without model_dir) inside the run's work directory."""
+    return {"TFDS_DATA_DIR": os.path.join(work, "tfds"), "TMPDIR": os.path.join(work, "tmp")}
+
+
+def tfgan_mnist_estimator(work, use_tpu):
+    places = tfds_and_temporary_directory(work)
+    tfds_mnist(places["TFDS_DATA_DIR"], seeded_rng())
+    os.makedirs(places["TMPDIR"])
+    out = os.path.join(work, "out")
+    return (["--batch_size=16", "--max_number_of_steps=2", "--noise_dims=8",  # 16: its 4x4 image summary
+             "--output_dir=" + out],
+            [os.path.join(places["TMPDIR"], "tmp*", "model.ckpt-2.index"),
+             os.path.join(out, "unconditional_gan.png")])
+
+
 PROGRAMS = [
+    Program("tfgan_mnist_estimator", *TFGAN, "tensorflow_gan/examples/mnist_estimator/train.py",
+            "TF-GAN's GANEstimator (Wasserstein losses, sequential G/D train hooks: "
+            "RunTrainOpsHook, image summaries) on TFDS MNIST, predict 36 images into a PNG "
+            "grid; `import tensorflow.compat.v1 as tf` + disable_v2_behavior, the repository's "
+            "own tensorflow_gan", tfgan_mnist_estimator, has_use_tpu=False,
+            environ=tfds_and_temporary_directory,
+            eval_only="train_lib.py only trains and predicts (GANEstimator without model_dir: "
+            "a temporary directory per process)", replica_check="no TPU switch"),
     Program("tpu_dcgan", "victordibia/tpuDCGAN", "87b938e0ef0c783b4fde3765648c77b7d65ef65b",
             "victordibia+tpuDCGAN",
             "dcgan_main.py", "DCGAN 64x64: generator and discriminator optimizers in one "
