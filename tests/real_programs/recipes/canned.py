@@ -35,7 +35,40 @@ def satioo_iris(work, use_tpu):
     return [], [os.path.join(work, "tmp", "tmp*", "model.ckpt-5000.index")]
 
 
+def keras_cache_and_temporary_directory(work):
+    """`tf.keras.utils.get_file`'s cache (~/.keras/datasets: a HOME of the run's own) and
+    `tempfile`'s directory (an Estimator without model_dir) inside the run's directory."""
+    return {"HOME": os.path.join(work, "home"), "TMPDIR": os.path.join(work, "tmp")}
+
+
+def premade_iris(work, use_tpu):
+    """iris_data.py downloads the iris CSVs with tf.keras.utils.get_file, which finds them
+    in its cache; no model_dir."""
+    places = keras_cache_and_temporary_directory(work)
+    cache = os.path.join(places["HOME"], ".keras", "datasets")
+    os.makedirs(cache)
+    os.makedirs(places["TMPDIR"])
+    rng = seeded_rng()
+    iris_csv(os.path.join(cache, "iris_training.csv"), rng, 120)
+    iris_csv(os.path.join(cache, "iris_test.csv"), rng, 30)
+    return (["--batch_size=16", "--train_steps=5"],
+            [os.path.join(places["TMPDIR"], "tmp*", "model.ckpt-5.index")])
+
+
 PROGRAMS = [
+    Program("premade_iris", "YCHEN-NYU/iris", "a9bf1793dd04c89d36e845cb38433936ec167446",
+            "YCHEN-NYU+iris", "premade_estimator.py",
+            "TensorFlow's get_started premade_estimator.py (samples/core, TF 1.x): "
+            "tf.estimator.DNNClassifier on numeric feature columns, iris CSVs through "
+            "tf.keras.utils.get_file + pandas, Dataset input_fns, train, evaluate, predict "
+            "(class_ids, probabilities), tf.app.run", premade_iris, has_use_tpu=False,
+            environ=keras_cache_and_temporary_directory,
+            log_expects=(r"^Test set accuracy: [01]\.\d{3}$",
+                         r'^Prediction is "(Setosa|Versicolor|Virginica)" \(\d+\.\d%\), '
+                         r'expected "Virginica"$'),
+            eval_only="premade_estimator.py trains before it evaluates (DNNClassifier "
+            "without model_dir: a temporary directory per process)",
+            replica_check="no TPU switch"),
     Program("iris_tf2_estimator", "SatioO/tf_2.0_estimator",
             "3148018e11749942876eb3a900664a95dc5a6c98", "SatioO+tf_2.0_estimator", "train.py",
             "TF 2.0-era script: tf.estimator.DNNClassifier (premade, numeric feature columns) "
