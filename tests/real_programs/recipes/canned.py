@@ -21,6 +21,57 @@ def iris_csv(path, rng, count):
     return path
 
 
+CENSUS_CATEGORIES = (
+    ("workclass", ("Private", "Self-emp-not-inc", "State-gov", "?")),
+    ("education", ("Bachelors", "HS-grad", "Masters", "11th")),
+    ("marital_status", ("Married-civ-spouse", "Never-married", "Divorced")),
+    ("occupation", ("Adm-clerical", "Exec-managerial", "Prof-specialty")),
+    ("relationship", ("Husband", "Not-in-family", "Own-child")),
+    ("race", ("White", "Black", "Asian-Pac-Islander")),
+    ("gender", ("Male", "Female")),
+    ("native_country", ("United-States", "India", "Mexico")))
+
+
+def census_csv(path, rng, count):
+    """Census income rows (adult.data's 15 columns) as the programs' data_download.py writes
+    them (", " -> ","; no trailing "."), the label `>50K` for the older half."""
+    pick = {name: values for name, values in CENSUS_CATEGORIES}
+    lines = []
+    for _ in range(count):
+        age = int(rng.randint(18, 70))
+        choice = {name: values[rng.randint(len(values))] for name, values in pick.items()}
+        row = [age, choice["workclass"], int(rng.randint(20000, 400000)), choice["education"],
+               int(rng.randint(5, 16)), choice["marital_status"], choice["occupation"],
+               choice["relationship"], choice["race"], choice["gender"],
+               int(rng.choice([0, 0, 2174, 7688])), 0, int(rng.randint(10, 60)),
+               choice["native_country"], ">50K" if age > 44 else "<=50K"]
+        lines.append(",".join(str(v) for v in row))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def census_wide_deep(data_dir, model_dir, exported=None):
+    """`prepare` for a copy of the wide & deep tutorial's wide_deep.py (tensorflow/models'
+    official/wide_deep, TF 1.4-1.6): census CSVs in `data_dir`, one epoch of batches of 8,
+    evaluated once; its `model_dir`."""
+    def prepare(work, use_tpu):
+        rng = seeded_rng()
+        data = os.path.join(work, data_dir)
+        train = census_csv(os.path.join(data, "adult.data"), rng, 40)
+        test = census_csv(os.path.join(data, "adult.test"), rng, 16)
+        model = os.path.join(work, model_dir)
+        argv = ["--model_dir=" + model, "--model_type=wide_deep", "--train_epochs=1",
+                "--epochs_per_eval=1", "--batch_size=8", "--train_data=" + train,
+                "--test_data=" + test]
+        expected = [os.path.join(model, "model.ckpt-5.index")]
+        if exported:
+            expected.append(os.path.join(work, exported, "*", "saved_model.pbtxt"))
+        return argv, expected
+    return prepare
+
+
 def temporary_directory(work):
     return {"TMPDIR": os.path.join(work, "tmp")}
 
@@ -55,7 +106,35 @@ def premade_iris(work, use_tpu):
             [os.path.join(places["TMPDIR"], "tmp*", "model.ckpt-5.index")])
 
 
+EVALUATED_ONCE = (r"^Results at epoch 1$", r"^accuracy: [01]\.\d+$", r"^auc: ",
+                  r"^global_step: 5$")
+WIDE_DEEP_EVAL = ("wide_deep.py deletes its model_dir (shutil.rmtree) and trains before "
+                  "every evaluation: no evaluation without training")
+
 PROGRAMS = [
+    Program("census_wide_deep_export", "AshutoshDongare/Tensorflow-Wide-Deep-Local-Prediction",
+            "80c7bf9fd02264b6bfd7ae085b2e67e74dab3726",
+            "AshutoshDongare+Tensorflow-Wide-Deep-Local-Prediction", "wide_deep.py",
+            "census wide & deep tutorial (TF 1.5 official/wide_deep): "
+            "DNNLinearCombinedClassifier over vocabulary-list, hash-bucket, bucketized, "
+            "crossed, indicator and embedding columns, TextLineDataset + decode_csv, "
+            "RunConfig().replace(session_config=), train/evaluate per epoch, "
+            "export_savedmodel through build_parsing_serving_input_receiver_fn (to its "
+            "constant /tmp/census_exported)",
+            census_wide_deep("census_data", "census_model"), has_use_tpu=False,
+            log_expects=EVALUATED_ONCE + (
+                r"^\*+ Done Exporting at PAth - %s b'/tmp/census_exported/\d+'$",),
+            eval_only=WIDE_DEEP_EVAL, replica_check="no TPU switch"),
+    Program("census_wide_deep_predict", "brianchan1024/wide_deep",
+            "756201e909c0bb9eaea0d60f1e288f577dc17d08", "brianchan1024+wide_deep",
+            "wide_deep.py",
+            "census wide & deep (official/wide_deep variant): DNNLinearCombinedClassifier with "
+            "crossed columns of 1e4 and 1e6 buckets, embedding and indicator columns, "
+            "export_savedmodel(as_text=True) of a parsing serving input, predict on an "
+            "in-memory dict (class_ids, probabilities)",
+            census_wide_deep("census_data", "census_model", exported="model"),
+            has_use_tpu=False, log_expects=EVALUATED_ONCE + (r"^c:[01]$", r"^p:0\.\d+$"),
+            eval_only=WIDE_DEEP_EVAL, replica_check="no TPU switch"),
     Program("premade_iris", "YCHEN-NYU/iris", "a9bf1793dd04c89d36e845cb38433936ec167446",
             "YCHEN-NYU+iris", "premade_estimator.py",
             "TensorFlow's get_started premade_estimator.py (samples/core, TF 1.x): "
