@@ -4,6 +4,8 @@ import os
 
 from recipes.program import seeded_rng, Program
 
+NUMBER = r"-?[0-9.]+(e-?[0-9]+)?"
+
 IRIS_COLUMNS = ("SepalLength", "SepalWidth", "PetalLength", "PetalWidth")
 
 
@@ -72,6 +74,43 @@ def census_wide_deep(data_dir, model_dir, exported=None):
     return prepare
 
 
+def regression_csv(path, rng, count, target=True):
+    """01-Regression_from_csv.py's rows: key, x, y, alpha, beta[, target] (no header)."""
+    with open(path, "w") as f:
+        for key in range(count):
+            x, y = rng.uniform(-1, 1, size=2)
+            alpha, beta = "ax0%d" % rng.randint(1, 3), "bx0%d" % rng.randint(1, 3)
+            row = [key, x, y, alpha, beta] + ([3 * x - 2 * y + (alpha == "ax02")]
+                                             if target else [])
+            f.write(",".join(str(v) for v in row) + "\n")
+    return path
+
+
+# JunGao95/Estimator_exercise's scripts name their files Windows-style ('data\\x.csv',
+# 'trained_model\\NAME'): on Linux, files of those names in the run's directory.
+def jungao_regression(work, use_tpu):
+    """No flags: 100 epochs (a constant) of batches of 500 over 50 rows: 10 steps."""
+    rng = seeded_rng()
+    regression_csv(os.path.join(work, "data\\train-data.csv"), rng, 50)
+    regression_csv(os.path.join(work, "data\\test-data.csv"), rng, 20)
+    regression_csv(os.path.join(work, "data\\valid-data.csv"), rng, 10, target=False)
+    return [], [os.path.join(work, "trained_model\\01_Regression_from_csv",
+                             "model.ckpt-10.index")]
+
+
+def jungao_iris(work, use_tpu):
+    """The iris CSVs in tf.keras.utils.get_file's cache under the names it asks for; 1000
+    steps (a constant)."""
+    cache = os.path.join(keras_cache_and_temporary_directory(work)["HOME"], ".keras",
+                         "datasets")
+    os.makedirs(cache)
+    rng = seeded_rng()
+    iris_csv(os.path.join(cache, "data\\iris_training.csv"), rng, 120)
+    iris_csv(os.path.join(cache, "data\\iris_test.csv"), rng, 30)
+    return [], [os.path.join(work, "trained_model\\02-Classifier_with_premade_estimator\\",
+                             "model.ckpt-1000.index")]
+
+
 def temporary_directory(work):
     return {"TMPDIR": os.path.join(work, "tmp")}
 
@@ -111,7 +150,33 @@ EVALUATED_ONCE = (r"^Results at epoch 1$", r"^accuracy: [01]\.\d+$", r"^auc: ",
 WIDE_DEEP_EVAL = ("wide_deep.py deletes its model_dir (shutil.rmtree) and trains before "
                   "every evaluation: no evaluation without training")
 
+JUNGAO = ("JunGao95/Estimator_exercise", "ba31f319123739c4bd50c7e7e21ae2bb53b54ffa",
+          "JunGao95+Estimator_exercise")
+# The dict evaluate() returns, printed: `metric` and the global step, in any order.
+EVALUATION = (r"^\{(?=.*'%s': (np.float32\()?%s\)?[,}])"
+              r"(?=.*'global_step': (np.int64\()?%d\)?[,}]).*\}$")
+JUNGAO_EVAL = ("%s trains train(steps=) more steps before it evaluates: no evaluation "
+               "without training")
+
 PROGRAMS = [
+    Program("jungao_dnn_regressor", *JUNGAO, "01-Regression_from_csv.py",
+            "tf.estimator.DNNRegressor (AdamOptimizer, elu, dropout argument) over indicator "
+            "columns of vocabulary lists and their crossed_column, TextLineDataset + decode_csv "
+            "input_fn taking mode, tf.contrib.training.HParams, evaluate, predict from a "
+            "label-less CSV", jungao_regression, has_use_tpu=False,
+            log_expects=(EVALUATION % ("average_loss", NUMBER, 10),
+                         r"^\[\{'predictions': array\(\[%s\], dtype=float32\)\}" % NUMBER),
+            eval_only=JUNGAO_EVAL % "01-Regression_from_csv.py (100 epochs, a constant)",
+            replica_check="no TPU switch"),
+    Program("jungao_premade_iris", *JUNGAO, "02-Classifier_with_premade_estimator.py",
+            "tf.estimator.DNNClassifier on iris through tf.keras.utils.get_file (fname with a "
+            "directory) + pandas, 1000 steps, evaluate, predict (logits, probabilities, "
+            "class_ids, classes, all_class_ids)", jungao_iris, has_use_tpu=False,
+            environ=keras_cache_and_temporary_directory,
+            log_expects=(EVALUATION % ("accuracy", r"[01]\.\d+", 1000),
+                         r"'class_ids': array\(\[[012]\]"),
+            eval_only=JUNGAO_EVAL % "02-Classifier_with_premade_estimator.py (1000, a constant)",
+            replica_check="no TPU switch"),
     Program("census_wide_deep_export", "AshutoshDongare/Tensorflow-Wide-Deep-Local-Prediction",
             "80c7bf9fd02264b6bfd7ae085b2e67e74dab3726",
             "AshutoshDongare+Tensorflow-Wide-Deep-Local-Prediction", "wide_deep.py",

@@ -1,9 +1,12 @@
-"""TensorFlow 2 code around the estimator API: TensorFlow's migration guides (notebooks of
+"""Estimator programs of the TensorFlow 2 era: TensorFlow's migration guides (notebooks of
 tensorflow/docs, each an Estimator half in `tf.compat.v1` and a Keras half in TF2), run as
-the scripts their code cells make, on the in-memory data they define themselves."""
+the scripts their code cells make, on the in-memory data they define themselves; BLEURT's
+fine-tuning (`tensorflow.compat.v1`, TF 2.x's estimator package names)."""
+import json
 import os
 
-from recipes.program import Program
+from tiny_data import bert_config, sentence, write_json, write_vocab
+from recipes.program import Program, ckpt, seeded_rng
 
 DOCS = ("tensorflow/docs", "7c3650212740204359d4ceae481abc79345541be", "tensorflow+docs")
 GUIDES = "site/en/guide/migrate"
@@ -63,3 +66,48 @@ PROGRAMS = [
           "tensors (tf.identity of the layer's weights) and a dict keyed by name; then Keras "
           "callbacks", 2, (r"^stop training now$",)),
 ]
+
+
+def bleurt_finetune(work, use_tpu):
+    """finetune.py's inputs: rating JSONL files (candidate, reference, score), a WordPiece
+    vocabulary, a BERT config and the --init_checkpoint it requires (a name-based checkpoint
+    of the word embeddings); 2 steps, evaluated and exported (BestExporter) at step 2."""
+    rng = seeded_rng()
+    data = os.path.join(work, "data")
+    os.makedirs(data)
+    for split, count in (("train", 8), ("dev", 4)):
+        with open(os.path.join(data, split + ".jsonl"), "w") as f:
+            for _ in range(count):
+                f.write(json.dumps({"candidate": sentence(rng, 5), "reference": sentence(rng, 5),
+                                    "score": round(float(rng.rand()), 3)}) + "\n")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab, seq=16))
+    import tensorflow as tf  # real TensorFlow, eagerly, to write the checkpoint
+
+    init = os.path.join(work, "init", "bert_model.ckpt")
+    tf.raw_ops.SaveV2(prefix=init, tensor_names=["bert/embeddings/word_embeddings"],
+                      shape_and_slices=[""], tensors=[rng.rand(vocab, 16).astype("float32")])
+    model_dir = os.path.join(work, "model")
+    return (["--train_set=" + os.path.join(data, "train.jsonl"),
+             "--dev_set=" + os.path.join(data, "dev.jsonl"), "--model_dir=" + model_dir,
+             "--vocab_file=" + os.path.join(work, "vocab.txt"), "--do_lower_case=true",
+             "--max_seq_length=16", "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+             "--init_checkpoint=" + init, "--num_train_steps=2", "--save_checkpoints_steps=2",
+             "--batch_size=2", "--eval_batch_size=2", "--num_eval_steps=1"],
+            [ckpt(model_dir, 2),
+             os.path.join(model_dir, "export", "bleurt_best", "*", "bleurt_config.json")])
+
+
+PROGRAMS.append(Program(
+    "bleurt_finetune", "google-research/bleurt", "cebe7e6f996b40910cfaa520a63db47807e3bf5c",
+    "google-research+bleurt", "bleurt/finetune.py",
+    "BLEURT fine-tuning (TF 2.x era, tensorflow.compat.v1): BERT regression head initialised "
+    "from a checkpoint (init_from_checkpoint), train_and_evaluate with a BestExporter "
+    "(event-file comparator, raw serving input), tf_slim streaming metrics, scipy Kendall "
+    "tau, tf.disable_eager_execution, then its checkpoint finalized from the export",
+    bleurt_finetune, has_use_tpu=False,
+    log_expects=(r"Saving dict for global step 2: correlation = %s, .*kendalltau = %s, "
+                 % (NUMBER, NUMBER),),
+    eval_only="finetune.py runs train_and_evaluate: no evaluation without training",
+    replica_check="no TPU switch"))
+
