@@ -47,12 +47,32 @@ def tfgan_mnist_estimator(work, use_tpu):
              os.path.join(out, "unconditional_gan.png")])
 
 
+def tfgan_mnist_experiment(work, use_tpu):
+    """train_experiment.py's own fake data (--use_dummy_data: zero images), 2 steps, one
+    evaluation step, then 100 predictions into a PNG grid in model_dir."""
+    model_dir = os.path.join(work, "model")
+    return (["--batch_size=16", "--noise_dims=8", "--num_train_steps=2", "--num_eval_steps=1",
+             "--use_dummy_data=true", "--model_dir=" + model_dir],
+            [ckpt(model_dir, 2),
+             os.path.join(model_dir, "outputs", "unconditional_gan_2steps.png")])
+
+
 PROGRAMS = [
+    Program("tfgan_mnist_experiment", *TFGAN,
+            "tensorflow_gan/examples/mnist_estimator/train_experiment.py",
+            "TF-GAN's GANEstimator through tf.estimator.train_and_evaluate (params dict to "
+            "input_fn, noise and image datasets zipped, get_eval_metric_ops_fn with MNIST "
+            "score and Frechet distance), predict into a PNG grid; the repository's own "
+            "tensorflow_gan", tfgan_mnist_experiment, has_use_tpu=False,
+            tf1_libraries=("tensorflow_hub",),  # TF-GAN's eval imports it
+            eval_only="train_experiment_lib.py runs train_and_evaluate: no evaluation without "
+            "training", replica_check="no TPU switch"),
     Program("tfgan_mnist_estimator", *TFGAN, "tensorflow_gan/examples/mnist_estimator/train.py",
             "TF-GAN's GANEstimator (Wasserstein losses, sequential G/D train hooks: "
             "RunTrainOpsHook, image summaries) on TFDS MNIST, predict 36 images into a PNG "
             "grid; `import tensorflow.compat.v1 as tf` + disable_v2_behavior, the repository's "
             "own tensorflow_gan", tfgan_mnist_estimator, has_use_tpu=False,
+            tf1_libraries=("tensorflow_hub",),  # TF-GAN's eval imports it
             environ=tfds_and_temporary_directory,
             eval_only="train_lib.py only trains and predicts (GANEstimator without model_dir: "
             "a temporary directory per process)", replica_check="no TPU switch"),
