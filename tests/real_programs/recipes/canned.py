@@ -155,7 +155,7 @@ JUNGAO = ("JunGao95/Estimator_exercise", "ba31f319123739c4bd50c7e7e21ae2bb53b54f
 # The dict evaluate() returns, printed: `metric` and the global step, in any order.
 EVALUATION = (r"^\{(?=.*'%s': (np.float32\()?%s\)?[,}])"
               r"(?=.*'global_step': (np.int64\()?%d\)?[,}]).*\}$")
-JUNGAO_EVAL = ("%s trains train(steps=) more steps before it evaluates: no evaluation "
+JUNGAO_EVAL = ("%s before it evaluates, in one process without flags: no evaluation "
                "without training")
 
 PROGRAMS = [
@@ -166,7 +166,7 @@ PROGRAMS = [
             "label-less CSV", jungao_regression, has_use_tpu=False,
             log_expects=(EVALUATION % ("average_loss", NUMBER, 10),
                          r"^\[\{'predictions': array\(\[%s\], dtype=float32\)\}" % NUMBER),
-            eval_only=JUNGAO_EVAL % "01-Regression_from_csv.py (100 epochs, a constant)",
+            eval_only=JUNGAO_EVAL % "01-Regression_from_csv.py trains 100 epochs (a constant)",
             replica_check="no TPU switch"),
     Program("jungao_premade_iris", *JUNGAO, "02-Classifier_with_premade_estimator.py",
             "tf.estimator.DNNClassifier on iris through tf.keras.utils.get_file (fname with a "
@@ -175,7 +175,8 @@ PROGRAMS = [
             environ=keras_cache_and_temporary_directory,
             log_expects=(EVALUATION % ("accuracy", r"[01]\.\d+", 1000),
                          r"'class_ids': array\(\[[012]\]"),
-            eval_only=JUNGAO_EVAL % "02-Classifier_with_premade_estimator.py (1000, a constant)",
+            eval_only=JUNGAO_EVAL % ("02-Classifier_with_premade_estimator.py trains 1000 more "
+                                     "steps (train(steps=), a constant)"),
             replica_check="no TPU switch"),
     Program("census_wide_deep_export", "AshutoshDongare/Tensorflow-Wide-Deep-Local-Prediction",
             "80c7bf9fd02264b6bfd7ae085b2e67e74dab3726",

@@ -41,7 +41,8 @@ def tfgan_mnist_estimator(work, use_tpu):
     tfds_mnist(places["TFDS_DATA_DIR"], seeded_rng())
     os.makedirs(places["TMPDIR"])
     out = os.path.join(work, "out")
-    return (["--batch_size=16", "--max_number_of_steps=2", "--noise_dims=8",  # 16: its 4x4 image summary
+    # a batch of 16: its image summary is a 4x4 grid
+    return (["--batch_size=16", "--max_number_of_steps=2", "--noise_dims=8",
              "--output_dir=" + out],
             [os.path.join(places["TMPDIR"], "tmp*", "model.ckpt-2.index"),
              os.path.join(out, "unconditional_gan.png")])

@@ -38,7 +38,8 @@ def guide(name, exercises, steps, log_expects, eval_only=NO_MODEL_DIR):
 
 NUMBER = r"-?[0-9.]+(e-?[0-9]+)?"
 # What the notebook displays of `estimator.evaluate(...)` and Keras' `evaluate(return_dict=True)`.
-ESTIMATOR_EVALUATION = r"^Out: \{'loss': (np.float32\()?%s\)?, 'global_step': (np.int64\()?3\)?\}$" % NUMBER
+ESTIMATOR_EVALUATION = (r"^Out: \{'loss': (np.float32\()?%s\)?, "
+                        r"'global_step': (np.int64\()?3\)?\}$" % NUMBER)
 KERAS_EVALUATION = r"^Out: \{'loss': %s\}$" % NUMBER
 
 PROGRAMS = [
