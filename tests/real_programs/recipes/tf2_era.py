@@ -6,6 +6,7 @@ import json
 import os
 
 from tiny_data import bert_config, sentence, write_json, write_vocab
+from recipes.canned import iris_csv
 from recipes.program import Program, ckpt, seeded_rng
 
 DOCS = ("tensorflow/docs", "7c3650212740204359d4ceae481abc79345541be", "tensorflow+docs")
@@ -111,4 +112,31 @@ PROGRAMS.append(Program(
                  % (NUMBER, NUMBER),),
     eval_only="finetune.py runs train_and_evaluate: no evaluation without training",
     replica_check="no TPU switch"))
+
+
+def premade_tutorial(work, use_tpu):
+    """The iris CSVs in tf.keras.utils.get_file's cache (a HOME of the run's own); 5000 steps
+    (a constant) with no model_dir."""
+    home, tmp = os.path.join(work, "home"), os.path.join(work, "tmp")
+    cache = os.path.join(home, ".keras", "datasets")
+    os.makedirs(cache)
+    os.makedirs(tmp)
+    rng = seeded_rng()
+    iris_csv(os.path.join(cache, "iris_training.csv"), rng, 120)
+    iris_csv(os.path.join(cache, "iris_test.csv"), rng, 30)
+    return [], [os.path.join(tmp, "tmp*", "model.ckpt-5000.index")]
+
+
+PROGRAMS.append(Program(
+    "premade_tutorial", *DOCS, "premade.py",
+    "TensorFlow 2's premade-estimator tutorial (notebook): tf.estimator.DNNClassifier on iris "
+    "through tf.keras.utils.get_file + pandas, train 5000 steps, evaluate, predict; "
+    "no TF2-only name, so the runner serves it TF1's estimator (TF 2.15 ran the V2 class)",
+    premade_tutorial, copy_from="site/en/tutorials/estimator", notebook="premade.ipynb",
+    has_use_tpu=False,
+    environ=lambda work: {"HOME": os.path.join(work, "home"), "TMPDIR": os.path.join(work, "tmp")},
+    log_expects=(r"^Test set accuracy: [01]\.\d{3}$",
+                 r"^Prediction is \"(Setosa|Versicolor|Virginica)\" \(\d+\.\d%\), "
+                 r"expected \"Virginica\"$"),
+    eval_only=NO_MODEL_DIR, replica_check="no TPU switch"))
 
