@@ -166,3 +166,27 @@ def tfds_mnist(data_dir, rng, train=64, test=16):
             mock.patch.object(mnist, "_TEST_EXAMPLES", test):
         builder.download_and_prepare()
     return builder.info.splits["train"].num_examples
+
+
+def tfds_iris(data_dir, rng, count=30):
+    """Prepares TFDS's real `iris` builder in `data_dir` from a fake iris.data (UCI's layout:
+    four measurements and the species name per line), offline."""
+    import pathlib
+    from unittest import mock
+
+    import tensorflow_datasets as tfds
+
+    tfds.disable_progress_bar()
+    source = pathlib.Path(data_dir) / "fake_source"
+    source.mkdir(parents=True, exist_ok=True)
+    names = ("Iris-setosa", "Iris-versicolor", "Iris-virginica")
+    centres = [[5.0, 3.4, 1.5, 0.2], [5.9, 2.8, 4.3, 1.3], [6.6, 3.0, 5.6, 2.0]]
+    with open(source / "iris.data", "w") as f:
+        for species in rng.randint(3, size=count):
+            values = [round(c + rng.normal(0, 0.2), 1) for c in centres[species]]
+            f.write(",".join(str(v) for v in values) + "," + names[species] + "\n")
+    builder = tfds.builder("iris", data_dir=data_dir)
+    with mock.patch.object(tfds.download.DownloadManager, "download_and_extract",
+                           lambda self, url: source):
+        builder.download_and_prepare()
+    return builder.info.splits["train"].num_examples

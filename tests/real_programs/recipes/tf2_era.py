@@ -5,7 +5,7 @@ fine-tuning (`tensorflow.compat.v1`, TF 2.x's estimator package names)."""
 import json
 import os
 
-from tiny_data import bert_config, sentence, write_json, write_vocab
+from tiny_data import bert_config, sentence, tfds_iris, write_json, write_vocab
 from recipes.canned import iris_csv
 from recipes.program import Program, ckpt, seeded_rng
 
@@ -138,5 +138,32 @@ PROGRAMS.append(Program(
     log_expects=(r"^Test set accuracy: [01]\.\d{3}$",
                  r"^Prediction is \"(Setosa|Versicolor|Virginica)\" \(\d+\.\d%\), "
                  r"expected \"Virginica\"$"),
+    eval_only=NO_MODEL_DIR, replica_check="no TPU switch"))
+
+
+def keras_to_estimator(work, use_tpu):
+    """TFDS's iris prepared offline (TFDS_DATA_DIR); 500 steps (a constant) into a
+    tempfile.mkdtemp() model_dir."""
+    places = tfds_and_temporary_directory(work)
+    tfds_iris(places["TFDS_DATA_DIR"], seeded_rng())
+    os.makedirs(places["TMPDIR"])
+    return [], [os.path.join(places["TMPDIR"], "tmp*", "keras", "keras_model.ckpt.index"),
+                os.path.join(places["TMPDIR"], "tmp*", "model.ckpt-500.index")]
+
+
+def tfds_and_temporary_directory(work):
+    return {"TFDS_DATA_DIR": os.path.join(work, "tfds"), "TMPDIR": os.path.join(work, "tmp")}
+
+
+PROGRAMS.append(Program(
+    "keras_to_estimator_tutorial", *DOCS, "keras_model_to_estimator.py",
+    "TensorFlow 2's Keras-model-to-Estimator tutorial (notebook): a compiled "
+    "tf.keras.Sequential (Dense, Dropout) through tf.keras.estimator.model_to_estimator, "
+    "TFDS iris mapped to the model's input name, train 500 steps, evaluate",
+    keras_to_estimator, copy_from="site/en/tutorials/estimator",
+    notebook="keras_model_to_estimator.ipynb", has_use_tpu=False,
+    environ=tfds_and_temporary_directory,
+    log_expects=(r"^Eval result: \{(?=.*'loss': (np.float32\()?%s\)?[,}])"
+                 r"(?=.*'global_step': (np.int64\()?500\)?[,}])" % NUMBER,),
     eval_only=NO_MODEL_DIR, replica_check="no TPU switch"))
 
