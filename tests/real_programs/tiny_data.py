@@ -190,3 +190,44 @@ def tfds_iris(data_dir, rng, count=30):
                            lambda self, url: source):
         builder.download_and_prepare()
     return builder.info.splits["train"].num_examples
+
+
+def tfds_imagenet2012(data_dir, rng, count=8, size=40):
+    """Prepares TFDS's real `imagenet2012` builder in `data_dir` from a fake manual download:
+    ILSVRC2012_img_train.tar holding one synset's tar (n01440764, the first class) of `count`
+    random `size`x`size` JPEGs, and ILSVRC2012_img_val.tar of two (the builder reads it
+    whether or not it is there), offline."""
+    import io
+    import tarfile
+
+    import tensorflow as tf  # real TensorFlow, eagerly, to encode the JPEGs
+    import tensorflow_datasets as tfds
+
+    tfds.disable_progress_bar()
+    manual = os.path.join(data_dir, "manual")
+    os.makedirs(manual, exist_ok=True)
+
+    def tar_of(members):
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+
+    def jpeg():
+        pixels = rng.randint(256, size=(size, size, 3)).astype(np.uint8)
+        return tf.io.encode_jpeg(pixels).numpy()
+
+    synset = tar_of([("n01440764_%d.JPEG" % i, jpeg()) for i in range(count)])
+    for name, members in (
+            ("ILSVRC2012_img_train.tar", [("n01440764.tar", synset)]),
+            ("ILSVRC2012_img_val.tar", [("ILSVRC2012_val_%08d.JPEG" % i, jpeg())
+                                        for i in (1, 2)])):
+        with open(os.path.join(manual, name), "wb") as f:
+            f.write(tar_of(members))
+    builder = tfds.builder("imagenet2012", data_dir=data_dir)
+    builder.download_and_prepare(
+        download_config=tfds.download.DownloadConfig(manual_dir=manual))
+    return builder.info.splits["train"].num_examples

@@ -3,7 +3,7 @@ import os
 
 import numpy as np
 
-from tiny_data import tfds_mnist, write_tfrecord
+from tiny_data import tfds_imagenet2012, tfds_mnist, write_tfrecord
 from recipes.program import Program, ckpt, seeded_rng, tpu_flag
 
 TFGAN = ("tensorflow/gan", "bc369b7ec040f2c4f04e4daf29f60252118e72c7", "tensorflow+gan")
@@ -58,7 +58,33 @@ def tfgan_mnist_experiment(work, use_tpu):
              os.path.join(model_dir, "outputs", "unconditional_gan_2steps.png")])
 
 
+def tfgan_self_attention(work, use_tpu):
+    """TFDS imagenet2012 prepared offline (one class, 40x40 JPEGs the program crops and
+    resizes to 128x128); SAGAN at widths of 8 (its attention blocks take 1/8 of the
+    channels: at 1 they would have none), 1 step of 8 images through TPUGANEstimator
+    (--use_tpu_estimator), --mode=train (its other modes evaluate with a downloaded
+    Inception)."""
+    data = os.path.join(work, "tfds")
+    tfds_imagenet2012(data, seeded_rng())
+    model_dir = os.path.join(work, "model")
+    return (["--mode=train", "--use_tpu_estimator=true", "--use_tpu=%s" % use_tpu,
+             "--imagenet_data_dir=" + data, "--model_dir=" + model_dir,
+             "--train_batch_size=8", "--z_dim=8", "--gf_dim=8", "--df_dim=8",
+             "--max_number_of_steps=1", "--train_steps_per_eval=1",
+             "--tpu_iterations_per_loop=1"],
+            [ckpt(model_dir, 1)])
+
+
 PROGRAMS = [
+    Program("tfgan_self_attention", *TFGAN,
+            "tensorflow_gan/examples/self_attention_estimator/train_experiment_main.py",
+            "TF-GAN's Self-Attention GAN through TPUGANEstimator (use_tpu switch): "
+            "class-conditional ResNet generator and discriminator with spectral norm and "
+            "self-attention at 128x128, TFDS ImageNet cropped and resized in input_fn, "
+            "TPUClusterResolver RunConfig; the repository's own tensorflow_gan",
+            tfgan_self_attention, tf1_libraries=("tensorflow_hub",),
+            eval_only="train_experiment_main.py evaluates only with TF-GAN's Inception "
+            "(downloaded) in its other modes", replica_check="not run"),
     Program("tfgan_mnist_experiment", *TFGAN,
             "tensorflow_gan/examples/mnist_estimator/train_experiment.py",
             "TF-GAN's GANEstimator through tf.estimator.train_and_evaluate (params dict to "
