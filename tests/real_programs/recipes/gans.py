@@ -84,7 +84,10 @@ PROGRAMS = [
             "TPUClusterResolver RunConfig; the repository's own tensorflow_gan",
             tfgan_self_attention, tf1_libraries=("tensorflow_hub",),
             eval_only="train_experiment_main.py evaluates only with TF-GAN's Inception "
-            "(downloaded) in its other modes", replica_check="not run"),
+            "(downloaded) in its other modes",
+            replica_check="batch norm (tfgan.tpu.batch_norm, cross-replica), and no two "
+            "training examples alike: train_experiment.py's input_fn draws each one's "
+            "generator noise (make_z_normal)"),
     Program("tfgan_mnist_experiment", *TFGAN,
             "tensorflow_gan/examples/mnist_estimator/train_experiment.py",
             "TF-GAN's GANEstimator through tf.estimator.train_and_evaluate (params dict to "
