@@ -415,3 +415,39 @@ def test_two_core_simulated_tpu_counts_each_example_of_the_steps_once(tmp_path, 
     log_softmax = logits - np.log(np.exp(logits).sum(1, keepdims=True))
     np.testing.assert_allclose(metrics["classify_loss"],
                                -log_softmax[np.arange(16), labels[:16]].mean(), rtol=1e-5)
+
+
+def grouped_update_model_fn(value_of):
+    """eval_metric_ops whose update op is a `tf.group` of assigns (BLEURT's
+    streaming_concat metrics): `value_of(total, count)` is the value op."""
+    def model_fn(features, labels, mode):
+        weight = v1.get_variable("w", [], initializer=v1.zeros_initializer())
+        local = dict(initializer=v1.zeros_initializer(), trainable=False,
+                     collections=[v1.GraphKeys.LOCAL_VARIABLES])
+        total = v1.get_variable("total", [], **local)
+        count = v1.get_variable("count", [], **local)
+        update = tf.group(v1.assign_add(total, tf.reduce_sum(features["x"])),
+                          v1.assign_add(count, tf.cast(tf.size(features["x"]), tf.float32)))
+        return tec.EstimatorSpec(
+            mode, loss=weight, train_op=v1.assign_add(v1.train.get_or_create_global_step(), 1),
+            eval_metric_ops={"m": (value_of(total, count), update)})
+    return model_fn
+
+
+def grouped_update_input_fn():
+    rows = np.arange(21, dtype=np.float32).reshape(7, 3)
+    return tf.data.Dataset.from_tensor_slices(({"x": rows}, rows[:, 0])).batch(2)
+
+
+@pytest.mark.slow  # trains and evaluates
+@pytest.mark.parametrize("value_of, expected", [
+    (lambda total, count: tf.identity(total) / tf.identity(count), 10.0),
+    (lambda total, count: tf.constant(3.5), 3.5),
+])
+def test_metric_whose_update_op_is_a_group_reports_its_value_after_the_last_update(
+        tmp_path, value_of, expected):
+    """The original (TF 2.15's Estimator) reports 10.0, the mean of 0..20, where the update
+    was refused before; a value reading no variable is itself."""
+    estimator = tec.Estimator(grouped_update_model_fn(value_of), model_dir=str(tmp_path))
+    estimator.train(grouped_update_input_fn, steps=1)
+    assert estimator.evaluate(grouped_update_input_fn)["m"] == expected

@@ -4,6 +4,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "real_programs"))
 
+import notebook  # noqa: E402
 import rewrite  # noqa: E402
 
 
@@ -43,6 +44,34 @@ def test_tensorflow_v2_protos_xla_and_other_libraries_are_left_alone():
               "import tensorflow_hub as hub\n"
               "x = 'import tensorflow as tf'\n")
     assert rewrite.rewrite_source(source) == source
+
+
+def test_tensorflow_2_code_gets_the_v2_namespace_and_keras_2():
+    """The migration guides' imports, as docs/cli.md tells a TF2 program's user to change
+    them."""
+    source = ("import tensorflow as tf\n"
+              "import tensorflow.compat.v1 as tf1\n"
+              "from tensorflow.keras import layers\n"
+              "from tensorflow.compat.v1 import estimator as tf_estimator\n")
+    assert rewrite.rewrite_source(source, tf2=True) == (
+        "import tpu_estimator_compat.v2 as tf\n"
+        "import tpu_estimator_compat.v1 as tf1\n"
+        "from tf_keras import layers\n"
+        "from tpu_estimator_compat.v1 import estimator as tf_estimator\n")
+
+
+def test_a_notebook_becomes_a_script_displaying_each_cells_last_value(tmp_path):
+    import json  # noqa: PLC0415
+    cells = [{"cell_type": "markdown", "source": ["# Title"]},
+             {"cell_type": "code", "source": ["!pip install tf-nightly\n", "x = 2\n", "x * 3"]},
+             {"cell_type": "code", "source": "%load_ext tensorboard\nprint(x)\nx;"},
+             {"cell_type": "code", "source": ["f(1,\n", "  2)  # call"]}]
+    path = tmp_path / "guide.ipynb"
+    path.write_text(json.dumps({"cells": cells}))
+    display = "_ = ({})\nif _ is not None:\n    print('Out:', repr(_))"
+    assert notebook.notebook_source(str(path)) == "\n\n".join([
+        "x = 2\n" + display.format("x * 3"), "print(x)\nx;",
+        display.format("f(1,\n  2)")]) + "\n"
 
 
 def test_tensorflow_python_paths_are_served_too():

@@ -484,6 +484,29 @@ def test_inspect_getargspec_exists_while_a_legacy_program_runs(tmp_path, monkeyp
     assert hasattr(inspect, "getargspec") == had_it  # the process's Python as it was
 
 
+def test_a_program_importing_tf_slim_gets_it_repaired_for_tensorflow_2_21(tmp_path, monkeypatch):
+    """BLEURT's metrics (`from tf_slim import metrics`): tf-slim's streaming_concat reads
+    `control_flow_ops.cond`, which TensorFlow 2.21 moved (AttributeError before); served as
+    `tf.contrib.slim` is, it concatenates the batches it saw."""
+    script = tmp_path / "slim_program.py"
+    script.write_text(
+        "import json, sys\n"
+        "import tensorflow.compat.v1 as tf\n"
+        "from tf_slim import metrics\n"
+        "with tf.Graph().as_default():\n"
+        "    values = tf.placeholder(tf.float32, [None])\n"
+        "    concat, update = metrics.streaming_concat(values)\n"
+        "    with tf.Session() as sess:\n"
+        "        sess.run(tf.local_variables_initializer())\n"
+        "        for batch in ([1.0, 2.0], [3.0], [4.0, 5.0, 6.0]):\n"
+        "            sess.run(update, {values: batch})\n"
+        "        json.dump(sess.run(concat).tolist(), open(sys.argv[1], 'w'))\n")
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    runner.run([str(script), str(tmp_path / "out.json")])
+    assert json.loads((tmp_path / "out.json").read_text()) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
 def test_collections_and_numpy_aliases_exist_while_a_legacy_program_runs(tmp_path, monkeypatch):
     """Python 3.10 removed `collections.Mapping`... (gin-config 0.4 uses them), NumPy 1.24
     and 2.0 `np.float_`, `np.int`... (TF1-era programs): restored as the types they named,

@@ -52,6 +52,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import notebook  # noqa: E402
 import numbers_checks  # noqa: E402
 import recipes  # noqa: E402
 import rewrite  # noqa: E402
@@ -98,8 +99,12 @@ def prepare_copy(program, snapshots, work, mode):
         target = os.path.join(work, "src", copy_to)
         shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "*.ipynb"),
                         dirs_exist_ok=True)  # a git submodule's empty directory
+    if program.notebook:
+        source = os.path.join(snapshots, program.snapshot, program.copy_from, program.notebook)
+        with open(os.path.join(work, "src", program.script), "w", encoding="utf-8") as f:
+            f.write(notebook.notebook_source(source))
     if mode.startswith("rewrite"):
-        rewrite.rewrite_tree(os.path.join(work, "src"))
+        rewrite.rewrite_tree(os.path.join(work, "src"), tf2=program.tf2)
 
 
 def check_status(output, rc):
@@ -147,6 +152,8 @@ def environment(program, work, cores):
                PYTHONPATH=os.pathsep.join(
                    [os.path.join(src, p) for p in program.pythonpath] + [package_dir]))
     env.pop(SIMULATED_TPU_ENV, None)
+    if program.environ:
+        env.update(program.environ(work))
     if cores:
         env[SIMULATED_TPU_ENV] = str(cores)
     return env
@@ -212,8 +219,9 @@ def run_one(program, mode, snapshots, python, logs, timeout):
         status = run_status(rc, text, timeout)
     else:
         missing = [p for p in expected if not glob.glob(p)]  # patterns: timestamped exports
-        status = "ok" if not missing else "FAIL: exit 0 but no " + os.path.relpath(
-            missing[0], work)
+        unseen = [p for p in program.log_expects if not re.search(p, text, re.MULTILINE)]
+        status = ("FAIL: exit 0 but no " + os.path.relpath(missing[0], work) if missing else
+                  "FAIL: exit 0 but the log does not match %r" % unseen[0] if unseen else "ok")
     shutil.rmtree(work, ignore_errors=True)
     return status, seconds
 

@@ -133,3 +133,101 @@ def tfds_cifar10(data_dir, rng, train=16, test=8):
                            lambda self, url: source):
         builder.download_and_prepare()
     return builder.info.splits["train"].num_examples
+
+
+def tfds_mnist(data_dir, rng, train=64, test=16):
+    """Prepares TFDS's real `mnist` builder in `data_dir` from fake IDX files (MNIST's
+    layout: a 16-byte header then 28x28 uint8 images; an 8-byte header then uint8 labels),
+    `train` and `test` examples, offline, as `tfds_cifar10` does for CIFAR-10."""
+    from unittest import mock
+
+    import tensorflow_datasets as tfds
+    from tensorflow_datasets.image_classification import mnist
+
+    tfds.disable_progress_bar()
+    source = os.path.join(data_dir, "fake_source")
+    os.makedirs(source, exist_ok=True)
+    files = {}
+    for split, count in (("train", train), ("test", test)):
+        labels = rng.randint(10, size=count).astype(np.uint8)
+        images = rng.randint(0, 64, size=(count, 28, 28)).astype(np.uint8)
+        for i, label in enumerate(labels):  # a learnable signal: a bright row per class
+            images[i, 2 + 2 * label, :] = 255
+        files[split + "_data"] = os.path.join(source, split + "-images")
+        files[split + "_labels"] = os.path.join(source, split + "-labels")
+        with open(files[split + "_data"], "wb") as f:
+            f.write(bytes(16) + images.tobytes())
+        with open(files[split + "_labels"], "wb") as f:
+            f.write(bytes(8) + labels.tobytes())
+    builder = tfds.builder("mnist", data_dir=data_dir)
+    with mock.patch.object(tfds.download.DownloadManager, "download_and_extract",
+                           lambda self, urls: {k: files[k] for k in urls}), \
+            mock.patch.object(mnist, "_TRAIN_EXAMPLES", train), \
+            mock.patch.object(mnist, "_TEST_EXAMPLES", test):
+        builder.download_and_prepare()
+    return builder.info.splits["train"].num_examples
+
+
+def tfds_iris(data_dir, rng, count=30):
+    """Prepares TFDS's real `iris` builder in `data_dir` from a fake iris.data (UCI's layout:
+    four measurements and the species name per line), offline."""
+    import pathlib
+    from unittest import mock
+
+    import tensorflow_datasets as tfds
+
+    tfds.disable_progress_bar()
+    source = pathlib.Path(data_dir) / "fake_source"
+    source.mkdir(parents=True, exist_ok=True)
+    names = ("Iris-setosa", "Iris-versicolor", "Iris-virginica")
+    centres = [[5.0, 3.4, 1.5, 0.2], [5.9, 2.8, 4.3, 1.3], [6.6, 3.0, 5.6, 2.0]]
+    with open(source / "iris.data", "w") as f:
+        for species in rng.randint(3, size=count):
+            values = [round(c + rng.normal(0, 0.2), 1) for c in centres[species]]
+            f.write(",".join(str(v) for v in values) + "," + names[species] + "\n")
+    builder = tfds.builder("iris", data_dir=data_dir)
+    with mock.patch.object(tfds.download.DownloadManager, "download_and_extract",
+                           lambda self, url: source):
+        builder.download_and_prepare()
+    return builder.info.splits["train"].num_examples
+
+
+def tfds_imagenet2012(data_dir, rng, count=8, size=40):
+    """Prepares TFDS's real `imagenet2012` builder in `data_dir` from a fake manual download:
+    ILSVRC2012_img_train.tar holding one synset's tar (n01440764, the first class) of `count`
+    random `size`x`size` JPEGs, and ILSVRC2012_img_val.tar of two (the builder reads it
+    whether or not it is there), offline."""
+    import io
+    import tarfile
+
+    import tensorflow as tf  # real TensorFlow, eagerly, to encode the JPEGs
+    import tensorflow_datasets as tfds
+
+    tfds.disable_progress_bar()
+    manual = os.path.join(data_dir, "manual")
+    os.makedirs(manual, exist_ok=True)
+
+    def tar_of(members):
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+
+    def jpeg():
+        pixels = rng.randint(256, size=(size, size, 3)).astype(np.uint8)
+        return tf.io.encode_jpeg(pixels).numpy()
+
+    synset = tar_of([("n01440764_%d.JPEG" % i, jpeg()) for i in range(count)])
+    for name, members in (
+            ("ILSVRC2012_img_train.tar", [("n01440764.tar", synset)]),
+            ("ILSVRC2012_img_val.tar", [("ILSVRC2012_val_%08d.JPEG" % i, jpeg())
+                                        for i in (1, 2)])):
+        with open(os.path.join(manual, name), "wb") as f:
+            f.write(tar_of(members))
+    builder = tfds.builder("imagenet2012", data_dir=data_dir)
+    builder.download_and_prepare(
+        download_config=tfds.download.DownloadConfig(manual_dir=manual))
+    return builder.info.splits["train"].num_examples

@@ -31,6 +31,11 @@ TensorFlow 2.15 had it) served; `tensorflow.keras...` module paths are tf_keras'
 `tensorflow.estimator...` and `tensorflow.compat.v1...` the v1 namespace's, other
 `tensorflow.x` module paths TensorFlow's own. The decision is logged once per such file.
 
+tf-slim (`import tf_slim`, the library tf.contrib.slim became), imported by the program or a
+library, is repaired as `tf.contrib.slim` is (`rebuilt_apis/tf_slim.py`): its modules read
+TensorFlow internals that TensorFlow 2.21 moved (`control_flow_ops.cond` in
+`metrics.streaming_concat`...).
+
 Python names TF1-era code calls that Python 3.11 removed (`inspect.getargspec`) exist while
 the program runs (`legacy_python.py`), and command-line flags no absl flag of the program
 consumed (`tf.app.run` ignores them) are named once on stderr (`unused_flags.py`).
@@ -149,6 +154,10 @@ class ImportRedirect:
         return TF2_NAMESPACE if os.path.isfile(path) and self.is_tf2_file(path) else NAMESPACE
 
     def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+        if level == 0 and name.partition(".")[0] == "tf_slim" and not (
+                (globals or {}).get("__name__") or "").startswith("tf_slim"):
+            return _served_imports.import_tf_slim(self._original, name, globals, locals,
+                                                  fromlist)
         namespace = None
         if level == 0 and name.partition(".")[0] in _REDIRECTED_ROOTS:
             namespace = self._namespace_for(globals)

@@ -30,3 +30,9 @@ slim_metrics = importlib.import_module("tf_slim.metrics")
 slim_arg_scope = importlib.import_module("tf_slim.ops.arg_scope")
 slim_variables = importlib.import_module("tf_slim.ops.variables")
 keras_and_slim.repair_tf_slim_modules()
+
+
+def repair_loaded_modules():
+    """Repairs (3.) the tf-slim modules imported since (`tf_slim.data`...). Idempotent."""
+    keras_and_slim.repair_tf_slim_modules()
+

@@ -4,14 +4,17 @@
 (`tensorflow[.x]` / `tensorflow_estimator[.x]` -> `tpu_estimator_compat.v1[.x]`), for the
 `run` command's import redirect and for `serving_v1_to`, which imports a TF1-era library
 (TF-GAN, for `tf.contrib.gan`) with its own `import tensorflow` statements bound to this
-namespace, as `run` serves it to the libraries it names.
+namespace, as `run` serves it to the libraries it names. `import_tf_slim` imports tf-slim
+(the library tf.contrib.slim became) repaired for TensorFlow 2.21, as `run` serves it.
 """
 import builtins
 import contextlib
+import importlib
 import sys
 
 NAMESPACE = "tpu_estimator_compat.v1"
 REDIRECTED_ROOTS = ("tensorflow", "tensorflow_estimator")
+_TF_SLIM_REPAIRS = "tpu_estimator_compat.rebuilt_apis.tf_slim"  # importing it repairs tf-slim
 
 
 def redirected_name(name):
@@ -39,3 +42,14 @@ def serving_v1_to(library):
         yield
     finally:
         builtins.__import__ = original
+
+
+def import_tf_slim(original_import, name, globals, locals, fromlist):  # noqa: A002
+    """`import tf_slim[.x]` (level 0) through `original_import`, tf-slim repaired first as
+    `tf.contrib.slim` is (`rebuilt_apis/tf_slim.py`: names TensorFlow 2.21 moved), and the
+    tf-slim modules this import loaded after it."""
+    repairs = importlib.import_module(_TF_SLIM_REPAIRS)
+    module = original_import(name, globals, locals, fromlist, 0)
+    repairs.repair_loaded_modules()
+    return module
+

@@ -24,6 +24,14 @@ class Program:
     `with_snapshots` lists other repositories the program imports as packages, as
     `(snapshot, copy_from, copy_to)` copied the same way (lasertagger's `bert`; BERT-NER's
     `bert` submodule, empty in its snapshot).
+    A program published as a Jupyter notebook (TensorFlow's guides) names it in `notebook`
+    (relative to `copy_from`): its code cells, shell (`!`) and magic (`%`) lines left out,
+    become the script `script` at copy time (`notebook.py`), nothing of it stored here.
+    `tf2` marks TensorFlow 2 code (`import tensorflow as tf` beside `tf.compat.v1`): its
+    rewritten import is `tpu_estimator_compat.v2`, as the runner decides for it.
+    `environ(work)` returns environment variables the program reads (`TFDS_DATA_DIR`...);
+    `log_expects` are regular expressions its log must match (what it prints of its
+    results, for a program that keeps no files: an Estimator without `model_dir`).
 
     The numbers checks (`run.py`'s `eval-recheck` and `replica-check` modes):
     `eval_only(work, use_tpu)` returns the argv that evaluates the model directory a run of
@@ -64,6 +72,10 @@ class Program:
     replica_check: Union[Callable, str, None] = None
     gradients: str = "mean"
     slots: Optional[dict] = None
+    notebook: str = ""
+    tf2: bool = False
+    environ: Optional[Callable] = None
+    log_expects: Sequence[str] = ()
 
 
 def seeded_rng():
