@@ -165,6 +165,28 @@ def test_uses_follow_aliases_from_imports_and_assignments():
         "tensorflow.contrib.tpu.TPUEstimator": 8, "tensorflow.compat.v1.contrib": 9}
 
 
+def test_parameters_and_local_assignments_shadow_imported_names():
+    # vfonov/deep-qc's estimator.py: `from tensorflow.python.platform import flags`, then
+    # `def _flags2params(flags): ... flags.batch_size` reads its FLAGS argument.
+    source = (
+        "from tensorflow.python.platform import flags\n"
+        "import tensorflow as tf\n"
+        "def params(flags, *tf):\n"
+        "    return flags.batch_size, tf.x\n"
+        "def local():\n"
+        "    flags = object()\n"
+        "    return flags.model_dir\n"
+        "scaled = lambda flags: flags.learning_rate\n"
+        "def typed(x: tf.Tensor = flags.FLAGS):\n"
+        "    import tensorflow as flags\n"
+        "    return flags.contrib\n"
+        "flags.DEFINE_string\n")
+    assert compat_check.uses_in_source(source) == {
+        "tensorflow.python.platform.flags": 1,
+        "tensorflow.Tensor": 9, "tensorflow.python.platform.flags.FLAGS": 9,
+        "tensorflow.contrib": 11, "tensorflow.python.platform.flags.DEFINE_string": 12}
+
+
 def _served_paths():
     """Every name and module path the namespace lists: the `_paths` table, its entries'
     names, and the name tables of `contrib`, `contrib.tpu` and `estimator`."""

@@ -272,11 +272,31 @@ class _Collector(ast.NodeVisitor):
             self.visit(statement)
 
     def visit_FunctionDef(self, node):  # noqa: N802
+        for expression in node.decorator_list + [node.args, node.returns]:
+            if expression is not None:  # evaluated where the function is defined
+                self.visit(expression)
         guards, self._guards = self._guards, 0  # its body runs later, outside the `try`
-        self.generic_visit(node)
+        self._visit_local_scope(node.args, node.body)
         self._guards = guards
 
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    def visit_Lambda(self, node):  # noqa: N802
+        self.visit(node.args)
+        self._visit_local_scope(node.args, [node.body])
+
+    def _visit_local_scope(self, arguments, body):
+        """Visits a function's body, where its parameters shadow imported names (`def
+        f(flags): flags.model_dir` reads the argument, not `tensorflow...flags`) and its
+        own assignments stay local."""
+        aliases, guarded = dict(self.aliases), set(self.guarded_aliases)
+        parameters = arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [
+            a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        for parameter in parameters:
+            self.aliases.pop(parameter.arg, None)
+        for statement in body:
+            self.visit(statement)
+        self.aliases, self.guarded_aliases = aliases, guarded
 
     def visit_Import(self, node):  # noqa: N802
         for alias in node.names:
