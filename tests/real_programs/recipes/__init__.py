@@ -1,11 +1,12 @@
 """One recipe per real program, grouped by area (one module each): where it lives, its tiny
 data, and its tiny flags (`program.Program`)."""
 from recipes import (detection, gans, generative, image_classifiers, language, mobile,
-                     recommendation, text, vision)
+                     recommendation, session_hooks, text, vendored, vision)
 
 PROGRAMS = (language.PROGRAMS + vision.PROGRAMS + text.PROGRAMS + detection.PROGRAMS
             + generative.PROGRAMS + mobile.PROGRAMS + gans.PROGRAMS + image_classifiers.PROGRAMS
-            + recommendation.PROGRAMS)
+            + recommendation.PROGRAMS + session_hooks.PROGRAMS
+            + vendored.PROGRAMS)
 
 
 def by_name():
