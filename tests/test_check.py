@@ -414,6 +414,24 @@ def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp
     assert cli.main(["check", str(tmp_path / "input.py")]) == 0
 
 
+def test_a_fallback_import_is_unsupported_only_when_the_import_it_replaces_is(tmp_path):
+    # imcaspar/gpt2-ml's scripts/demo.py: TF 1.14's module name first, TF 1.13's as fallback.
+    fallback = ("try:\n"
+                "    from tensorflow.python.util import module_wrapper as deprecation\n"
+                "except ImportError:\n"
+                "    from tensorflow.python.util import deprecation_wrapper as deprecation\n")
+    (tmp_path / "demo.py").write_text(fallback)
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path)], out=out, problems_only=True)
+    assert totals["unsupported"] == set()
+    assert totals["optional"] == {"tensorflow.python.util.deprecation_wrapper"}
+    # When the import it replaces is unsupported, the fallback runs: its failure is the run's.
+    (tmp_path / "demo.py").write_text(fallback.replace("module_wrapper", "no_such_wrapper"))
+    totals = compat_check.check([str(tmp_path)], out=io.StringIO(), problems_only=True)
+    assert totals["unsupported"] == {"tensorflow.python.util.deprecation_wrapper"}
+    assert totals["optional"] == {"tensorflow.python.util.no_such_wrapper"}
+
+
 def test_an_unguarded_use_of_a_guarded_module_is_unsupported():
     source = ("try:\n    import tensorflow.contrib.cloud as cloud\nexcept ImportError:\n"
               "    pass\nimport tensorflow.contrib.cloud as cloud\ncloud.BigtableClient\n"

@@ -228,13 +228,20 @@ class _Collector(ast.NodeVisitor):
         self.uses = {}
         self.required = set()
         self.conditional = set()
+        self.fallbacks = {}
         self._guards = 0
         self._conditions = 0
+        self._guarded_uses = []
+        self._replaced = None
 
     def _use(self, path, line, guarded):
         if "." in path:
             self.uses.setdefault(path, line)
-            if not guarded:
+            if self._guards:
+                self._guarded_uses.append(path)
+            if self._replaced and not guarded:  # a fallback: runs if the `try` failed
+                self.fallbacks.setdefault(path, set()).update(self._replaced)
+            elif not guarded:
                 (self.conditional if self._conditions else self.required).add(path)
 
     def visit_If(self, node):  # noqa: N802
@@ -263,12 +270,21 @@ class _Collector(ast.NodeVisitor):
             self.guarded_aliases.discard(name)
 
     def visit_Try(self, node):  # noqa: N802
+        """A `try` catching ImportError guards the imports of its body; what its handlers use
+        is a fallback (`fallbacks`: path -> the guarded uses it replaces), run only when one
+        of those failed."""
         guards = any(_catches_import_error(handler.type) for handler in node.handlers)
         self._guards += guards
+        start = len(self._guarded_uses)
         for statement in node.body:
             self.visit(statement)
         self._guards -= guards
-        for statement in node.handlers + node.orelse + node.finalbody:
+        replaced, self._replaced = self._replaced, (
+            set(self._guarded_uses[start:]) if guards else self._replaced)
+        for statement in node.handlers:
+            self.visit(statement)
+        self._replaced = replaced
+        for statement in node.orelse + node.finalbody:
             self.visit(statement)
 
     def visit_FunctionDef(self, node):  # noqa: N802
@@ -400,10 +416,13 @@ def check(paths, out=sys.stdout, resolver=None, problems_only=False):
             continue
         tf2 = program_era.era_of_uses(ast.parse(source, filename), collector.uses).tf2
         verdicts, required, conditional = {}, set(), set()
+        judge = resolver.tf2_verdict if tf2 else resolver.verdict
         for path, line in collector.uses.items():
-            verdict = resolver.tf2_verdict(path) if tf2 else resolver.verdict(path)
+            verdict = judge(path)
             verdicts.setdefault(verdict, line)
-            if path in collector.required:
+            # a fallback runs only when an import it replaces is unsupported
+            if path in collector.required or any(
+                    judge(p).status == "unsupported" for p in collector.fallbacks.get(path, ())):
                 required.add(verdict)
             if path in collector.conditional:
                 conditional.add(verdict)
