@@ -270,4 +270,12 @@ PROGRAMS = [
             albert_zh_classifier, eval_only=evaluation_only(albert_zh_classifier),
             replica_check="dropout without a flag: run_classifier.py's keep_prob=0.9",
             gradients="sum"),
+    Program("gpt2_ml", "imcaspar/gpt2-ml", "f6286b16cbbee6dddbe1ba557fffb47eaf998cd1",
+            "imcaspar+gpt2-ml", "train/train_tpu.py",
+            "GPT2-ML (Chinese GPT-2, Grover's training code as `import tensorflow.compat.v1 as "
+            "tf` in package `train`): LM pre-training, Adafactor-style optimizer subclassing "
+            "tf.compat.v1.train.Optimizer, TPUEstimator", grover_lm,
+            eval_only="train/train_tpu.py only trains", replica_check=grover_lm_replicas,
+            gradients="sum",
+            slots={"adafactor_v": 2, "adafactor_vr": 2, "adafactor_vc": 2}),
 ]
