@@ -419,7 +419,8 @@ def test_a_fallback_import_is_unsupported_only_when_the_import_it_replaces_is(tm
     fallback = ("try:\n"
                 "    from tensorflow.python.util import module_wrapper as deprecation\n"
                 "except ImportError:\n"
-                "    from tensorflow.python.util import deprecation_wrapper as deprecation\n")
+                "    from tensorflow.python.util import deprecation_wrapper as deprecation\n"
+                "deprecation._PER_MODULE_WARNING_LIMIT = 0\n")
     (tmp_path / "demo.py").write_text(fallback)
     out = io.StringIO()
     totals = compat_check.check([str(tmp_path)], out=out, problems_only=True)

@@ -279,11 +279,16 @@ class _Collector(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         self._guards -= guards
+        bound = (dict(self.aliases), set(self.guarded_aliases))
         replaced, self._replaced = self._replaced, (
             set(self._guarded_uses[start:]) if guards else self._replaced)
         for statement in node.handlers:
             self.visit(statement)
         self._replaced = replaced
+        if guards:  # after the `try`, a name both bind is the body's (the fallback's if it ran)
+            for name, path in bound[0].items():
+                if self.aliases.get(name) != path:
+                    self._bind(name, path, name in bound[1])
         for statement in node.orelse + node.finalbody:
             self.visit(statement)
 
