@@ -220,6 +220,30 @@ def albert_zh_classifier(work, use_tpu):
     return argv, [ckpt(out, 2), os.path.join(data, "eval_results_albert_zh.txt")]
 
 
+
+def roberta_zh_classifier(work, use_tpu):
+    """run_classifier.py's lcqmc_pair task: text_a, text_b, label lines after a header;
+    train.txt, and test.txt for its dev set."""
+    rng = seeded_rng()
+    data, out = os.path.join(work, "lcqmc"), os.path.join(work, "out")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
+    os.makedirs(data, exist_ok=True)
+    for split, count in (("train", 16), ("test", 12)):
+        with open(os.path.join(data, split + ".txt"), "w") as f:
+            f.write("text_a\ttext_b\tlabel\n")
+            for _ in range(count):
+                f.write("%s\t%s\t%d\n" % (sentence(rng, 5), sentence(rng, 4), rng.randint(2)))
+    argv = ["--task_name=lcqmc_pair", "--do_train=true", "--do_eval=true", "--data_dir=" + data,
+            "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--learning_rate=1e-4", "--num_train_epochs=1", "--output_dir=" + out,
+            "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
+    return argv, [ckpt(out, 2),
+                  os.path.join(data, "eval_results16-layer24-4million-2.txt")]
+
+
 PROGRAMS = [
     Program("bert_classifier", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
@@ -278,4 +302,12 @@ PROGRAMS = [
             eval_only="train/train_tpu.py only trains", replica_check=grover_lm_replicas,
             gradients="sum",
             slots={"adafactor_v": 2, "adafactor_vr": 2, "adafactor_vc": 2}),
+    Program("roberta_zh_classifier", "brightmart/roberta_zh",
+            "438476f7da1661faf45e5b8da9f55df403e44997", "brightmart+roberta_zh",
+            "run_classifier.py", "RoBERTa-zh sentence-pair fine-tuning (LCQMC format, its "
+            "lcqmc_pair processor): BERT's modeling with its own optimization_finetuning.py, "
+            "eval results written beside the data", roberta_zh_classifier,
+            eval_only=evaluation_only(roberta_zh_classifier),
+            replica_check="dropout without a flag: run_classifier.py's keep_prob=0.9",
+            gradients="sum"),
 ]
