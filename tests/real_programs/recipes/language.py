@@ -264,7 +264,7 @@ def boolq(work, use_tpu):
             "--boolq_dev_data_path=" + os.path.join(data, "dev.jsonl"),
             "--vocab_file=" + os.path.join(work, "vocab.txt"),
             "--bert_config_file=" + os.path.join(work, "bert_config.json"),
-            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=4",
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
             "--learning_rate=1e-4", "--num_train_epochs=1", "--output_dir=" + out,
             "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
     return argv, [ckpt(out, 2), os.path.join(out, "dev_eval_results.txt")]
