@@ -47,6 +47,7 @@ def transformer_xl(work, use_tpu):
 _TXL_FORK = ("no run to check: tf/tpu_estimator.py's TPUEstimator is a fork of TensorFlow "
              "1.x's: it carries the Transformer-XL memories from step to step "
              "(train_cache_fn/eval_cache_fn, params['cache'], TPUEstimatorSpec.cache)")
+_TXL_BPE_FORK = _TXL_FORK.replace("tf/tpu_estimator.py", "tpu_estimator.py")
 
 PROGRAMS = [
     Program("transformer_xl", "kimiyoung/transformer-xl",
@@ -56,4 +57,11 @@ PROGRAMS = [
             "TF 1.x's tpu_estimator.py (TensorFlow internals; recurrence memories carried "
             "across steps by train_cache_fn/eval_cache_fn), relative positional attention",
             transformer_xl, copy_from="tf", eval_only=_TXL_FORK, replica_check=_TXL_FORK),
+    Program("transformer_xl_bpe", "chiayewken/transformer_xl",
+            "b29461d929f1497fa537805368dd75507d37d40e", "chiayewken+transformer_xl",
+            "train.py",
+            "A research fork of Transformer-XL (BPE vocabularies, an LSTM variant, an "
+            "eval-record hook writing through the session) with its own copy of "
+            "transformer-xl's tpu_estimator.py fork, imported by train.py",
+            transformer_xl, eval_only=_TXL_BPE_FORK, replica_check=_TXL_BPE_FORK),
 ]
