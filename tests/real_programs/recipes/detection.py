@@ -132,8 +132,8 @@ def efficientdet(work, use_tpu):
     groundtruth its labels carry); `--strategy=tpu` on the simulated TPU, else its Estimator."""
     rng = seeded_rng()
     data, model_dir = os.path.join(work, "coco"), os.path.join(work, "model")
-    train, _ = coco_records(rng, 8, 1, num_classes=5)
-    val, _ = coco_records(rng, 4, 100, num_classes=5)
+    train, _ = coco_records(rng, 16, 1, num_classes=5)
+    val, _ = coco_records(rng, 8, 100, num_classes=5)
     write_tfrecord(os.path.join(data, "train-00000-of-00001.tfrecord"), train)
     write_tfrecord(os.path.join(data, "val-00000-of-00001.tfrecord"), val)
     hparams = ("image_size=64,num_classes=5,fpn_num_filters=8,fpn_cell_repeats=1,"
@@ -141,9 +141,9 @@ def efficientdet(work, use_tpu):
     return ["--mode=train", "--eval_after_train=true", "--model_name=efficientdet-d0",
             "--train_file_pattern=" + os.path.join(data, "train-*"),
             "--val_file_pattern=" + os.path.join(data, "val-*"),
-            "--model_dir=" + model_dir, "--hparams=" + hparams, "--num_examples_per_epoch=8",
-            "--num_epochs=1", "--train_batch_size=4", "--eval_batch_size=4",
-            "--eval_samples=4", "--iterations_per_loop=1", "--save_checkpoints_steps=100",
+            "--model_dir=" + model_dir, "--hparams=" + hparams, "--num_examples_per_epoch=16",
+            "--num_epochs=1", "--train_batch_size=8", "--eval_batch_size=8",
+            "--eval_samples=8", "--iterations_per_loop=1", "--save_checkpoints_steps=100",
             "--strategy=%s" % ("tpu" if use_tpu else "")], [
         ckpt(model_dir, 2), os.path.join(model_dir, "config.yaml")]
 
