@@ -430,3 +430,33 @@ def test_a_layer_made_in_another_layers_build_leaves_model_fns_layers_tf1(tmp_pa
     for name, expected in ORIGINAL_LAYER_BUILT_IN_BUILD.items():
         np.testing.assert_allclose(np.ravel(estimator.get_variable_value(name)), expected,
                                    rtol=1e-5, err_msg=name)
+
+
+def test_a_plain_estimators_evaluation_keeps_static_drop_remainder_batches(tmp_path):
+    """google/automl's EfficientDet reshapes its labels to `[batch, h, w, -1]` with the static
+    batch of its drop_remainder=True batches, in a plain `tf.estimator.Estimator` too (no
+    batch size of its own): its evaluation got None there. The original (TF 2.15 Estimator)
+    gave model_fn [8, 2] in train and in evaluate; the loss over the two full batches of 20
+    rows was 15.5."""
+    import tpu_estimator_compat.v1 as tf1  # noqa: PLC0415
+
+    rows = np.arange(40, dtype=np.float32).reshape(20, 2)
+    shapes = []
+
+    def model_fn(features, labels, mode, params):
+        shapes.append((mode, features.shape.as_list()))
+        w = v1.get_variable("w", [], initializer=v1.ones_initializer())
+        loss = tf.reduce_mean(v1.reshape(features, [features.shape[0], -1]) * w)
+        train_op = v1.train.GradientDescentOptimizer(0.0).minimize(
+            loss, v1.train.get_global_step())
+        return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(rows).batch(8, drop_remainder=True)
+
+    estimator = tf1.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    estimator.train(input_fn, steps=1)
+    results = estimator.evaluate(input_fn)
+    assert {mode for mode, _ in shapes} == {"train", "eval"}
+    assert all(shape == [8, 2] for _, shape in shapes), shapes
+    assert results["loss"] == pytest.approx(15.5)
