@@ -127,7 +127,8 @@ def unet3d(work, use_tpu):
 
 
 def efficientdet(work, use_tpu):
-    """EfficientDet-D0 with a 64x64 input, a narrow single-cell BiFPN and single-layer heads on
+    """EfficientDet-D0 with a 128x128 input (its 5000 pre-NMS boxes need 5 classes x 3069
+    anchors), a narrow single-cell BiFPN and single-layer heads on
     COCO-format records, 2 steps, then evaluation (`--eval_after_train`: pycocotools on the
     groundtruth its labels carry); `--strategy=tpu` on the simulated TPU, else its Estimator."""
     rng = seeded_rng()
@@ -136,7 +137,7 @@ def efficientdet(work, use_tpu):
     val, _ = coco_records(rng, 8, 100, num_classes=5)
     write_tfrecord(os.path.join(data, "train-00000-of-00001.tfrecord"), train)
     write_tfrecord(os.path.join(data, "val-00000-of-00001.tfrecord"), val)
-    hparams = ("image_size=64,num_classes=5,fpn_num_filters=8,fpn_cell_repeats=1,"
+    hparams = ("image_size=128,num_classes=5,fpn_num_filters=8,fpn_cell_repeats=1,"
                "box_class_repeats=1,max_instances_per_image=4,mixed_precision=false")
     return ["--mode=train", "--eval_after_train=true", "--model_name=efficientdet-d0",
             "--train_file_pattern=" + os.path.join(data, "train-*"),
