@@ -165,6 +165,28 @@ def test_uses_follow_aliases_from_imports_and_assignments():
         "tensorflow.contrib.tpu.TPUEstimator": 8, "tensorflow.compat.v1.contrib": 9}
 
 
+def test_parameters_and_local_assignments_shadow_imported_names():
+    # vfonov/deep-qc's estimator.py: `from tensorflow.python.platform import flags`, then
+    # `def _flags2params(flags): ... flags.batch_size` reads its FLAGS argument.
+    source = (
+        "from tensorflow.python.platform import flags\n"
+        "import tensorflow as tf\n"
+        "def params(flags, *tf):\n"
+        "    return flags.batch_size, tf.x\n"
+        "def local():\n"
+        "    flags = object()\n"
+        "    return flags.model_dir\n"
+        "scaled = lambda flags: flags.learning_rate\n"
+        "def typed(x: tf.Tensor = flags.FLAGS):\n"
+        "    import tensorflow as flags\n"
+        "    return flags.contrib\n"
+        "flags.DEFINE_string\n")
+    assert compat_check.uses_in_source(source) == {
+        "tensorflow.python.platform.flags": 1,
+        "tensorflow.Tensor": 9, "tensorflow.python.platform.flags.FLAGS": 9,
+        "tensorflow.contrib": 11, "tensorflow.python.platform.flags.DEFINE_string": 12}
+
+
 def _served_paths():
     """Every name and module path the namespace lists: the `_paths` table, its entries'
     names, and the name tables of `contrib`, `contrib.tpu` and `estimator`."""
@@ -390,6 +412,25 @@ def test_imports_guarded_by_except_import_error_are_optional_not_unsupported(tmp
     (tmp_path / "input.py").write_text(GUARDED.split("try:\n    import")[0] + GUARDED.split(
         "rnn = None\n")[1])
     assert cli.main(["check", str(tmp_path / "input.py")]) == 0
+
+
+def test_a_fallback_import_is_unsupported_only_when_the_import_it_replaces_is(tmp_path):
+    # imcaspar/gpt2-ml's scripts/demo.py: TF 1.14's module name first, TF 1.13's as fallback.
+    fallback = ("try:\n"
+                "    from tensorflow.python.util import module_wrapper as deprecation\n"
+                "except ImportError:\n"
+                "    from tensorflow.python.util import deprecation_wrapper as deprecation\n"
+                "deprecation._PER_MODULE_WARNING_LIMIT = 0\n")
+    (tmp_path / "demo.py").write_text(fallback)
+    out = io.StringIO()
+    totals = compat_check.check([str(tmp_path)], out=out, problems_only=True)
+    assert totals["unsupported"] == set()
+    assert totals["optional"] == {"tensorflow.python.util.deprecation_wrapper"}
+    # When the import it replaces is unsupported, the fallback runs: its failure is the run's.
+    (tmp_path / "demo.py").write_text(fallback.replace("module_wrapper", "no_such_wrapper"))
+    totals = compat_check.check([str(tmp_path)], out=io.StringIO(), problems_only=True)
+    assert totals["unsupported"] == {"tensorflow.python.util.deprecation_wrapper"}
+    assert totals["optional"] == {"tensorflow.python.util.no_such_wrapper"}
 
 
 def test_an_unguarded_use_of_a_guarded_module_is_unsupported():

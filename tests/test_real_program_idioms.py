@@ -372,3 +372,87 @@ def test_keras_models_nested_in_model_fn_keep_tf1_variable_names(replicas, tmp_p
     for name, expected in ORIGINAL_NESTED_KERAS_MODELS.items():
         np.testing.assert_allclose(estimator.get_variable_value(name), expected, rtol=1e-5,
                                    err_msg=name)
+
+
+# The original (TF 2.15 + tensorflow-estimator 2.15, graph mode, use_tpu=False) after 2
+# steps of GradientDescentOptimizer(0.1) on the batch below (flattened values).
+ORIGINAL_LAYER_BUILT_IN_BUILD = {
+    "outer/inner/bias": [0.11065885424613953] * 2,
+    "outer/inner/kernel": [0.420929878950119] * 2 + [0.4217977821826935] * 2,
+    "sep/bias": [0.16366317868232727],
+    "sep/depthwise_kernel": [v for v in (
+        0.21904726326465607, 0.21296755969524384, 0.21961170434951782, 0.21409332752227783,
+        0.20752467215061188, 0.21490156650543213, 0.22142158448696136, 0.21620018780231476,
+        0.22206392884254456) for _ in range(2)],
+    "sep/pointwise_kernel": [0.34392106533050537] * 2,
+}
+
+
+def test_a_layer_made_in_another_layers_build_leaves_model_fns_layers_tf1(tmp_path):
+    """google/automl's EfficientDet: its resampling layer makes a Conv2D in `build()`, which
+    tf_keras runs under `tf.init_scope()` (eager here); that picked TF2 base classes for the
+    whole convolution family, and the SeparableConv2D model_fn had made (a TF1 layer) failed
+    when called: AttributeError: 'SeparableConv2D' object has no attribute
+    '_saved_model_inputs_spec'. TF 1.x built both in its graph, as TF1 layers."""
+    import tpu_estimator_compat.v1 as tf1  # noqa: PLC0415
+
+    class Outer(tf1.keras.layers.Layer):
+        def build(self, input_shape):
+            self.inner = tf1.keras.layers.Conv2D(
+                2, 1, kernel_initializer=v1.constant_initializer(0.5), name="inner")
+
+        def call(self, inputs):
+            return self.inner(inputs)
+
+    def model_fn(features, labels, mode, params):
+        separable = tf1.keras.layers.SeparableConv2D(
+            1, 3, padding="same", depthwise_initializer=v1.constant_initializer(0.25),
+            pointwise_initializer=v1.constant_initializer(0.5), name="sep")
+        outputs = separable(Outer(name="outer")(features["x"]))
+        loss = v1.reduce_mean(v1.square(outputs - labels))
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=v1.train.GradientDescentOptimizer(
+            0.1).minimize(loss, v1.train.get_global_step()))
+
+    images = np.linspace(-1, 1, 8 * 4 * 4 * 2, dtype=np.float32).reshape(8, 4, 4, 2)
+    targets = np.linspace(0, 1, 8 * 4 * 4, dtype=np.float32).reshape(8, 4, 4, 1)
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(({"x": images}, targets)).repeat().batch(
+            params["batch_size"], drop_remainder=True)
+
+    estimator = tec.TPUEstimator(model_fn, use_tpu=False, train_batch_size=8,
+                                 config=tec.RunConfig(model_dir=str(tmp_path)))
+    estimator.train(input_fn, max_steps=2)
+    for name, expected in ORIGINAL_LAYER_BUILT_IN_BUILD.items():
+        np.testing.assert_allclose(np.ravel(estimator.get_variable_value(name)), expected,
+                                   rtol=1e-5, err_msg=name)
+
+
+def test_a_plain_estimators_evaluation_keeps_static_drop_remainder_batches(tmp_path):
+    """google/automl's EfficientDet reshapes its labels to `[batch, h, w, -1]` with the static
+    batch of its drop_remainder=True batches, in a plain `tf.estimator.Estimator` too (no
+    batch size of its own): its evaluation got None there. The original (TF 2.15 Estimator)
+    gave model_fn [8, 2] in train and in evaluate; the loss over the two full batches of 20
+    rows was 15.5."""
+    import tpu_estimator_compat.v1 as tf1  # noqa: PLC0415
+
+    rows = np.arange(40, dtype=np.float32).reshape(20, 2)
+    shapes = []
+
+    def model_fn(features, labels, mode, params):
+        shapes.append((mode, features.shape.as_list()))
+        w = v1.get_variable("w", [], initializer=v1.ones_initializer())
+        loss = tf.reduce_mean(v1.reshape(features, [features.shape[0], -1]) * w)
+        train_op = v1.train.GradientDescentOptimizer(0.0).minimize(
+            loss, v1.train.get_global_step())
+        return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(rows).batch(8, drop_remainder=True)
+
+    estimator = tf1.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    estimator.train(input_fn, steps=1)
+    results = estimator.evaluate(input_fn)
+    assert {mode for mode, _ in shapes} == {"train", "eval"}
+    assert all(shape == [8, 2] for _, shape in shapes), shapes
+    assert results["loss"] == pytest.approx(15.5)

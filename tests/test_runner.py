@@ -726,3 +726,37 @@ def test_a_tf2_file_imports_tensorflow_2_module_paths():
     assert runner.tf2_redirected_name("tensorflow.keras.layers") == "tf_keras.layers"
     assert runner.tf2_redirected_name("tensorflow.python.ops") == "tensorflow.python.ops"
     assert runner.tf2_redirected_name("tensorflow.data") == "tensorflow.data"
+
+
+def test_an_import_failing_in_a_copy_of_tpu_estimator_names_the_fix(tmp_path, monkeypatch):
+    """transformer-xl's tf/train.py imports its own copy of TF 1.x's tpu_estimator.py, whose
+    first import of a TensorFlow internal fails: the ImportError names the fix `check` names."""
+    copy = tmp_path / "tpu_estimator.py"
+    copy.write_text("from tensorflow.contrib.tpu.python.tpu import error_handling\n"
+                    "class TPUEstimator(object):\n    pass\n"
+                    "class _ModelFnWrapper(object):\n    pass\n")
+    (tmp_path / "own.py").write_text("from tensorflow.contrib.tpu.python.tpu import nothing\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    for module in ("tpu_estimator", "own"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    (tmp_path / "train.py").write_text("import tpu_estimator\n")
+    with pytest.raises(ImportError) as raised:
+        runner.run([str(tmp_path / "train.py")])
+    first, note = str(raised.value).split("\n")
+    assert first == ("cannot import name 'error_handling' from "
+                     "'tpu_estimator_compat.v1.contrib.tpu.python.tpu' (unknown location)")
+    assert note == (
+        f"note: {copy} is a copy of TensorFlow's tpu_estimator.py (it defines TPUEstimator, "
+        "_ModelFnWrapper) on TensorFlow 1.x internals, which TensorFlow 2 removed: this import "
+        "is one of those internals. Fix: import TensorFlow's own, which this package serves "
+        "(`from tensorflow.contrib.tpu.python.tpu import tpu_estimator`, or "
+        "`tf.contrib.tpu.TPUEstimator`), where the program imports the copy, and delete the "
+        "copy; move what the copy changed into model_fn, hooks or a TPUEstimator subclass.")
+    # another file's failing import stays as Python raised it
+    (tmp_path / "train.py").write_text("import own\n")
+    with pytest.raises(ImportError) as raised:
+        runner.run([str(tmp_path / "train.py")])
+    assert str(raised.value) == ("cannot import name 'nothing' from "
+                                 "'tpu_estimator_compat.v1.contrib.tpu.python.tpu' "
+                                 "(unknown location)")

@@ -228,13 +228,20 @@ class _Collector(ast.NodeVisitor):
         self.uses = {}
         self.required = set()
         self.conditional = set()
+        self.fallbacks = {}
         self._guards = 0
         self._conditions = 0
+        self._guarded_uses = []
+        self._replaced = None
 
     def _use(self, path, line, guarded):
         if "." in path:
             self.uses.setdefault(path, line)
-            if not guarded:
+            if self._guards:
+                self._guarded_uses.append(path)
+            if self._replaced and not guarded:  # a fallback: runs if the `try` failed
+                self.fallbacks.setdefault(path, set()).update(self._replaced)
+            elif not guarded:
                 (self.conditional if self._conditions else self.required).add(path)
 
     def visit_If(self, node):  # noqa: N802
@@ -263,20 +270,54 @@ class _Collector(ast.NodeVisitor):
             self.guarded_aliases.discard(name)
 
     def visit_Try(self, node):  # noqa: N802
+        """A `try` catching ImportError guards the imports of its body; what its handlers use
+        is a fallback (`fallbacks`: path -> the guarded uses it replaces), run only when one
+        of those failed."""
         guards = any(_catches_import_error(handler.type) for handler in node.handlers)
         self._guards += guards
+        start = len(self._guarded_uses)
         for statement in node.body:
             self.visit(statement)
         self._guards -= guards
-        for statement in node.handlers + node.orelse + node.finalbody:
+        bound = (dict(self.aliases), set(self.guarded_aliases))
+        replaced, self._replaced = self._replaced, (
+            set(self._guarded_uses[start:]) if guards else self._replaced)
+        for statement in node.handlers:
+            self.visit(statement)
+        self._replaced = replaced
+        if guards:  # after the `try`, a name both bind is the body's (the fallback's if it ran)
+            for name, path in bound[0].items():
+                if self.aliases.get(name) != path:
+                    self._bind(name, path, name in bound[1])
+        for statement in node.orelse + node.finalbody:
             self.visit(statement)
 
     def visit_FunctionDef(self, node):  # noqa: N802
+        for expression in node.decorator_list + [node.args, node.returns]:
+            if expression is not None:  # evaluated where the function is defined
+                self.visit(expression)
         guards, self._guards = self._guards, 0  # its body runs later, outside the `try`
-        self.generic_visit(node)
+        self._visit_local_scope(node.args, node.body)
         self._guards = guards
 
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    def visit_Lambda(self, node):  # noqa: N802
+        self.visit(node.args)
+        self._visit_local_scope(node.args, [node.body])
+
+    def _visit_local_scope(self, arguments, body):
+        """Visits a function's body, where its parameters shadow imported names (`def
+        f(flags): flags.model_dir` reads the argument, not `tensorflow...flags`) and its
+        own assignments stay local."""
+        aliases, guarded = dict(self.aliases), set(self.guarded_aliases)
+        parameters = arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [
+            a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        for parameter in parameters:
+            self.aliases.pop(parameter.arg, None)
+        for statement in body:
+            self.visit(statement)
+        self.aliases, self.guarded_aliases = aliases, guarded
 
     def visit_Import(self, node):  # noqa: N802
         for alias in node.names:
@@ -382,10 +423,13 @@ def check(paths, out=sys.stdout, resolver=None, problems_only=False):
             continue
         tf2 = program_era.era_of_uses(tree, collector.uses).tf2
         verdicts, required, conditional = {}, set(), set()
+        judge = resolver.tf2_verdict if tf2 else resolver.verdict
         for path, line in collector.uses.items():
-            verdict = resolver.tf2_verdict(path) if tf2 else resolver.verdict(path)
+            verdict = judge(path)
             verdicts.setdefault(verdict, line)
-            if path in collector.required:
+            # a fallback runs only when an import it replaces is unsupported
+            if path in collector.required or any(
+                    judge(p).status == "unsupported" for p in collector.fallbacks.get(path, ())):
                 required.add(verdict)
             if path in collector.conditional:
                 conditional.add(verdict)

@@ -58,6 +58,7 @@ import sysconfig
 from tpu_estimator_compat.tf1_behaviour import legacy_python
 from tpu_estimator_compat.cli import program_era
 from tpu_estimator_compat.cli import unused_flags
+from tpu_estimator_compat.cli import vendored
 from tpu_estimator_compat.config import run_config
 from tpu_estimator_compat.v1 import _served_imports
 
@@ -215,5 +216,10 @@ def run(argv, keep_tf2_dirs=(), v1_for=(), seed=None):
                 else:  # a directory or zip file with __main__.py: runpy puts it first itself
                     del sys.path[0]
                 runpy.run_path(argv[0], run_name="__main__")
+    except ImportError as error:  # from a copy of tpu_estimator.py: the fix named
+        named = vendored.import_error_with_fix(error, redirect.is_program_file)
+        if named is None:
+            raise
+        raise named from error
     finally:
         redirect.uninstall()

@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict
 import tensorflow as tf
 
 from tpu_estimator_compat.engine import model_fn_errors
+from tpu_estimator_compat.tf1_behaviour import keras_layers
 from tpu_estimator_compat.tf_internals import keras_and_slim
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
@@ -143,6 +144,7 @@ def _call_model_fn(model_fn, features, labels, mode, params, config):
     kwargs = _arguments_taken(model_fn, labels=labels, mode=mode, params=params, config=config)
     if "labels" not in kwargs and labels is not None:
         raise ValueError("model_fn does not take labels, but input_fn returns labels.")
+    keras_layers.install()  # tf_keras imported since the estimator was made: TF1 layers
     with _seeded_keras_initializers(getattr(config, "tf_random_seed", None)):
         return model_fn(features=features, **kwargs)
 

@@ -27,9 +27,13 @@ def add_signals(dataset, batch_size, pad, stop_batches=None):
     count = -1 if stop_batches is None else stop_batches
     # Fully static batches (drop_remainder=True) keep their static shapes, which model_fns
     # read (`images.shape[0]`), also without TPU semantics (where the batch must then lead
-    # with `batch_size` rows: a static element of other rows is a batch of its own size).
-    if _fully_static(dataset.element_spec) and (
-            pad or _leading_dimensions(dataset.element_spec) == {batch_size}):
+    # with `batch_size` rows: a static element of other rows is a batch of its own size; a
+    # plain Estimator has no batch size: its batches' own common size then).
+    static = _fully_static(dataset.element_spec)
+    leading = _leading_dimensions(dataset.element_spec) if static else set()
+    if batch_size is None and not pad and len(leading) == 1:
+        (batch_size,) = leading
+    if static and (pad or leading == {batch_size}):
         # A zip, not a map: no function is traced for each evaluate()/predict() call.
         real = tf.data.Dataset.from_tensors({MASK: tf.fill([batch_size], True),
                                              STOP: tf.fill([batch_size], False)}).repeat()

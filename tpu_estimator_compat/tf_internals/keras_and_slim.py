@@ -35,6 +35,9 @@ SYMBOLS = uses(
            "(tf1_behaviour/patches.py)"),
     Symbol("tf_keras.src.layers.convolutional.base_conv", "Conv.convolution_op",
            "served as TF1's `_convolution_op` (add_tf1_convolution_op)"),
+    Symbol("tf_keras.src.utils.version_utils", "should_use_v2",
+           "Keras layers built in TF1 code are TF1 (base_layer_v1) layers, also those a "
+           "layer's build() makes under tf.init_scope() (tf1_behaviour/keras_layers.py)"),
     Symbol("tf_keras.src.engine.node", "KerasHistory",
            "tf.keras.Input(tensor=t) in TF1 code gives t unless a Keras layer made t (it "
            "then carries its `_keras_history`) (tf1_behaviour/keras_input.py)"),
@@ -90,6 +93,23 @@ def add_tf1_convolution_op(conv_base, descriptor):
     `descriptor`, unless it has one; idempotent."""
     if "_convolution_op" not in vars(conv_base):
         conv_base._convolution_op = descriptor  # pylint: disable=protected-access
+
+
+def choose_v1_keras_classes_when(tf1_code):
+    """tf_keras picks a layer's or model's TF1 or TF2 base class when it is constructed,
+    from the context, and sets it on the class hierarchy it shares with every layer of the
+    kind (`version_utils.swap_class`); makes it pick TF1 ones whenever `tf1_code()` is true,
+    as TF 1.x's graph did for everything model_fn built. Idempotent."""
+    version_utils = importlib.import_module("tf_keras.src.utils.version_utils")
+    original = version_utils.should_use_v2
+    if getattr(original, "_tpu_estimator_compat_tf1_code", None) is not None:
+        return
+
+    def should_use_v2():
+        return False if tf1_code() else original()
+
+    should_use_v2._tpu_estimator_compat_tf1_code = tf1_code
+    version_utils.should_use_v2 = should_use_v2
 
 
 def made_by_keras(tensor):

@@ -1,12 +1,12 @@
 """One recipe per real program, grouped by area (one module each): where it lives, its tiny
 data, and its tiny flags (`program.Program`)."""
 from recipes import (canned, detection, gans, generative, image_classifiers, language, mobile,
-                     recommendation, text, tf2_era, vision)
+                     recommendation, session_hooks, text, tf2_era, vendored, vision)
 
 PROGRAMS = (language.PROGRAMS + vision.PROGRAMS + text.PROGRAMS + detection.PROGRAMS
             + generative.PROGRAMS + mobile.PROGRAMS + gans.PROGRAMS + image_classifiers.PROGRAMS
-            + recommendation.PROGRAMS + tf2_era.PROGRAMS
-            + canned.PROGRAMS)
+            + recommendation.PROGRAMS + tf2_era.PROGRAMS + canned.PROGRAMS
+            + session_hooks.PROGRAMS + vendored.PROGRAMS)
 
 
 def by_name():

@@ -125,6 +125,30 @@ def unet3d(work, use_tpu):
                   os.path.join(model_dir, "eval")]
 
 
+
+def efficientdet(work, use_tpu):
+    """EfficientDet-D0 with a 128x128 input (its 5000 pre-NMS boxes need 5 classes x 3069
+    anchors), a narrow single-cell BiFPN and single-layer heads on
+    COCO-format records, 2 steps, then evaluation (`--eval_after_train`: pycocotools on the
+    groundtruth its labels carry); `--strategy=tpu` on the simulated TPU, else its Estimator."""
+    rng = seeded_rng()
+    data, model_dir = os.path.join(work, "coco"), os.path.join(work, "model")
+    train, _ = coco_records(rng, 16, 1, num_classes=5)
+    val, _ = coco_records(rng, 8, 100, num_classes=5)
+    write_tfrecord(os.path.join(data, "train-00000-of-00001.tfrecord"), train)
+    write_tfrecord(os.path.join(data, "val-00000-of-00001.tfrecord"), val)
+    hparams = ("image_size=128,num_classes=5,fpn_num_filters=8,fpn_cell_repeats=1,"
+               "box_class_repeats=1,max_instances_per_image=4,mixed_precision=false")
+    return ["--mode=train", "--eval_after_train=true", "--model_name=efficientdet-d0",
+            "--train_file_pattern=" + os.path.join(data, "train-*"),
+            "--val_file_pattern=" + os.path.join(data, "val-*"),
+            "--model_dir=" + model_dir, "--hparams=" + hparams, "--num_examples_per_epoch=16",
+            "--num_epochs=1", "--train_batch_size=8", "--eval_batch_size=8",
+            "--eval_samples=8", "--iterations_per_loop=1", "--save_checkpoints_steps=100",
+            "--strategy=%s" % ("tpu" if use_tpu else "")], [
+        ckpt(model_dir, 2), os.path.join(model_dir, "config.yaml")]
+
+
 PROGRAMS = [
     Program("retinanet", "tensorflow/tpu", TPU_COMMIT, "tensorflow+tpu",
             "models/official/retinanet/retinanet_main.py",
@@ -153,4 +177,14 @@ PROGRAMS = [
             eval_only=evaluation_with(unet3d, mode="eval"),  # the latest checkpoint
             replica_check="batch norm over 2-core spatial partitions of each volume "
             "(input_partition_dims): no 1-core run of the check has them"),
+    Program("efficientdet", "google/automl", "6a54c8741e7c3265d4547c4f35f47a0391122dc5",
+            "google+automl", "main.py",
+            "EfficientDet-D0 (tf.compat.v1 main, TF2 Keras model and input pipeline modules) on "
+            "COCO-format records: BiFPN, focal loss, --strategy=tpu TPUEstimator or Estimator, "
+            "evaluation after training with COCO metrics, EMA", efficientdet,
+            copy_from="efficientdet",
+            eval_only=evaluation_with(efficientdet, mode="eval", eval_after_train="false",
+                                      min_eval_interval="0", eval_timeout="1"),
+            replica_check="batch norm: moving variances take n/(n-1) of each replica's count "
+            "(TF1 too)"),
 ]

@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from tiny_data import write_json, write_tfrecord
-from recipes.program import Program, ckpt, seeded_rng
+from recipes.program import Program, ckpt, evaluation_with, seeded_rng
 
 
 def _jpeg(rng, size):
@@ -90,6 +90,23 @@ def noisystudent_student(work, use_tpu):
             _noisystudent_flags(data, student, use_tpu) + distill], [ckpt(student, 2)]
 
 
+
+def efficientnetv2(work, use_tpu):
+    """A tiny EfficientNetV2-B0 (width and depth x0.25, 32x32) on its null input (no data_dir:
+    black images), 2 steps, EMA of the weights; then `--mode=eval` evaluates the averages
+    (scaffold_fn's Saver of ema.variables_to_restore) from the last checkpoint."""
+    model_dir = os.path.join(work, "model")
+    hparams = ",".join([
+        "train.batch_size=8", "eval.batch_size=8", "train.epochs=0", "train.min_steps=2",
+        "runtime.iterations_per_loop=1", "train.isize=32", "eval.isize=32",
+        "data.splits.eval.num_images=16", "model.width_coefficient=0.25",
+        "model.depth_coefficient=0.25", "runtime.skip_host_call=true"])
+    common = ["--model_name=efficientnetv2-b0", "--model_dir=" + model_dir,
+              "--hparam_str=" + hparams, "--use_tpu=%s" % use_tpu, "--archive_ckpt=false"]
+    return [common + ["--mode=train"], common + ["--mode=eval"]], [
+        ckpt(model_dir, 2), os.path.join(model_dir, "config.yaml")]
+
+
 PROGRAMS = [
     Program("noisystudent_svhn", "google-research/noisystudent",
             "aac52bf02448f6e45aee6c418f3e588803e4fa43", "google-research+noisystudent", "main.py",
@@ -119,4 +136,14 @@ PROGRAMS = [
             "train_and_eval does not train): no in-process evaluation to compare",
             replica_check="batch norm, and no two training examples alike: "
             "preprocessing.py crops and flips each image at random"),
+    Program("efficientnetv2", "google/automl", "6a54c8741e7c3265d4547c4f35f47a0391122dc5",
+            "google+automl", "main.py",
+            "EfficientNetV2 (tf.compat.v1 with a Keras model in model_fn, "
+            "disable_eager_execution): null input, hparam_str config overrides, EMA train op, "
+            "evaluation on the averages through scaffold_fn's Saver, train and eval as "
+            "separate runs, tf.estimator.tpu names", efficientnetv2, copy_from="efficientnetv2",
+            eval_only="main.py evaluates only in a process of its own (--mode=eval): no "
+            "in-process evaluation to compare",
+            replica_check="batch norm: moving variances take n/(n-1) of each replica's count "
+            "(TF1 too), and its null input is one black image"),
 ]

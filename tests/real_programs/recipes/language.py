@@ -1,9 +1,10 @@
 """Language models: BERT-style fine-tuning and pre-training, GPT-2-style LMs."""
+import json
 import os
 
 from tiny_data import (bert_config, masked_lm_examples, sentence, write_json, write_tfrecord,
                        write_vocab)
-from recipes.program import Program, ckpt, seeded_rng, tpu_flag
+from recipes.program import Program, ckpt, evaluation_with, seeded_rng, tpu_flag
 
 
 def bert_classifier(work, use_tpu):
@@ -217,6 +218,55 @@ def albert_zh_classifier(work, use_tpu):
     return argv, [ckpt(out, 2), os.path.join(data, "eval_results_albert_zh.txt")]
 
 
+
+def roberta_zh_classifier(work, use_tpu):
+    """run_classifier.py's lcqmc_pair task: text_a, text_b, label lines after a header;
+    train.txt, and test.txt for its dev set."""
+    rng = seeded_rng()
+    data, out = os.path.join(work, "lcqmc"), os.path.join(work, "out")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
+    os.makedirs(data, exist_ok=True)
+    for split, count in (("train", 16), ("test", 12)):
+        with open(os.path.join(data, split + ".txt"), "w") as f:
+            f.write("text_a\ttext_b\tlabel\n")
+            for _ in range(count):
+                f.write("%s\t%s\t%d\n" % (sentence(rng, 5), sentence(rng, 4), rng.randint(2)))
+    argv = ["--task_name=lcqmc_pair", "--do_train=true", "--do_eval=true", "--data_dir=" + data,
+            "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--learning_rate=1e-4", "--num_train_epochs=1", "--output_dir=" + out,
+            "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
+    return argv, [ckpt(out, 2),
+                  os.path.join(data, "eval_results16-layer24-4million-2.txt")]
+
+
+
+def boolq(work, use_tpu):
+    """run_bert_boolq.py's BoolQ JSON lines (passage, question, answer), BERT (google-research/
+    bert as package `bert`) fine-tuned 2 steps, then the dev set evaluated."""
+    rng = seeded_rng()
+    data, out = os.path.join(work, "boolq"), os.path.join(work, "out")
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(vocab))
+    os.makedirs(data, exist_ok=True)
+    for split, count in (("train", 16), ("dev", 12)):
+        with open(os.path.join(data, split + ".jsonl"), "w") as f:
+            for _ in range(count):
+                f.write(json.dumps({"passage": sentence(rng, 6), "question": sentence(rng, 3),
+                                    "answer": bool(rng.randint(2))}) + "\n")
+    argv = ["--do_train=true", "--do_eval_dev=true",
+            "--boolq_train_data_path=" + os.path.join(data, "train.jsonl"),
+            "--boolq_dev_data_path=" + os.path.join(data, "dev.jsonl"),
+            "--vocab_file=" + os.path.join(work, "vocab.txt"),
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--max_seq_length=16", "--train_batch_size=8", "--eval_batch_size=8",
+            "--learning_rate=1e-4", "--num_train_epochs=1", "--output_dir=" + out,
+            "--save_checkpoints_steps=1000"] + tpu_flag(use_tpu)
+    return argv, [ckpt(out, 2), os.path.join(out, "dev_eval_results.txt")]
+
+
 PROGRAMS = [
     Program("bert_classifier", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
@@ -266,5 +316,31 @@ PROGRAMS = [
             "factorized embeddings, `import tensorflow as tf` 1.x style",
             albert_zh_classifier, eval_only=evaluation_only(albert_zh_classifier),
             replica_check="dropout without a flag: run_classifier.py's keep_prob=0.9",
+            gradients="sum"),
+    Program("gpt2_ml", "imcaspar/gpt2-ml", "f6286b16cbbee6dddbe1ba557fffb47eaf998cd1",
+            "imcaspar+gpt2-ml", "train/train_tpu.py",
+            "GPT2-ML (Chinese GPT-2, Grover's training code as `import tensorflow.compat.v1 as "
+            "tf` in package `train`): LM pre-training, Adafactor-style optimizer subclassing "
+            "tf.compat.v1.train.Optimizer, TPUEstimator", grover_lm,
+            eval_only="train/train_tpu.py only trains", replica_check=grover_lm_replicas,
+            gradients="sum",
+            slots={"adafactor_v": 2, "adafactor_vr": 2, "adafactor_vc": 2}),
+    Program("roberta_zh_classifier", "brightmart/roberta_zh",
+            "438476f7da1661faf45e5b8da9f55df403e44997", "brightmart+roberta_zh",
+            "run_classifier.py", "RoBERTa-zh sentence-pair fine-tuning (LCQMC format, its "
+            "lcqmc_pair processor): BERT's modeling with its own optimization_finetuning.py, "
+            "eval results written beside the data", roberta_zh_classifier,
+            eval_only=evaluation_only(roberta_zh_classifier),
+            replica_check="dropout without a flag: run_classifier.py's keep_prob=0.9",
+            gradients="sum"),
+    Program("boolq", "google-research/language", "865fae65f63ef7e6b2989d4ff8b47f61750415a8",
+            "google-research+language", "run_bert_boolq.py",
+            "BoolQ yes/no QA (language/boolq): BERT (google-research/bert at eedf5716ce12 as "
+            "package `bert`) from tensorflow.compat.v1 + tensorflow.contrib.tpu / "
+            "cluster_resolver imports, JSON-lines data, dev evaluation",
+            boolq, copy_from="language/boolq",
+            with_snapshots=(("google-research+bert", ".", "bert"),),
+            eval_only=evaluation_with(boolq, do_train="false"),
+            replica_check="dropout without a flag: run_bert_boolq.py's keep_prob=0.9",
             gradients="sum"),
 ]

@@ -1,0 +1,59 @@
+"""Programs whose hooks use the session: an EMA-loading hook (`begin()` builds
+`assign_from_checkpoint_fn` over `ema.variables_to_restore()`, `after_create_session` runs it),
+custom restore and init hooks."""
+import io
+import os
+
+from tiny_data import write_tfrecord
+from recipes.program import Program, ckpt, seeded_rng, with_flags
+
+
+def _gray_jpeg(rng, size):
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.fromarray(rng.randint(256, size=(size, size)).astype("uint8")).save(out, "JPEG")
+    return out.getvalue()
+
+
+def _deep_qc_records(path, rng, count):
+    """aqc_training.py's records: three 224x224 grayscale JPEG views, a 0/1 `qc` label."""
+    return write_tfrecord(path, [
+        {"img1_jpeg": [_gray_jpeg(rng, 224)], "img2_jpeg": [_gray_jpeg(rng, 224)],
+         "img3_jpeg": [_gray_jpeg(rng, 224)], "qc": [int(i % 2)], "subj": [i]}
+        for i in range(count)])
+
+
+def deep_qc(work, use_tpu):
+    del use_tpu  # its use_tpu=True asserts gs:// paths: CPU only (has_use_tpu=False)
+    rng = seeded_rng()
+    data = os.path.join(work, "data")
+    train = _deep_qc_records(os.path.join(data, "train.tfrecord"), rng, 4)
+    val = _deep_qc_records(os.path.join(data, "val.tfrecord"), rng, 2)
+    model_dir = os.path.join(work, "model")
+    # One cycle: 2 steps of 2 (n_samples // batch_size), then evaluation on the moving
+    # averages (LoadEMAHook reloads them from the latest checkpoint in after_create_session).
+    return ["--training_data=" + train, "--validation_data=" + val, "--testing_data=" + val,
+            "--model_dir=" + model_dir, "--batch_size=2", "--eval_batch_size=2",
+            "--n_samples=4", "--n_val_samples=2", "--n_test_samples=2", "--train_epochs=1",
+            "--eval_per_epoch=1", "--flavor=m", "--moving_average=true",
+            "--use_tpu=false"], [ckpt(model_dir, 2)]
+
+
+def deep_qc_eval_only(work, use_tpu):
+    """`--testing`: evaluates its testing data (the validation file) with the same hook."""
+    argv, _ = deep_qc(work, use_tpu)
+    return with_flags(argv, {"testing": "true"})
+
+
+PROGRAMS = [
+    Program("deep_qc", "vfonov/deep-qc", "c778a96ec778729fa2b7b5cba739b24a5b66abe5",
+            "vfonov+deep-qc", "aqc_training.py",
+            "MRI quality control (DARQ): three 224x224 views through one shared slim "
+            "MobileNet v1, RMSProp + EMA train op, evaluation on the moving averages through a "
+            "LoadEMAHook (assign_from_checkpoint_fn in after_create_session), eval_on_tpu=False "
+            "with an EstimatorSpec (auc)", deep_qc, copy_from="python-tf",
+            has_use_tpu=False, eval_only=deep_qc_eval_only,
+            replica_check="no TPU run here: aqc_training.py asserts gs:// paths for "
+            "--use_tpu (model_dir, training and validation data)"),
+]
