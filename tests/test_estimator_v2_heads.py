@@ -1,0 +1,264 @@
+"""TF 2.x's v2-style heads in `tf.estimator` (`BinaryClassHead`... `MultiHead`, TF 1.15's too):
+in a model_fn of one's own on the Estimator they give TF 2.15's loss, eval metrics,
+predictions and trained weights; `loss`, `predictions`, Keras `metrics`/`update_metrics`
+outside one; the original's argument errors. Numbers from
+tests/data/make_v2_heads_reference.py run on TF 2.15 + tensorflow-estimator 2.15.
+"""
+import numpy as np
+import pytest
+import tensorflow as tf2
+
+import tpu_estimator_compat.v1 as tf
+
+X = np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7], [-0.2, 0.8, 0.1], [1.0, 1.0, 1.0],
+              [-1.3, 0.4, 0.9], [0.7, -0.6, -1.1]], np.float32)
+W = np.array([1.0, 2.0, 0.5, 1.0, 3.0, 1.5], np.float32)
+LABELS = {
+    "binary": np.array([[1], [0], [1], [1], [0], [0]], np.float32),
+    "multi_class": np.array([[2], [0], [1], [2], [1], [0]], np.int64),
+    "multi_label": np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 0],
+                             [0, 1, 1]], np.int64),
+    "regression": np.array([[1.0, -2.0], [0.5, 0.3], [-1.0, 2.0], [0.2, 0.2], [3.0, 1.0],
+                            [0.0, -0.5]], np.float32),
+    "poisson": np.array([[1.0], [0.0], [3.0], [2.0], [0.0], [1.0]], np.float32),
+    "logistic": np.array([[0.9], [0.1], [0.5], [1.0], [0.0], [0.3]], np.float32),
+}
+ESTIMATOR = {'binary': {'kernel': [[-0.1436904], [-0.1111508], [0.0699738]],
+            'metrics': {'accuracy': 0.5,
+                        'accuracy/positive_threshold_0.3': 0.2777778,
+                        'accuracy/positive_threshold_0.6': 0.7222222,
+                        'accuracy_baseline': 0.7222222,
+                        'auc': 0.4461538,
+                        'auc_precision_recall': 0.2359707,
+                        'average_loss': 0.6915984,
+                        'label/mean': 0.2777778,
+                        'loss': 1.0373975,
+                        'precision': 0.25,
+                        'precision/positive_threshold_0.3': 0.2777778,
+                        'precision/positive_threshold_0.6': 0.0,
+                        'prediction/mean': 0.494401,
+                        'recall': 0.4,
+                        'recall/positive_threshold_0.3': 1.0,
+                        'recall/positive_threshold_0.6': 0.0},
+            'prediction_keys': ['all_class_ids',
+                                'all_classes',
+                                'class_ids',
+                                'classes',
+                                'logistic',
+                                'logits',
+                                'probabilities'],
+            'predictions': {'all_class_ids': [0, 1],
+                            'class_ids': [1],
+                            'logistic': [0.5439774394035339],
+                            'logits': [0.17636552453041077],
+                            'probabilities': [0.4560225009918213, 0.5439774394035339]}},
+ 'logistic': {'kernel': [[-0.1153458], [-0.1262777], [0.0292255]],
+              'metrics': {'average_loss': 0.7036951,
+                          'label/mean': 0.3111111,
+                          'loss': 1.0555426,
+                          'prediction/mean': 0.4956878},
+              'prediction_keys': ['logits', 'predictions'],
+              'predictions': {'logits': [0.13897113502025604],
+                              'predictions': [0.5346869826316833]}},
+ 'multi_class': {'kernel': [[-0.0288799, -0.3062664, 0.0351463],
+                            [0.0616265, 0.2450289, -0.2066554],
+                            [-0.2743222, 0.0809609, 0.1933614]],
+                 'metrics': {'accuracy': 0.8888889,
+                             'average_loss': 0.7723584,
+                             'loss': 1.1585375},
+                 'prediction_keys': ['all_class_ids',
+                                     'all_classes',
+                                     'class_ids',
+                                     'classes',
+                                     'logits',
+                                     'probabilities'],
+                 'predictions': {'all_class_ids': [0, 1, 2],
+                                 'class_ids': [2],
+                                 'logits': [-0.494163453578949,
+                                            -0.11560144275426865,
+                                            0.6597648859024048],
+                                 'probabilities': [0.17759445309638977,
+                                                   0.2593204379081726,
+                                                   0.56308513879776]}},
+ 'multi_head': {'kernel': [[-0.1796253, -0.1450912, -0.0614302],
+                           [0.1117409, 0.1750124, -0.0746607],
+                           [0.0011336, 0.095625, 0.0207215]],
+                'metrics': {'accuracy/a': 0.6666667,
+                            'accuracy_baseline/a': 0.5,
+                            'auc/a': 0.6111111,
+                            'auc_precision_recall/a': 0.509698,
+                            'average_loss/a': 0.6970563,
+                            'average_loss/r': 1.5697284,
+                            'label/mean/a': 0.5,
+                            'label/mean/r': 0.3916667,
+                            'loss': 1.4819205,
+                            'loss/a': 0.6970563,
+                            'loss/r': 1.5697284,
+                            'precision/a': 0.6666667,
+                            'prediction/mean/a': 0.5122454,
+                            'prediction/mean/r': 0.1330296,
+                            'recall/a': 0.6666667},
+                'prediction_keys': ['a/all_class_ids',
+                                    'a/all_classes',
+                                    'a/class_ids',
+                                    'a/classes',
+                                    'a/logistic',
+                                    'a/logits',
+                                    'a/probabilities',
+                                    'r/predictions'],
+                'predictions': {'a/all_class_ids': [0, 1],
+                                'a/class_ids': [0],
+                                'a/logistic': [0.47482427954673767],
+                                'a/logits': [-0.10078806430101395],
+                                'a/probabilities': [0.5251757502555847, 0.47482427954673767],
+                                'r/predictions': [0.11752952635288239, 0.19562143087387085]}},
+ 'multi_label': {'kernel': [[-0.2312358, -0.083611, 0.0176126],
+                            [0.0939741, 0.1977105, -0.2150901],
+                            [-0.0673048, -0.0473778, 0.109217]],
+                 'metrics': {'accuracy/positive_threshold_0.4': 0.5,
+                             'auc': 0.7407408,
+                             'auc/class0': 0.6666667,
+                             'auc/class2': 0.8888888,
+                             'auc_precision_recall': 0.7757162,
+                             'auc_precision_recall/class0': 0.8176785,
+                             'auc_precision_recall/class2': 0.904106,
+                             'average_loss': 0.6580718,
+                             'loss': 0.6580718,
+                             'precision/positive_threshold_0.4': 0.5,
+                             'probability_mean/class0': 0.5009831,
+                             'probability_mean/class2': 0.5273575,
+                             'recall/positive_threshold_0.4': 1.0},
+                 'prediction_keys': ['classes', 'logits', 'probabilities'],
+                 'predictions': {'logits': [-0.24431556463241577,
+                                            -0.23647208511829376,
+                                            0.5396687984466553],
+                                 'probabilities': [0.43922311067581177,
+                                                   0.44115591049194336,
+                                                   0.6317353844642639]}},
+ 'poisson': {'kernel': [[-0.1393335], [-0.002393], [0.022038]],
+             'metrics': {'average_loss': 1.4012483,
+                         'label/mean': 1.1666666,
+                         'loss': 1.4012483,
+                         'prediction/mean': 1.1041708},
+             'prediction_keys': ['logits', 'predictions'],
+             'predictions': {'logits': [0.10992631316184998],
+                             'predictions': [1.116195797920227]}},
+ 'regression': {'kernel': [[-0.4463003, -0.2773741],
+                           [0.0895639, 0.3024289],
+                           [0.4216292, -0.1943922]],
+                'metrics': {'average_loss': 0.8169814,
+                            'label/mean': 0.7083333,
+                            'loss': 1.2254721,
+                            'prediction/mean': 0.3383543},
+                'prediction_keys': ['predictions'],
+                'predictions': {'predictions': [1.0338823795318604, -0.6566893458366394]}},
+ 'regression_sum': {'kernel': [[-0.561781, -0.6340849],
+                               [-0.2218648, 1.2242197],
+                               [0.4919867, -0.5056103]],
+                    'metrics': {'average_loss': 0.5547896,
+                                'label/mean': 0.3916667,
+                                'loss': 6.6574755,
+                                'prediction/mean': 0.4772982},
+                    'prediction_keys': ['predictions'],
+                    'predictions': {'predictions': [1.795369029045105, -2.1751816272735596]}}}
+
+EAGER = {'binary_loss': 1.0993832,
+ 'binary_loss_reg': 1.3493832,
+ 'binary_metrics': {'accuracy': 0.3888889,
+                    'accuracy/positive_threshold_0.3': 0.2777778,
+                    'accuracy_baseline': 0.7222222,
+                    'auc': 0.4461538,
+                    'auc_precision_recall': 0.2359707,
+                    'average_loss': 0.7329221,
+                    'label/mean': 0.2777778,
+                    'precision': 0.25,
+                    'precision/positive_threshold_0.3': 0.2777778,
+                    'prediction/mean': 0.5126244,
+                    'recall': 0.6,
+                    'recall/positive_threshold_0.3': 1.0,
+                    'regularization_loss': 0.25},
+ 'binary_predictions_keys': ['all_class_ids',
+                             'all_classes',
+                             'class_ids',
+                             'classes',
+                             'logistic',
+                             'logits',
+                             'probabilities'],
+ 'binary_predictions_subset': ['logits'],
+ 'multi_class_loss': 1.0152482,
+ 'multi_class_metrics': {'accuracy': 0.5, 'average_loss': 1.0152482}}
+
+
+def make_head(name):
+    E = tf.estimator
+    return {
+        "binary": lambda: (E.BinaryClassHead(weight_column="w", thresholds=[0.3, 0.6]),
+                           "binary"),
+        "multi_class": lambda: (E.MultiClassHead(3, weight_column="w"), "multi_class"),
+        "multi_label": lambda: (E.MultiLabelHead(3, thresholds=[0.4],
+                                                 classes_for_class_based_metrics=[0, 2]),
+                                "multi_label"),
+        "regression": lambda: (E.RegressionHead(label_dimension=2, weight_column="w"),
+                               "regression"),
+        "regression_sum": lambda: (E.RegressionHead(
+            label_dimension=2, loss_reduction=tf2.losses.Reduction.SUM), "regression"),
+        "poisson": lambda: (E.PoissonRegressionHead(), "poisson"),
+        "logistic": lambda: (E.LogisticRegressionHead(weight_column="w"), "logistic"),
+        "multi_head": lambda: (E.MultiHead([E.BinaryClassHead(name="a"),
+                                            E.RegressionHead(label_dimension=2, name="r")],
+                                           head_weights=[1.0, 0.5]), "multi_head"),
+    }[name]()
+
+
+def kernel(dim):
+    return (np.arange(3 * dim, dtype=np.float32).reshape(3, dim) % 5 - 2.0) * 0.1
+
+
+def labels_of(kind):
+    if kind == "multi_head":
+        return {"a": LABELS["binary"], "r": LABELS["regression"]}
+    return LABELS[kind]
+
+
+def train_evaluate_predict(name, model_dir):
+    head, kind = make_head(name)
+
+    def model_fn(features, labels, mode):
+        logits = tf.layers.dense(
+            features["x"], head.logits_dimension,
+            kernel_initializer=tf.constant_initializer(kernel(head.logits_dimension)),
+            bias_initializer=tf.constant_initializer(0.1))
+        optimizer = tf.train.GradientDescentOptimizer(0.1)
+        return head.create_estimator_spec(
+            features=features, mode=mode, logits=logits, labels=labels,
+            train_op_fn=lambda loss: optimizer.minimize(
+                loss, global_step=tf.train.get_global_step()))
+
+    def input_fn():
+        return tf.data.Dataset.from_tensors(({"x": X, "w": W}, labels_of(kind)))
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir=str(model_dir))
+    estimator.train(lambda: input_fn().repeat(), steps=3)
+    metrics = estimator.evaluate(input_fn, steps=1)
+    predictions = list(estimator.predict(
+        lambda: tf.data.Dataset.from_tensors({"x": X, "w": W})))
+    return metrics, predictions[0], estimator.get_variable_value("dense/kernel")
+
+
+def _key(key):
+    return "/".join(key) if isinstance(key, tuple) else key
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATOR))
+def test_head_in_a_model_fn_gives_the_originals_numbers(name, tmp_path):
+    metrics, first, kernel_value = train_evaluate_predict(name, tmp_path)
+    expected = ESTIMATOR[name]
+    assert metrics.pop("global_step") == 3
+    assert sorted(metrics) == sorted(expected["metrics"])
+    for key, value in expected["metrics"].items():
+        assert metrics[key] == pytest.approx(value, abs=1e-5), key
+    assert sorted(_key(k) for k in first) == expected["prediction_keys"]
+    for key, value in expected["predictions"].items():
+        got = {_key(k): v for k, v in first.items()}[key]
+        np.testing.assert_allclose(got, value, atol=1e-5, err_msg=key)
+    np.testing.assert_allclose(kernel_value, expected["kernel"], atol=1e-5)
