@@ -262,3 +262,92 @@ def test_head_in_a_model_fn_gives_the_originals_numbers(name, tmp_path):
         got = {_key(k): v for k, v in first.items()}[key]
         np.testing.assert_allclose(got, value, atol=1e-5, err_msg=key)
     np.testing.assert_allclose(kernel_value, expected["kernel"], atol=1e-5)
+
+
+def test_loss_predictions_and_keras_metrics_outside_an_estimator():
+    logits = X @ kernel(1) + 0.1
+    head = tf.estimator.BinaryClassHead(weight_column="w", thresholds=[0.3])
+    features = {"x": X, "w": W}
+    assert head.loss_reduction == tf2.losses.Reduction.SUM_OVER_BATCH_SIZE
+    assert float(head.loss(LABELS["binary"], logits, features=features)) == pytest.approx(
+        EAGER["binary_loss"], abs=1e-5)
+    assert float(head.loss(LABELS["binary"], logits, features=features,
+                           regularization_losses=[tf.constant(0.25)])) == pytest.approx(
+        EAGER["binary_loss_reg"], abs=1e-5)
+    metrics = head.update_metrics(head.metrics(regularization_losses=[0.25]), features,
+                                  logits, LABELS["binary"],
+                                  regularization_losses=[tf.constant(0.25)])
+    assert {k: pytest.approx(float(m.result()), abs=1e-5) for k, m in metrics.items()} == (
+        EAGER["binary_metrics"])
+    assert sorted(head.predictions(logits)) == EAGER["binary_predictions_keys"]
+    assert sorted(head.predictions(logits, keys=["logits"])) == ["logits"]
+    with pytest.raises(ValueError, match="Prediction key must be in PredictionKeys, given: "
+                                         "predictions"):
+        head.predictions(logits, keys=["predictions"])
+
+    head = tf.estimator.MultiClassHead(3, label_vocabulary=["a", "b", "c"])
+    labels = np.array([["c"], ["a"], ["b"], ["c"], ["b"], ["a"]])
+    assert float(head.loss(labels, X @ kernel(3), features=features)) == pytest.approx(
+        EAGER["multi_class_loss"], abs=1e-5)
+    metrics = head.update_metrics(head.metrics(), features, X @ kernel(3), labels)
+    assert {k: pytest.approx(float(m.result()), abs=1e-5) for k, m in metrics.items()} == (
+        EAGER["multi_class_metrics"])
+
+
+def test_head_is_abstract_and_names_its_methods():
+    with pytest.raises(TypeError, match="Can't instantiate abstract class Head"):
+        tf.estimator.Head()
+    assert tf.compat.v1.estimator.MultiHead is tf.estimator.MultiHead
+
+
+ERRORS = {
+    "binary_reduction": (lambda: tf.estimator.BinaryClassHead(
+        loss_reduction=tf.losses.Reduction.SUM_BY_NONZERO_WEIGHTS),
+        "Invalid loss_reduction: weighted_sum_by_nonzero_weights. See `tf.losses.Reduction` "
+        "for valid options."),
+    "binary_none": (lambda: tf.estimator.BinaryClassHead(loss_reduction="none"),
+                    "Invalid loss_reduction: none. See `tf.losses.Reduction` for valid "
+                    "options."),
+    "binary_thresholds": (lambda: tf.estimator.BinaryClassHead(thresholds=[1.5]),
+                          "thresholds not in (0, 1): ((1.5,),)."),
+    "binary_vocab": (lambda: tf.estimator.BinaryClassHead(label_vocabulary="ab"),
+                     "label_vocabulary should be a list or a tuple. Given type: "
+                     "<class 'str'>"),
+    "multi_class_n": (lambda: tf.estimator.MultiClassHead(2), "n_classes must be > 2: 2."),
+    "multi_class_none": (lambda: tf.estimator.MultiClassHead(None),
+                         "n_classes cannot be None"),
+    "multi_label_n": (lambda: tf.estimator.MultiLabelHead(1),
+                      "n_classes must be > 1 for multi-label classification. Given: 1"),
+    "multi_label_thresholds": (lambda: tf.estimator.MultiLabelHead(3, thresholds=[0.0]),
+                               "thresholds must be in (0, 1) range. Given: 0.0"),
+    "multi_label_vocab_len": (lambda: tf.estimator.MultiLabelHead(3, label_vocabulary=["a"]),
+                              "Length of label_vocabulary must be n_classes (3). Given: 1"),
+    "multi_label_classes": (lambda: tf.estimator.MultiLabelHead(
+        3, classes_for_class_based_metrics=[5]),
+        "All classes_for_class_based_metrics must be in range [0, 2]. Given: 5"),
+    "regression_dim": (lambda: tf.estimator.RegressionHead(label_dimension=0),
+                       "Invalid label_dimension 0."),
+    "loss_fn_args": (lambda: tf.estimator.RegressionHead(loss_fn=lambda labels, x: labels),
+                     "loss_fn must contain argument: logits. Given arguments: "
+                     "('labels', 'x')"),
+    "loss_fn_extra": (lambda: tf.estimator.RegressionHead(
+        loss_fn=lambda labels, logits, y: labels), "loss_fn has unexpected args: ['y']"),
+    "multi_head_empty": (lambda: tf.estimator.MultiHead([]), "Must specify heads. Given: []"),
+    "multi_head_weights": (lambda: tf.estimator.MultiHead(
+        [tf.estimator.RegressionHead(name="a")], [1., 2.]),
+        "heads and head_weights must have the same size. Given len(heads): 1. Given "
+        "len(head_weights): 2."),
+    "multi_head_unnamed": (lambda: tf.estimator.MultiHead([tf.estimator.RegressionHead()]),
+                           "All given heads must have name specified. Given: <"),
+    "both_none": (lambda: tf.estimator.RegressionHead().create_estimator_spec(
+        features={}, mode="train", logits=tf.zeros([2, 1]), labels=tf.zeros([2, 1])),
+        "train_op_fn and optimizer cannot both be None."),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_argument_errors_are_the_originals(case):
+    make, message = ERRORS[case]
+    with pytest.raises(ValueError) as error:
+        make()
+    assert str(error.value).startswith(message)

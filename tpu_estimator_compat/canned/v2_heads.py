@@ -182,7 +182,7 @@ class MultiLabelHead(V1BackedHead):
         return (_PK.LOGITS, _PK.PROBABILITIES, _PK.CLASSES)
 
     def _all_predictions(self, logits):
-        predictions = super()._all_predictions(logits)
+        predictions = self._head._predictions(logits)  # pylint: disable=protected-access
         predictions[_PK.CLASSES] = head_inputs.all_classes(logits, self._n_classes,
                                                            self._label_vocabulary)
         return predictions
