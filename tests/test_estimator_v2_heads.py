@@ -7,6 +7,7 @@ tests/data/make_v2_heads_reference.py run on TF 2.15 + tensorflow-estimator 2.15
 import numpy as np
 import pytest
 import tensorflow as tf2
+import tf_keras
 
 import tpu_estimator_compat.v1 as tf
 
@@ -351,3 +352,75 @@ def test_argument_errors_are_the_originals(case):
     with pytest.raises(ValueError) as error:
         make()
     assert str(error.value).startswith(message)
+
+
+@pytest.mark.parametrize("optimizer", ["keras_legacy", "v1"])
+def test_trains_with_a_legacy_keras_or_a_v1_optimizer(optimizer, tmp_path):
+    # TF 2.x's heads took a Keras optimizer (`get_updates`, its iterations made the global
+    # step); a v1 optimizer minimizes with the global step here (TF 2.x refused one).
+    x = X[:3, :2]
+    y = LABELS["poisson"][:3]
+
+    def model_fn(features, labels, mode):
+        logits = tf.layers.dense(features["x"], 1,
+                                 kernel_initializer=tf.constant_initializer([[0.1], [0.2]]))
+        head = tf.estimator.RegressionHead()
+        if optimizer == "v1":
+            return head.create_estimator_spec(
+                features=features, mode=mode, logits=logits, labels=labels,
+                optimizer=tf.train.GradientDescentOptimizer(0.1))
+        return head.create_estimator_spec(
+            features=features, mode=mode, logits=logits, labels=labels,
+            optimizer=tf_keras.optimizers.legacy.SGD(0.1),
+            trainable_variables=tf.trainable_variables())
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    estimator.train(lambda: tf.data.Dataset.from_tensors(({"x": x}, y)).repeat(), steps=3)
+    w, b = np.array([[0.1], [0.2]]), 0.0
+    for _ in range(3):  # the mean squared error over the batch, by hand
+        error = x @ w + b - y
+        w, b = w - 0.1 * 2 * x.T @ error / 3, b - 0.1 * 2 * error.sum() / 3
+    np.testing.assert_allclose(estimator.get_variable_value("dense/kernel"), w, atol=1e-6)
+    np.testing.assert_allclose(estimator.get_variable_value("dense/bias"), [b], atol=1e-6)
+    assert estimator.get_variable_value("global_step") == 3
+
+
+def test_a_keras_optimizer_without_get_updates_names_the_alternatives():
+    with pytest.raises(ValueError, match=r"^The given optimizer is not a tf.keras.optimizers."
+                                         r"Optimizer instance. Received optimizer of type .*"
+                                         r"Use a v1 optimizer \(tf.compat.v1.train.\*\), a "
+                                         r"legacy Keras optimizer"):
+        tf.estimator.RegressionHead().create_estimator_spec(
+            features={}, mode="train", logits=tf.zeros([2, 1]), labels=tf.zeros([2, 1]),
+            optimizer=tf_keras.optimizers.SGD(0.1), trainable_variables=[])
+
+
+def test_tpu_estimator_spec_evaluates_the_keras_metrics_on_the_host(tmp_path):
+    # TPUEstimator takes `head._create_tpu_estimator_spec(...)`: eval_metrics is a metric_fn
+    # of tensors; the numbers are the Estimator's (the same 3 steps on the same batch).
+    import helpers  # pylint: disable=import-outside-toplevel
+
+    head = tf.estimator.BinaryClassHead(weight_column="w", thresholds=[0.3, 0.6])
+
+    def model_fn(features, labels, mode, params):
+        del params
+        logits = tf.layers.dense(features["x"], 1,
+                                 kernel_initializer=tf.constant_initializer(kernel(1)),
+                                 bias_initializer=tf.constant_initializer(0.1))
+        optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+        return head._create_tpu_estimator_spec(  # pylint: disable=protected-access
+            features=features, mode=mode, logits=logits, labels=labels,
+            train_op_fn=lambda loss: optimizer.minimize(
+                loss, global_step=tf.train.get_global_step()))
+
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": X, "w": W}, LABELS["binary"]))
+        return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+    estimator = helpers.make_estimator(tmp_path, model=model_fn, iterations_per_loop=1,
+                                       batch_size=6, use_tpu=False)
+    estimator.train(input_fn, steps=3)
+    metrics = estimator.evaluate(input_fn, steps=1)
+    assert metrics.pop("global_step") == 3
+    assert metrics == {key: pytest.approx(value, abs=1e-5)
+                       for key, value in ESTIMATOR["binary"]["metrics"].items()}

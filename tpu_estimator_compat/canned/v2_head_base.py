@@ -111,38 +111,40 @@ def _recording(update_state, updates):
     return recording_update_state
 
 
-def _is_keras_optimizer(optimizer):
-    return not hasattr(optimizer, "compute_gradients") and hasattr(optimizer, "apply_gradients")
-
-
-def train_op(loss, loss_reduction, optimizer, trainable_variables, train_op_fn, update_ops):
-    """TF 2.x's train op of a head, plus a v1 optimizer's `minimize(loss, global_step)`."""
+def train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
+    """TF 2.x's train op of a head: `optimizer.get_updates(loss, trainable_variables)` of a
+    Keras optimizer (its `iterations` made the global step, as TF 2.x's canned estimators
+    did) or `train_op_fn(loss)`; also a v1 optimizer's `minimize(loss, global_step)`."""
     if update_ops is not None and not isinstance(update_ops, (list, tuple)):
         raise ValueError(_LIST_ERROR.format("update_ops", type(update_ops)))
     with _v1.name_scope(""), tf.name_scope("training"):
         if optimizer is not None:
             if train_op_fn is not None:
                 raise ValueError("train_op_fn and optimizer cannot both be set.")
-            if _is_keras_optimizer(optimizer):
-                if trainable_variables is None:
-                    raise ValueError(
-                        f"trainable_variables cannot be None. Given {trainable_variables}")
-                if not isinstance(trainable_variables, (list, tuple)):
-                    raise ValueError(_LIST_ERROR.format("trainable_variables",
-                                                        type(trainable_variables)))
-                del loss_reduction  # one replica: TF 2.x scaled the loss by 1
-                op = optimizer.get_updates(loss, trainable_variables)[0]
-            elif hasattr(optimizer, "minimize"):
+            if isinstance(optimizer, _v1.train.Optimizer):
                 op = optimizer.minimize(loss, global_step=_v1.train.get_global_step())
             else:
-                raise ValueError(
-                    "The given optimizer is not a tf.keras.optimizers.Optimizer instance. "
-                    f"Received optimizer of type {type(optimizer)}")
+                op = _keras_updates(loss, optimizer, trainable_variables)
         elif train_op_fn is not None:
             op = train_op_fn(loss)
         else:
             raise ValueError("train_op_fn and optimizer cannot both be None.")
         return tf.group(op, *update_ops) if update_ops is not None else op
+
+
+def _keras_updates(loss, optimizer, trainable_variables):
+    if not hasattr(optimizer, "get_updates"):
+        raise ValueError(
+            "The given optimizer is not a tf.keras.optimizers.Optimizer instance. Received "
+            f"optimizer of type {type(optimizer)}. Use a v1 optimizer (tf.compat.v1.train.*), "
+            "a legacy Keras optimizer (tf.keras.optimizers.legacy.*) with "
+            "trainable_variables=, or train_op_fn=.")
+    if trainable_variables is None:
+        raise ValueError(f"trainable_variables cannot be None. Given {trainable_variables}")
+    if not isinstance(trainable_variables, (list, tuple)):
+        raise ValueError(_LIST_ERROR.format("trainable_variables", type(trainable_variables)))
+    optimizer.iterations = _v1.train.get_global_step()
+    return optimizer.get_updates(loss, trainable_variables)[0]
 
 
 def summaries(head_name, loss, regularization_losses):
@@ -286,8 +288,7 @@ class V1BackedHead(Head):
                 return spec_lib.TPUEstimatorSpec(
                     mode, predictions=predictions, loss=loss,
                     eval_metrics=(self._metric_fn(regularization_losses is not None), tensors))
-            op = train_op(loss, self._loss_reduction, optimizer, trainable_variables,
-                          train_op_fn, update_ops)
+            op = train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
         summaries(self.name, loss, regularization_losses)
         return spec_lib.TPUEstimatorSpec(mode, predictions=predictions, loss=loss, train_op=op)
 
