@@ -4,6 +4,8 @@ predictions and trained weights; `loss`, `predictions`, Keras `metrics`/`update_
 outside one; the original's argument errors. Numbers from
 tests/data/make_v2_heads_reference.py run on TF 2.15 + tensorflow-estimator 2.15.
 """
+import importlib
+
 import numpy as np
 import pytest
 import tensorflow as tf2
@@ -299,6 +301,9 @@ def test_head_is_abstract_and_names_its_methods():
     with pytest.raises(TypeError, match="Can't instantiate abstract class Head"):
         tf.estimator.Head()
     assert tf.compat.v1.estimator.MultiHead is tf.estimator.MultiHead
+    # TF 2.x programs used exactly these classes: tpu_estimator_compat.v2 serves them too.
+    v2 = importlib.import_module("tpu_estimator_compat.v2.estimator")
+    assert v2.BinaryClassHead is tf.estimator.BinaryClassHead
 
 
 ERRORS = {

@@ -191,8 +191,9 @@ class Head(abc.ABC):
 
     @abc.abstractmethod
     def update_metrics(self, eval_metrics, features, logits, labels,
-                       regularization_losses=None):
-        """`eval_metrics` updated with a batch; returns them."""
+                       regularization_losses=None, mode=None):
+        """`eval_metrics` updated with a batch; returns them. (TF 2.x's heads took
+        `regularization_losses` fifth; `mode`, unused, is accepted by name.)"""
 
     def _summary_key(self, key):
         return _summary_key(self.name, key)
@@ -259,7 +260,8 @@ class V1BackedHead(Head):
         return self._head._predictions(logits)  # pylint: disable=protected-access
 
     def update_metrics(self, eval_metrics, features, logits, labels,
-                       regularization_losses=None):
+                       regularization_losses=None, mode=None):
+        del mode
         logits, spec = self._loss_spec(labels, logits, features)
         self._update(eval_metrics, spec, self._all_predictions(logits))
         if regularization_losses is not None:

@@ -78,8 +78,9 @@ class MultiHead(v2_head_base.Head):
         return metrics
 
     def update_metrics(self, eval_metrics, features, logits, labels,
-                       regularization_losses=None):
+                       regularization_losses=None, mode=None):
         """Updates `eval_metrics` (each head's metrics are added to them when missing)."""
+        del mode
         for head in self._heads:
             for key, metric in head.metrics().items():
                 eval_metrics.setdefault(key, metric)
