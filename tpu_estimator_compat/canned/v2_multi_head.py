@@ -7,6 +7,7 @@ are every head's (keys suffixed with its name), 'loss/<name>' (the mean of each 
 training loss) and 'regularization_loss'. Export outputs as TF 1.x's multi_head's.
 """
 import tensorflow as tf
+import tf_keras
 
 from tpu_estimator_compat.api import spec as spec_lib
 from tpu_estimator_compat.api.spec import ModeKeys
@@ -15,7 +16,7 @@ from tpu_estimator_compat.canned import multi_head
 from tpu_estimator_compat.canned import v2_head_base
 
 _MK = keys.MetricKeys
-_metrics = v2_head_base.tf_keras.metrics
+_metrics = tf_keras.metrics
 
 
 class MultiHead(v2_head_base.Head):
@@ -107,9 +108,9 @@ class MultiHead(v2_head_base.Head):
                 logits = self._logits_and_labels(logits)
                 specs = [head.create_estimator_spec(features, mode, logits[head.name])
                          for head in self._heads]
-                return spec_lib.EstimatorSpec(
-                    mode, predictions=predictions,
-                    export_outputs=self._merger._export_outputs(specs))  # pylint: disable=protected-access
+                merged = self._merger._export_outputs  # pylint: disable=protected-access
+                return spec_lib.EstimatorSpec(mode, predictions=predictions,
+                                              export_outputs=merged(specs))
             loss = self.loss(labels, logits, features, mode, regularization_losses)
             if mode == ModeKeys.EVAL:
                 return spec_lib.EstimatorSpec(
