@@ -362,7 +362,8 @@ def test_argument_errors_are_the_originals(case):
 @pytest.mark.parametrize("optimizer", ["keras_legacy", "v1"])
 def test_trains_with_a_legacy_keras_or_a_v1_optimizer(optimizer, tmp_path):
     # TF 2.x's heads took a Keras optimizer (`get_updates`, its iterations made the global
-    # step); a v1 optimizer minimizes with the global step here (TF 2.x refused one).
+    # step: TF 2.15 gives these weights when the model_fn sets that); a v1 optimizer
+    # minimizes with the global step here (TF 2.x refused one).
     x = X[:3, :2]
     y = LABELS["poisson"][:3]
 
