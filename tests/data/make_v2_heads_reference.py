@@ -22,6 +22,7 @@ LABELS = {
                             [0.0, -0.5]], np.float32),
     "poisson": np.array([[1.0], [0.0], [3.0], [2.0], [0.0], [1.0]], np.float32),
     "logistic": np.array([[0.9], [0.1], [0.5], [1.0], [0.0], [0.3]], np.float32),
+    "vocabulary": np.array([["c"], ["a"], ["b"], ["c"], ["b"], ["a"]]),
 }
 
 
@@ -30,6 +31,9 @@ def heads():
     return {
         "binary": (E.BinaryClassHead(weight_column="w", thresholds=[0.3, 0.6]), "binary"),
         "multi_class": (E.MultiClassHead(3, weight_column="w"), "multi_class"),
+        "named_vocabulary": (E.MultiClassHead(3, label_vocabulary=["a", "b", "c"], name="mc"),
+                             "vocabulary"),
+        "binary_regularized": (E.BinaryClassHead(), "binary"),
         "multi_label": (E.MultiLabelHead(3, thresholds=[0.4],
                                          classes_for_class_based_metrics=[0, 2]),
                         "multi_label"),
@@ -63,8 +67,13 @@ def run(name):
             kernel_initializer=tf.compat.v1.constant_initializer(kernel(head.logits_dimension)),
             bias_initializer=tf.compat.v1.constant_initializer(0.1))
         opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+        regularization = None
+        if name.endswith("regularized"):
+            regularization = [0.1 * tf.reduce_sum(tf.square(
+                tf.compat.v1.trainable_variables()[0]))]
         return head.create_estimator_spec(
             features=features, mode=mode, logits=logits, labels=labels,
+            regularization_losses=regularization,
             train_op_fn=lambda loss: opt.minimize(
                 loss, global_step=tf.compat.v1.train.get_global_step()))
 
