@@ -257,7 +257,9 @@ def labels_of(kind):
     return LABELS[kind]
 
 
-def train_evaluate_predict(name, model_dir):
+def train_evaluate_predict(name, model_dir, eval_batch_size=None):
+    """The head's metrics after 3 training steps on the batch (evaluated in batches of
+    `eval_batch_size`, or the batch), its first prediction and the trained kernel."""
     head, kind = make_head(name)
 
     def model_fn(features, labels, mode):
@@ -280,7 +282,10 @@ def train_evaluate_predict(name, model_dir):
 
     estimator = tf.estimator.Estimator(model_fn, model_dir=str(model_dir))
     estimator.train(lambda: input_fn().repeat(), steps=3)
-    metrics = estimator.evaluate(input_fn, steps=1)
+    if eval_batch_size:
+        metrics = estimator.evaluate(lambda: input_fn().unbatch().batch(eval_batch_size))
+    else:
+        metrics = estimator.evaluate(input_fn, steps=1)
     predictions = list(estimator.predict(
         lambda: tf.data.Dataset.from_tensors({"x": X, "w": W})))
     return metrics, predictions[0], estimator.get_variable_value("dense/kernel")
@@ -303,6 +308,15 @@ def test_head_in_a_model_fn_gives_the_originals_numbers(name, tmp_path):
         got = {_key(k): v for k, v in first.items()}[key]
         np.testing.assert_allclose(got, value, atol=1e-5, err_msg=key)
     np.testing.assert_allclose(kernel_value, expected["kernel"], atol=1e-5)
+
+
+def test_metrics_accumulate_over_the_evaluation_batches(tmp_path):
+    # Two batches of 3 give the one batch's metrics (every metric accumulates; the loss is
+    # the mean of equal-sized batches' losses).
+    metrics, _, _ = train_evaluate_predict("binary", tmp_path, eval_batch_size=3)
+    del metrics["global_step"]
+    assert metrics == {key: pytest.approx(value, abs=1e-5)
+                       for key, value in ESTIMATOR["binary"]["metrics"].items()}
 
 
 def test_loss_predictions_and_keras_metrics_outside_an_estimator():
