@@ -1056,12 +1056,7 @@ def test_estimators_on_heads_reject_what_is_not_a_tf1_head_and_the_originals_bad
         tf1.estimator.LinearEstimator(head, columns, sparse_combiner="max")
     with pytest.raises(TypeError, match="head must be a TF 1.x head"):
         tf1.estimator.BaselineEstimator(None)
-    # The v2-style heads stay excluded; the error names TF 1.x's heads and these classes.
-    with pytest.raises(AttributeError, match=r"v2-style heads are not provided.*"
-                                             r"tf\.contrib\.estimator\.binary_classification_"
-                                             r"head.*`head=` of tf\.estimator\.DNNEstimator"):
-        tf1.estimator.MultiLabelHead  # pylint: disable=pointless-statement
-    # TF 2.x's tf.estimator.DNNEstimator took those v2 heads: not this class.
+    # TF 2.x's tf.estimator.DNNEstimator took the v2-style heads: not this class.
     v2_estimator = importlib.import_module("tpu_estimator_compat.v2.estimator")
     with pytest.raises(AttributeError) as raised:
         v2_estimator.DNNEstimator  # pylint: disable=pointless-statement

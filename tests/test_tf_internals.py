@@ -53,6 +53,12 @@ _NAMEDTUPLE_API = {"_replace", "_fields", "_asdict", "_make"}
 # (module, object): protected attributes read on objects that are the package's own, not
 # TensorFlow's.
 _OWN_OBJECTS = {
+    ("canned.v2_head_base", "self._head"): "the package's TF 1.x head (canned/heads.py) that "
+                                           "a v2-style head computes with",
+    ("canned.v2_heads", "self._head"): "the package's TF 1.x head (canned/heads.py)",
+    ("canned.v2_heads", "head"): "the package's TF 1.x head (canned/heads.py)",
+    ("canned.v2_multi_head", "self._merger"): "the package's TF 1.x multi_head "
+                                              "(canned/multi_head.py)",
     ("config.config_line", "config"): "the package's RunConfig (config/run_config.py)",
     ("config.run_config", "config"): "the package's RunConfig",
     ("config.run_config", "new"): "the package's RunConfig, copied by `replace`",

@@ -118,8 +118,9 @@ def test_unknown_names_raise_attribute_error_with_hints():
         v1.contrib.quantize  # pylint: disable=pointless-statement
     with pytest.raises(AttributeError, match="Use TensorFlow Decision Forests, their successor"):
         v1.estimator.BoostedTreesClassifier  # pylint: disable=pointless-statement
-    with pytest.raises(AttributeError, match="Use TF 1.x's heads, tf.contrib.estimator.binary_"):
-        v1.estimator.MultiClassHead  # pylint: disable=pointless-statement
+    with pytest.raises(AttributeError, match="provides Estimator, TPUEstimator .* the v2-style "
+                                             r"heads \(BinaryClassHead...\)"):
+        v1.estimator.NoSuchHead  # pylint: disable=pointless-statement
     assert {"contrib", "estimator", "placeholder", "layers"} <= set(dir(v1))
 
 

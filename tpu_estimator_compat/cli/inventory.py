@@ -73,9 +73,7 @@ EXCLUDED = {
     "tensorflow_estimator.python": _ESTIMATOR_INTERNALS,
     "tensorflow_estimator.contrib.estimator.python": _ESTIMATOR_INTERNALS,
     "tensorflow.estimator": "TF 1.x's BoostedTrees estimators (TensorFlow Decision Forests "
-                            "replaces them), and the v2-style heads (the *Estimator classes "
-                            "are served with TF 1.x's heads, tf.contrib.estimator's); the "
-                            "error names the replacement",
+                            "replaces them); the error names the replacement",
     "tensorflow.estimator.experimental": "the estimator's experimental canned models (KMeans, "
                                          "LinearSDCA), supervised-input receivers and "
                                          "make_stop_at_checkpoint_step_hook (the "

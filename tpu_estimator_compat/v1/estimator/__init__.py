@@ -4,10 +4,11 @@
 (`canned/`), and the `export`, `tpu`, `experimental` (early stopping) and `inputs`
 (`numpy_input_fn`, `pandas_input_fn`) submodules. The `*Estimator` classes (`DNNEstimator`,
 `LinearEstimator`, `DNNLinearCombinedEstimator`, `BaselineEstimator`) take a TF 1.x head such
-as `tf.contrib.estimator`'s.
+as `tf.contrib.estimator`'s; the v2-style heads (`Head`, `BinaryClassHead`, ... `MultiHead`,
+`canned/v2_heads.py`) serve a model_fn of one's own.
 
-The BoostedTrees estimators and the v2-style heads are not provided (`canned/excluded.py`
-says why; the error names the replacement).
+The BoostedTrees estimators are not provided (`canned/excluded.py` says why; the error names
+the replacement).
 """
 from tpu_estimator_compat.canned import excluded
 from tpu_estimator_compat.v1 import _lazy
@@ -41,6 +42,11 @@ NAMES = {
        for name in ("BaselineClassifier", "BaselineRegressor", "BaselineEstimator")},
     **{name: f"tpu_estimator_compat.canned.parsing:{name}"
        for name in ("classifier_parse_example_spec", "regressor_parse_example_spec")},
+    **{name: f"tpu_estimator_compat.canned.v2_heads:{name}"
+       for name in ("BinaryClassHead", "MultiClassHead", "MultiLabelHead", "RegressionHead",
+                    "PoissonRegressionHead", "LogisticRegressionHead")},
+    "Head": "tpu_estimator_compat.canned.v2_head_base:Head",
+    "MultiHead": "tpu_estimator_compat.canned.v2_multi_head:MultiHead",
     "BestExporter": "tpu_estimator_compat.best_exporter:BestExporter",
     "WarmStartSettings": "tpu_estimator_compat.state.warm_start:WarmStartSettings",
     "add_metrics": "tpu_estimator_compat.estimator_extenders:add_metrics",
