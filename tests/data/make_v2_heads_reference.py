@@ -5,25 +5,15 @@ Each head serves a linear model_fn on tf.estimator.Estimator: 3 training steps o
 GradientDescent(0.1) through train_op_fn, then evaluate and predict on the same batch.
 """
 import json
+import os
+import sys
 import tempfile
 
 import numpy as np
 import tensorflow as tf
 
-X = np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7], [-0.2, 0.8, 0.1], [1.0, 1.0, 1.0],
-              [-1.3, 0.4, 0.9], [0.7, -0.6, -1.1]], np.float32)
-W = np.array([1.0, 2.0, 0.5, 1.0, 3.0, 1.5], np.float32)
-LABELS = {
-    "binary": np.array([[1], [0], [1], [1], [0], [0]], np.float32),
-    "multi_class": np.array([[2], [0], [1], [2], [1], [0]], np.int64),
-    "multi_label": np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 0],
-                             [0, 1, 1]], np.int64),
-    "regression": np.array([[1.0, -2.0], [0.5, 0.3], [-1.0, 2.0], [0.2, 0.2], [3.0, 1.0],
-                            [0.0, -0.5]], np.float32),
-    "poisson": np.array([[1.0], [0.0], [3.0], [2.0], [0.0], [1.0]], np.float32),
-    "logistic": np.array([[0.9], [0.1], [0.5], [1.0], [0.0], [0.3]], np.float32),
-    "vocabulary": np.array([["c"], ["a"], ["b"], ["c"], ["b"], ["a"]]),
-}
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from v2_head_data import LABELS, W, X  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def heads():
