@@ -1,8 +1,10 @@
 """Programs whose hooks use the session: an EMA-loading hook (`begin()` builds
 `assign_from_checkpoint_fn` over `ema.variables_to_restore()`, `after_create_session` runs it),
-custom restore and init hooks."""
+custom restore and init hooks (an initializable iterator's initializer run with a feed_dict of
+the data in `after_create_session`)."""
 import io
 import os
+import pickle
 
 from tiny_data import write_tfrecord
 from recipes.program import Program, ckpt, seeded_rng, with_flags
@@ -46,6 +48,31 @@ def deep_qc_eval_only(work, use_tpu):
     return with_flags(argv, {"testing": "true"})
 
 
+def _cifar100_pickle(path, rng, count):
+    """CIFAR-100's python pickle (`data`: rows of 3x32x32 uint8, `coarse_labels`): every one
+    of the 20 coarse classes present (the program one-hot encodes them with sklearn's
+    LabelBinarizer, whose width is the number of classes it sees)."""
+    with open(path, "wb") as f:
+        pickle.dump({b"data": rng.randint(256, size=(count, 3072)).astype("uint8"),
+                     b"coarse_labels": [i % 20 for i in range(count)]}, f)
+
+
+def dnn_cifar100(work, use_tpu):
+    """train() 1 step, evaluate(), then train_and_evaluate() to --train_steps (3), each
+    input's iterator initialised by InitHook in after_create_session (its placeholders fed
+    the pickled arrays)."""
+    del use_tpu  # a plain Estimator (has_use_tpu=False)
+    rng = seeded_rng()
+    data = os.path.join(work, "cifar-100-python")
+    os.makedirs(data)
+    _cifar100_pickle(os.path.join(data, "train"), rng, 40)
+    _cifar100_pickle(os.path.join(data, "test"), rng, 20)
+    model_dir = os.path.join(work, "model")
+    return ["--cifar100_path=" + data, "--model_dir=" + model_dir, "--train_batch_size=8",
+            "--eval_batch_size=10", "--train_steps=3", "--save_summary_steps=1",
+            "--convolution_depths", "4", "8", "--fc_layers", "16"], [ckpt(model_dir, 3)]
+
+
 PROGRAMS = [
     Program("deep_qc", "vfonov/deep-qc", "c778a96ec778729fa2b7b5cba739b24a5b66abe5",
             "vfonov+deep-qc", "aqc_training.py",
@@ -56,4 +83,16 @@ PROGRAMS = [
             has_use_tpu=False, eval_only=deep_qc_eval_only,
             replica_check="no TPU run here: aqc_training.py asserts gs:// paths for "
             "--use_tpu (model_dir, training and validation data)"),
+    Program("dnn_cifar100_init_hook", "lukasturcani/dnn",
+            "bbf908fa471c45e312fac363e7b4c2f33d78431d", "lukasturcani+dnn",
+            "dnn/tensorflow/train_scripts/cifar100/simple_cnn.py",
+            "CNN (tf.layers conv/pool/dense, Adam, accuracy) on CIFAR-100 pickles: placeholders "
+            "fed through from_tensor_slices into make_initializable_iterator, an InitHook "
+            "running the iterator's initializer with its feed_dict in after_create_session "
+            "(train, evaluate and train_and_evaluate hooks), argparse, f-strings",
+            dnn_cifar100, has_use_tpu=False,
+            # Rerun on its model_dir the program trains nothing (train(max_steps=1) and
+            # train_and_evaluate's max_steps are reached): its evaluate() is the fresh
+            # evaluation of the last checkpoint.
+            eval_only=dnn_cifar100, replica_check="no TPU switch: a plain Estimator"),
 ]
