@@ -102,6 +102,7 @@ def test_params_may_be_any_object_as_the_originals_estimator_took(tmp_path):
     # batches 0..3 then 4..7 from w = 0: w = 0.01 * 14 = 0.14, then 0.14 + 0.01 * 117.18
     # (the original's 1.3118000030517578)
     assert estimator.get_variable_value("w")[0, 0] == np.float32(1.3118)
+    assert (tmp_path / "model.ckpt-2.meta").exists()  # the TRAIN graph, built with the params
 
 
 def test_one_step_per_loop_hooks_and_exact_checkpoint_steps(tmp_path):
