@@ -6,7 +6,9 @@ import io
 import os
 import pickle
 
-from tiny_data import write_tfrecord
+import numpy as np
+
+from tiny_data import write_json, write_tfrecord
 from recipes.program import Program, ckpt, seeded_rng, with_flags
 
 
@@ -73,6 +75,46 @@ def dnn_cifar100(work, use_tpu):
             "--convolution_depths", "4", "8", "--fc_layers", "16"], [ckpt(model_dir, 3)]
 
 
+def _rgb_jpeg(rng, height, width):
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.fromarray(rng.randint(256, size=(height, width, 3)).astype("uint8")).save(out, "JPEG")
+    return out.getvalue()
+
+
+def _face_records(path, rng, count):
+    """create_tfrecords.py's records: a JPEG, its face box and 5 landmarks (x, y pairs),
+    all in [0, 1], the landmarks inside the box."""
+    examples = []
+    for _ in range(count):
+        ymin, xmin = rng.uniform(0.05, 0.2, size=2)
+        ymax, xmax = rng.uniform(0.8, 0.95, size=2)
+        ys = rng.uniform(ymin + 0.05, ymax - 0.05, size=5)
+        xs = rng.uniform(xmin + 0.05, xmax - 0.05, size=5)
+        examples.append({"image": [_rgb_jpeg(rng, 80, 72)], "ymin": [ymin], "xmin": [xmin],
+                         "ymax": [ymax], "xmax": [xmax],
+                         "landmarks": np.stack([ys, xs], axis=1).ravel().tolist()})
+    return write_tfrecord(path, examples)
+
+
+def wing_loss(work, use_tpu):
+    """train.py reads ./config.json (the run's directory): 3 steps of 4 64x64 faces, then
+    train_and_evaluate's final evaluation of the moving averages (RestoreMovingAverageHook:
+    assign_from_checkpoint_fn over ema.variables_to_restore() in after_create_session)."""
+    del use_tpu  # a plain Estimator (has_use_tpu=False)
+    rng = seeded_rng()
+    _face_records(os.path.join(work, "data", "train_shards", "shard-0000.tfrecords"), rng, 8)
+    _face_records(os.path.join(work, "data", "val_shards", "shard-0000.tfrecords"), rng, 6)
+    model_dir = os.path.join(work, "models", "run00")
+    write_json(os.path.join(work, "config.json"), {
+        "model_dir": model_dir, "num_landmarks": 5, "weight_decay": 1e-4, "epsilon": 2.0,
+        "w": 10.0, "initial_lr": 4e-4, "image_size": [64, 64], "batch_size": 4,
+        "train_dataset": os.path.join(work, "data", "train_shards"),
+        "val_dataset": os.path.join(work, "data", "val_shards"), "num_steps": 3})
+    return [], [ckpt(model_dir, 3)]
+
+
 PROGRAMS = [
     Program("deep_qc", "vfonov/deep-qc", "c778a96ec778729fa2b7b5cba739b24a5b66abe5",
             "vfonov+deep-qc", "aqc_training.py",
@@ -93,5 +135,12 @@ PROGRAMS = [
             dnn_cifar100, has_use_tpu=False,
             eval_only="its evaluations are in no log: it leaves tf.logging at WARN and prints "
             "none of evaluate()'s results",
+            replica_check="no TPU switch: a plain Estimator"),
+    Program("wing_loss", "TropComplique/wing-loss", "d7335610d26cf805bf5a20ae0d70df5de85d1521",
+            "TropComplique+wing-loss", "train.py",
+            "facial landmarks (Wing loss, slim CNN with batch norm, Adam with cosine decay, EMA "
+            "train op) from a JSON config: train_and_evaluate whose evaluation runs on the "
+            "moving averages through a RestoreMovingAverageHook (assign_from_checkpoint_fn in "
+            "after_create_session), NME metric", wing_loss, has_use_tpu=False,
             replica_check="no TPU switch: a plain Estimator"),
 ]
