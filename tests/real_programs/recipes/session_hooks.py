@@ -142,5 +142,8 @@ PROGRAMS = [
             "train op) from a JSON config: train_and_evaluate whose evaluation runs on the "
             "moving averages through a RestoreMovingAverageHook (assign_from_checkpoint_fn in "
             "after_create_session), NME metric", wing_loss, has_use_tpu=False,
+            eval_only="train_and_evaluate is its only driver: run again on its model_dir it "
+            "trains nothing, so evaluates nothing (TF1's run_local evaluates from the "
+            "listener of the checkpoints it saves)",
             replica_check="no TPU switch: a plain Estimator"),
 ]
