@@ -1,4 +1,4 @@
-"""input_fns that read placeholders through an initializable iterator a hook initializes:
+"""input_fns that read an initializable iterator a hook initializes, over placeholders or not:
 
     images = tf.placeholder(tf.float32, images_array.shape)
     iterator = tf.data.Dataset.from_tensor_slices(images).batch(8).make_initializable_iterator()
@@ -7,21 +7,24 @@
     # the hook's after_create_session: session.run(self.init, self.feed_dict)
 
 TF1 built that graph, and the hook's run filled the iterator with the fed arrays before the
-first step. Here input_fn runs eagerly, where a placeholder cannot be made: on that error
-`fed_dataset` calls input_fn again in a TF1 graph (`tf.compat.v1.wrap_function`) and turns
-the iterator's dataset into a function of its placeholders. Each placeholder gets a host
-variable of its dtype and shape (its feed); the engine reads a dataset that builds the
-graph's dataset from the feeds' values when its iterator first reads, after the hooks'
-after_create_session. A hook's session run of the iterator's initializer with a feed_dict
-(`run_initializers`) assigns the fed arrays to the feeds; reading before that raises, as
-TF1's uninitialized iterator did.
+first step. Here input_fn runs eagerly, where neither a placeholder nor an initializable
+iterator can be made: on that error `fed_dataset` calls input_fn again in a TF1 graph
+(`tf.compat.v1.wrap_function`) and turns the iterator's dataset into a function of its
+placeholders. Each placeholder gets a host variable of its dtype and shape (its feed); the
+engine reads a dataset that builds the graph's dataset from the feeds' values when its
+iterator first reads, after the hooks' after_create_session. A hook's session run of the
+iterator's initializer (`run_initializers`) assigns the fed arrays to the feeds; reading
+before that raises, as TF1's uninitialized iterator did (an initializer without placeholders
+in the TABLE_INITIALIZERS collection counts as run: TF1's Scaffold ran those). Running the initializer again
+later does not restart the iterator (TF1 restarted it).
 """
 import contextlib
 import weakref
 
 import tensorflow as tf
 
-_EAGER_PLACEHOLDER = "tf.placeholder() is not compatible with eager execution"
+_EAGER_ERRORS = ("tf.placeholder() is not compatible with eager execution",
+                 "`make_initializable_iterator()` is not supported in eager mode")
 _NOT_INITIALIZED = (
     "input_fn's initializable iterator was read before its initializer ran: run "
     "`iterator.initializer` with a feed_dict of its placeholders' values in a hook's "
@@ -31,8 +34,9 @@ _FED_INPUTS = weakref.WeakKeyDictionary()  # initializer op -> _FedInput
 
 
 def needs_graph(error):
-    """Whether `error` (raised by input_fn called eagerly) is a placeholder's."""
-    return isinstance(error, RuntimeError) and _EAGER_PLACEHOLDER in str(error)
+    """Whether `error` (raised by input_fn called eagerly) is a placeholder's or an
+    initializable iterator's."""
+    return isinstance(error, RuntimeError) and any(text in str(error) for text in _EAGER_ERRORS)
 
 
 class _FedInput:
@@ -43,7 +47,8 @@ class _FedInput:
         self._element_spec = element_spec
         self._placeholders = {p.ref(): index for index, p in enumerate(placeholders)}
         with tf.init_scope():
-            self.feeds = [tf.Variable(tf.zeros(p.shape, p.dtype), trainable=False)
+            self.feeds = [tf.Variable(tf.zeros([d or 0 for d in p.shape.as_list()], p.dtype),
+                                      trainable=False, shape=p.shape)
                           for p in placeholders]
             self.initialized = tf.Variable(False, trainable=False)
 
@@ -118,8 +123,8 @@ def fed_dataset(call_input_fn, seed=None):
     it.
 
     Raises:
-      ValueError: input_fn made no initializable iterator, returned values other than one
-        iterator's `get_next()` tensors, or a placeholder has no static shape.
+      ValueError: input_fn made no initializable iterator, or returned values other than
+        one iterator's `get_next()` tensors.
     """
     traced = {}
 
@@ -142,16 +147,19 @@ def fed_dataset(call_input_fn, seed=None):
             break
     else:
         raise ValueError(
-            "input_fn makes placeholders, which TF1 fed through a session run; they are "
-            "served when input_fn returns the `get_next()` tensors of an initializable "
-            "iterator (`make_initializable_iterator()`) over them, whose initializer a hook "
-            "runs with a feed_dict. Return such an iterator's tensors, or a Dataset of the "
-            "data itself (e.g. `tf.data.Dataset.from_tensor_slices(arrays)`).")
+            "input_fn makes placeholders or an initializable iterator, which TF1 fed or "
+            "initialized through a session run; they are served when input_fn returns the "
+            "`get_next()` tensors of an initializable iterator (`make_initializable_iterator()`) "
+            "whose initializer a hook runs (with a feed_dict of the placeholders). Return such "
+            "an iterator's tensors, or a Dataset of the data itself (e.g. "
+            "`tf.data.Dataset.from_tensor_slices(arrays)`).")
     variant = tf.data.experimental.to_variant(dataset)
     placeholders = _placeholders_of(variant)
     dataset_fn = wrapped.prune(feeds=placeholders, fetches=variant)
-    fed = _FedInput(dataset_fn, placeholders, dataset.element_spec)
-    _FED_INPUTS[initializer] = fed
+    fed = _FED_INPUTS[initializer] = _FedInput(dataset_fn, placeholders, dataset.element_spec)
+    if not placeholders and initializer in wrapped.graph.get_collection(
+            tf.compat.v1.GraphKeys.TABLE_INITIALIZERS):
+        fed.initialize({})  # TF1's Scaffold ran the table initializers with the session
 
     def arranged(*components):
         flat = tf.nest.flatten(components)
@@ -167,11 +175,6 @@ def _placeholders_of(tensor):
             continue
         seen.add(op)
         if op.type in ("Placeholder", "PlaceholderV2"):
-            if not op.outputs[0].shape.is_fully_defined():
-                raise ValueError(
-                    f"input_fn's placeholder '{op.name}' has shape {op.outputs[0].shape}; a "
-                    "placeholder its iterator's dataset reads needs a static shape here (the "
-                    "shape of the array fed).")
             found.append(op.outputs[0])
         stack.extend(t.op for t in op.inputs)
         stack.extend(op.control_inputs)
