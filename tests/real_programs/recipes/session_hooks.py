@@ -131,7 +131,8 @@ PROGRAMS = [
             "CNN (tf.layers conv/pool/dense, Adam, accuracy) on CIFAR-100 pickles: placeholders "
             "fed through from_tensor_slices into make_initializable_iterator, an InitHook "
             "running the iterator's initializer with its feed_dict in after_create_session "
-            "(train, evaluate and train_and_evaluate hooks), argparse, f-strings",
+            "(train, evaluate and train_and_evaluate hooks), argparse Namespace as params, "
+            "f-strings",
             dnn_cifar100, has_use_tpu=False,
             eval_only="its evaluations are in no log: it leaves tf.logging at WARN and prints "
             "none of evaluate()'s results",
