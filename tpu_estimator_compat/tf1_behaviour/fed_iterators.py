@@ -15,8 +15,8 @@ engine reads a dataset that builds the graph's dataset from the feeds' values wh
 iterator first reads, after the hooks' after_create_session. A hook's session run of the
 iterator's initializer (`run_initializers`) assigns the fed arrays to the feeds; reading
 before that raises, as TF1's uninitialized iterator did (an initializer without placeholders
-in the TABLE_INITIALIZERS collection counts as run: TF1's Scaffold ran those). Running the initializer again
-later does not restart the iterator (TF1 restarted it).
+in the TABLE_INITIALIZERS collection counts as run: TF1's Scaffold ran those). Running the
+initializer again later does not restart the iterator (TF1 restarted it).
 """
 import contextlib
 import weakref
@@ -40,7 +40,8 @@ def needs_graph(error):
 
 
 class _FedInput:
-    """One initializable iterator's dataset over placeholders, with a feed per placeholder."""
+    """One initializable iterator's dataset, with a feed (a host variable) per placeholder it
+    reads and whether its initializer ran."""
 
     def __init__(self, dataset_fn, placeholders, element_spec):
         self._dataset_fn = dataset_fn  # placeholder values -> the dataset's variant
@@ -119,8 +120,9 @@ def _recording():
 
 def fed_dataset(call_input_fn, seed=None):
     """The dataset of an input_fn that returned an initializable iterator's `get_next()`
-    over placeholders (see the module docstring), its element arranged as input_fn returned
-    it.
+    (over placeholders or not; see the module docstring), its element arranged as input_fn
+    returned it. `call_input_fn` calls input_fn again; `seed` is the graph-level seed it ran
+    under in TF1 (`tf_random_seed`).
 
     Raises:
       ValueError: input_fn made no initializable iterator, or returned values other than
@@ -149,10 +151,10 @@ def fed_dataset(call_input_fn, seed=None):
         raise ValueError(
             "input_fn makes placeholders or an initializable iterator, which TF1 fed or "
             "initialized through a session run; they are served when input_fn returns the "
-            "`get_next()` tensors of an initializable iterator (`make_initializable_iterator()`) "
-            "whose initializer a hook runs (with a feed_dict of the placeholders). Return such "
-            "an iterator's tensors, or a Dataset of the data itself (e.g. "
-            "`tf.data.Dataset.from_tensor_slices(arrays)`).")
+            "`get_next()` tensors of an initializable iterator "
+            "(`make_initializable_iterator()`) whose initializer a hook runs (with a "
+            "feed_dict of the placeholders). Return such an iterator's tensors, or a Dataset "
+            "of the data itself (e.g. `tf.data.Dataset.from_tensor_slices(arrays)`).")
     variant = tf.data.experimental.to_variant(dataset)
     placeholders = _placeholders_of(variant)
     dataset_fn = wrapped.prune(feeds=placeholders, fetches=variant)
@@ -168,6 +170,7 @@ def fed_dataset(call_input_fn, seed=None):
 
 
 def _placeholders_of(tensor):
+    """The placeholders `tensor` depends on, by name."""
     found, seen, stack = [], set(), [tensor.op]
     while stack:
         op = stack.pop()
