@@ -413,10 +413,6 @@ CASES = [
         model_fn, config=config(d, s), params=[("learning_rate", 0.1)], train_batch_size=16),
         TypeError, r"params must be a dict \(or None\); got list: \[\('learning_rate', 0\.1\)\]",
         r"params=\{'learning_rate': 0\.1\}"),
-    Case("Estimator params not a dict", lambda d, s: tec.Estimator(model_fn, model_dir=d,
-                                                                   params="lr=0.1"),
-         TypeError, r"params must be a dict \(or None\); got str: 'lr=0\.1'",
-         r"hparams\.values\(\)"),
     # host_call
     Case("host_call keys not the fn's args", lambda d, s: train(d, s, host_call_dict_model_fn),
         TypeError, r"host_call, the keys of the tensors dict \['a', 'c'\] do not match the "

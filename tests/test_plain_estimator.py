@@ -1,4 +1,6 @@
 """Estimator: EstimatorSpec model_fns with Estimator's rules, on CPU, beside TPUEstimator."""
+import argparse
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -79,6 +81,28 @@ def test_params_as_given_and_training_until_the_input_ends(tmp_path):
     assert estimator.get_variable_value("global_step") == 4
     assert model.input_fn_params == [params]  # no batch_size, context or use_tpu
     assert model.model_fn_params and all(p == params for p in model.model_fn_params)
+
+
+def namespace_model_fn(features, labels, mode, params):
+    weight = v1.get_variable("w", [1, 1], initializer=v1.zeros_initializer())
+    loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], weight) - labels))
+    train_op = v1.train.GradientDescentOptimizer(params.learning_rate).minimize(
+        loss, v1.train.get_global_step())
+    return tec.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_params_may_be_any_object_as_the_originals_estimator_took(tmp_path):
+    # lukasturcani/dnn passes its argparse Namespace as params and reads params.learning_rate
+    params = argparse.Namespace(learning_rate=0.01)
+    estimator = tec.Estimator(namespace_model_fn, model_dir=str(tmp_path), params=params)
+    assert vars(estimator.params) == vars(params) and estimator.params is not params
+    x = np.arange(8, dtype=np.float32).reshape(8, 1)
+    estimator.train(lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, 2 * x)).batch(4),
+                    max_steps=2)
+    # batches 0..3 then 4..7 from w = 0: w = 0.01 * 14 = 0.14, then 0.14 + 0.01 * 117.18
+    # (the original's 1.3118000030517578)
+    assert estimator.get_variable_value("w")[0, 0] == np.float32(1.3118)
+    assert (tmp_path / "model.ckpt-2.meta").exists()  # the TRAIN graph, built with the params
 
 
 def test_one_step_per_loop_hooks_and_exact_checkpoint_steps(tmp_path):

@@ -456,3 +456,79 @@ def test_a_plain_estimators_evaluation_keeps_static_drop_remainder_batches(tmp_p
     assert {mode for mode, _ in shapes} == {"train", "eval"}
     assert all(shape == [8, 2] for _, shape in shapes), shapes
     assert results["loss"] == pytest.approx(15.5)
+
+
+FED_X = np.arange(24, dtype=np.float32).reshape(12, 2) / 10.0
+FED_Y = (FED_X @ np.array([[1.0], [-2.0]], np.float32) + 0.5).astype(np.float32)
+
+
+class _InitHook(v1.train.SessionRunHook):
+    """lukasturcani/dnn's: the iterator's initializer, run with the data fed (if any)."""
+
+    def after_create_session(self, session, coord):
+        session.run(self.init, self.feed_dict)
+
+
+def _fed_input(train, placeholder_shapes):
+    """input_fn and its hook; `placeholder_shapes` None: the arrays are constants (an
+    initializable iterator over TFRecords, as TropComplique's IteratorInitializerHook);
+    "table_initializers": constants, the initializer in the TABLE_INITIALIZERS collection."""
+    hook = _InitHook()
+
+    def input_fn():
+        if placeholder_shapes and placeholder_shapes != "table_initializers":
+            x, y = (v1.placeholder(tf.float32, shape) for shape in placeholder_shapes)
+            hook.feed_dict = {x: FED_X, y: FED_Y}
+        else:
+            x, y = tf.constant(FED_X), tf.constant(FED_Y)
+            hook.feed_dict = None
+        dataset = v1.data.Dataset.from_tensor_slices((x, y)).batch(4)
+        iterator = (dataset.repeat() if train else dataset).make_initializable_iterator()
+        hook.init = iterator.initializer
+        if placeholder_shapes == "table_initializers":  # TF1's Scaffold runs it
+            v1.add_to_collection(v1.GraphKeys.TABLE_INITIALIZERS, iterator.initializer)
+        features, labels = iterator.get_next()
+        return {"x": features}, labels
+    return input_fn, hook
+
+
+def _linear_model_fn(features, labels, mode):
+    w = v1.get_variable("w", [2, 1], initializer=v1.zeros_initializer())
+    b = v1.get_variable("b", [], initializer=v1.zeros_initializer())
+    predictions = tf.matmul(features["x"], w) + b
+    loss = v1.losses.mean_squared_error(labels, predictions)
+    train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, v1.train.get_global_step())
+    return tec.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={
+        "mae": v1.metrics.mean_absolute_error(labels, predictions)})
+
+
+@pytest.mark.slow  # trains and evaluates for several seconds
+@pytest.mark.parametrize("placeholder_shapes", [
+    (FED_X.shape, FED_Y.shape), ([None, 2], [None, 1]), None, "table_initializers"],
+    ids=["placeholders", "placeholders_of_unknown_rows", "no_placeholders",
+         "in_table_initializers"])
+def test_an_initializable_iterator_a_hook_initializes(placeholder_shapes, tmp_path):
+    """lukasturcani/dnn's cifar100/simple_cnn.py: input_fn builds placeholders of the whole
+    arrays, `from_tensor_slices` over them and `make_initializable_iterator()`, and hands its
+    initializer and a feed_dict of the arrays to a hook that runs them in
+    after_create_session. Expected: the original Estimator's weights after 5 steps and its
+    evaluation (TF 2.15), the same in the three forms."""
+    estimator = tec.Estimator(_linear_model_fn, model_dir=str(tmp_path))
+    train_input_fn, train_hook = _fed_input(True, placeholder_shapes)
+    estimator.train(train_input_fn, hooks=[train_hook], max_steps=5)
+    np.testing.assert_array_equal(estimator.get_variable_value("w").ravel(),
+                                  np.float32([-0.3416057825088501, -0.3513994514942169]))
+    assert estimator.get_variable_value("b") == np.float32(-0.09793708473443985)
+    eval_input_fn, eval_hook = _fed_input(False, placeholder_shapes)
+    results = estimator.evaluate(eval_input_fn, hooks=[eval_hook])  # the 3 batches, once
+    assert results["loss"] == np.float32(0.0540216863155365)
+    assert results["mae"] == np.float32(0.19552479684352875)
+
+    if placeholder_shapes == "table_initializers":
+        assert estimator.evaluate(_fed_input(False, placeholder_shapes)[0]) == results
+        return
+    unfed_input_fn, _ = _fed_input(False, placeholder_shapes)  # no hook runs the initializer
+    with pytest.raises(tf.errors.OpError,  # TF1's was a FailedPreconditionError too
+                       match=r"FailedPreconditionError: input_fn's initializable iterator was "
+                             r"read before its initializer ran"):
+        estimator.evaluate(unfed_input_fn)

@@ -48,7 +48,8 @@ class Estimator:
       model_dir: where checkpoints and summaries go (else `config.model_dir`, else a
         temporary directory).
       config: a `RunConfig`, or None for the default one.
-      params: passed to model_fn and input_fn as given (a deep copy per call).
+      params: passed to model_fn and input_fn as given (a deep copy per call): a dict, or any
+        object, as the original took (an argparse Namespace, an HParams).
       warm_start_from: a checkpoint or SavedModel path, or `WarmStartSettings`.
     """
 
@@ -57,9 +58,8 @@ class Estimator:
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
                  warm_start_from=None):
         model_bridge.validate_model_fn_signature(model_fn)
-        _check_params(params)
-        self._init_common(model_fn, model_dir, config,
-                          copy.deepcopy(params) if params is not None else {}, warm_start_from)
+        self._init_common(model_fn, model_dir, config, copy.deepcopy(params or {}),
+                          warm_start_from)
 
     def _init_common(self, model_fn, model_dir, config, params, warm_start_from,
                      use_tpu=False, batch_sizes=None, eval_on_tpu=False, export_to_tpu=False,

@@ -33,6 +33,7 @@ from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.engine import padding
 from tpu_estimator_compat.engine import parameter_servers
+from tpu_estimator_compat.tf1_behaviour import fed_iterators
 from tpu_estimator_compat.tf1_behaviour import iterators
 from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.api import embedding_spec
@@ -211,7 +212,16 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
 
     with logging.phase("calling input_fn for %s", mode), tf1_shapes.tf1_shapes(), \
             iterators.recording_iterators() as recorded:
-        result = call(params)
+        try:
+            result = call(params)
+        except RuntimeError as error:  # placeholders: an iterator a hook's run feeds
+            if not fed_iterators.needs_graph(error):
+                raise
+            result = fed_iterators.fed_dataset(
+                lambda: call(facts.call_params(
+                    batch_size=plan.input_fn_batch_size, context=context,
+                    use_tpu=runtime.tpu_semantics)),
+                seed=facts.config.tf_random_seed)
     try:
         iterated = recorded.dataset_of(result)  # `make_one_shot_iterator().get_next()`
     except iterators.ComputedFromIterator:  # ops on that element: run them on every batch

@@ -63,6 +63,7 @@ import tensorflow as tf
 from tpu_estimator_compat.state import checkpoints
 from tpu_estimator_compat.state import warm_start
 from tpu_estimator_compat import log as logging
+from tpu_estimator_compat.tf1_behaviour import fed_iterators
 from tpu_estimator_compat.tf1_behaviour import patches as legacy_patches
 from tpu_estimator_compat.tf1_behaviour import shapes as tf1_shapes
 from tpu_estimator_compat.tf1_behaviour import variables as tf1_variables
@@ -379,6 +380,8 @@ class HookRun:
 
     def session_run(self, fetches, feed_dict):
         """`SessionStandIn.run`: see the module docstring."""
+        if fed_iterators.run_initializers(fetches, feed_dict):  # input_fn's iterators
+            return [None] * len(fetches) if isinstance(fetches, (list, tuple)) else None
         feeds = self.step_hooks.feeds(feed_dict)
         resolved = self.step_hooks.resolve(fetches, tracing=False, feeds=feeds)
         leaves = fetch_structures.flatten_fetches(resolved)
