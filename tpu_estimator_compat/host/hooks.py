@@ -138,11 +138,14 @@ class HookRun:
         the step is traced) a hook reading the global step gets its value from there.
       on_variables_restored: called after a hook's Saver changed the variables (the
         engine's `mark_changed`).
+      read_input: returns the next step input of the call's input iterator (for a
+        session.run of ops that need it: a train op run by a hook).
     """
 
     def __init__(self, mode: str, hooks: Optional[Sequence[Any]],
                  checkpoint_path: Optional[str] = None,
-                 on_variables_restored: Optional[Callable[[], None]] = None):
+                 on_variables_restored: Optional[Callable[[], None]] = None,
+                 read_input: Optional[Callable[[], Any]] = None):
         self.mode = mode
         self.call_hooks = validate_hooks(hooks)
         self.coord = _v1.train.Coordinator()
@@ -165,6 +168,7 @@ class HookRun:
         # Hooks' init_from_checkpoint calls made before start().
         self._init_from_checkpoint_calls = []
         self.on_variables_restored = on_variables_restored or (lambda: None)
+        self._read_input = read_input
         # Set by start(): each loop is one step, as each Session.run of an Estimator
         # (CPU/GPU semantics), not one TPU loop.
         self.every_step = False
@@ -196,12 +200,14 @@ class HookRun:
         self._use(traced)
         if not self.hooks:
             return True
+        deferred = len(self._deferred)
         try:
             with self._in_step_graph():
                 self._begin(tracing=False)
         except hook_fetches.NotComputedError as e:
             logging.info("Tracing the model again for the hooks: %s", str(e).split(":")[0])
             self._begun, self._pending = False, None
+            del self._deferred[deferred:]  # the hooks are begun again in the new trace
             return False
         return True
 
@@ -384,27 +390,36 @@ class HookRun:
         leaves = fetch_structures.flatten_fetches(resolved)
         if feeds and any(fetch.kind == "output" for fetch in leaves):
             raise NotImplementedError(_FEED_MESSAGE)
-        on_host = list({id(f.value): f.value for f in leaves if f.kind == "host"}.values())
-        values = dict(zip(map(id, on_host), self._run_on_host(on_host, feeds))) \
+        ran = ("host", "input")
+        on_host = list({id(f.value): f.value for f in leaves if f.kind in ran}.values())
+        with_input = any(f.kind == "input" for f in leaves)
+        values = dict(zip(map(id, on_host), self._run_on_host(on_host, feeds, with_input))) \
             if on_host else {}
         return fetch_structures.map_fetches(
-            lambda f: values[id(f.value)] if f.kind == "host" else self._value(f), resolved)
+            lambda f: values[id(f.value)] if f.kind in ran else self._value(f), resolved)
 
-    def _run_on_host(self, fetches, feeds):
+    def _run_on_host(self, fetches, feeds, with_input=False):
+        """Runs `fetches` on the host, fed `feeds` and (`with_input`) the next step input."""
         subgraph = self.step_hooks.session_runs.prune(
-            self.step_hooks.graph, fetches, [tensor for tensor, _ in feeds])
+            self.step_hooks.graph, fetches, [tensor for tensor, _ in feeds], with_input)
         feed_values = [value for _, value in feeds]
+        if with_input:
+            with tf.init_scope():  # eagerly, also while the step is traced
+                feed_values += tf.nest.flatten(self._read_input(), expand_composites=True)
         if self._started:
             return self._run_now(subgraph, feed_values)
-        # Before the checkpoint's restore: reads get the values the variables will hold;
-        # writes are undone and done again after the restore.
-        before = subgraph.written_values()
-        values = subgraph.run(feed_values, variable_values=self._restored_value)
-        if subgraph.writes:
-            written = {id(v): value.numpy()
-                       for v, value in zip(subgraph.written, subgraph.written_values())}
-            subgraph.set_written(before)
-            self._deferred.append(("run", subgraph, feed_values, written))
+        if not subgraph.writes:  # reads get the values the variables will hold
+            return subgraph.run(feed_values, variable_values=self._restored_value)
+        # Before the checkpoint's restore: runs on the values the variables will hold, then
+        # undoes its writes; they are done again after the restore.
+        used = subgraph.variables
+        before = subgraph.values_of(used)
+        subgraph.set_values(used, [self._restored_value(v) for v in used])
+        values = subgraph.run(feed_values)
+        written = {id(v): value.numpy()
+                   for v, value in zip(subgraph.written, subgraph.values_of(subgraph.written))}
+        subgraph.set_values(used, before)
+        self._deferred.append(("run", subgraph, feed_values, written))
         return values
 
     def _run_now(self, subgraph, feed_values):
