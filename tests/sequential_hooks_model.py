@@ -13,7 +13,8 @@ run the same model_fn and hooks. `tf1` is the v1 namespace they run on.
                   collection, and records the losses it returns
 
 Every batch differs (the input repeats after 4), so a run that takes the wrong batch, or
-none, changes the weights.
+none, changes the weights. `finite_input_fn` ends after 4 batches: in the second step's
+first hook run, when 'sequential' trains.
 """
 import numpy as np
 import tensorflow as tf
@@ -27,9 +28,14 @@ SECOND_TRAIN_OP = "second_train_op"
 
 
 def input_fn(params=None):
+    return finite_input_fn(params).repeat()
+
+
+def finite_input_fn(params=None):
+    """The 8 examples once: 4 batches."""
     batch_size = (params or {}).get("batch_size", 2)
     dataset = tf.data.Dataset.from_tensor_slices(({"noise": NOISE}, REAL))
-    return dataset.repeat().batch(batch_size, drop_remainder=True)
+    return dataset.batch(batch_size, drop_remainder=True)
 
 
 def make_hook_classes(tf1):

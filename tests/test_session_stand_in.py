@@ -20,6 +20,7 @@ import tensorflow as tf
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1  # the TF1 namespace (`import tensorflow as tf`)
 from helpers import make_estimator
+from sequential_hooks_model import finite_input_fn as finite_gan_input_fn
 from sequential_hooks_model import input_fn as gan_input_fn
 from sequential_hooks_model import make_hook_classes
 from sequential_hooks_model import make_model_fn
@@ -392,6 +393,19 @@ ORIGINAL_SEQUENTIAL_HOOKS = {
     },
 }
 
+# The same original's 'sequential' training on the finite input (4 batches), to max_steps=10:
+# the first hook's run of the second step met the end of the input.
+ORIGINAL_FINITE_INPUT = {
+    "global_step": 1,
+    "Generator/gen/kernel": [[0.10007031261920929, 0.19967235624790192, -0.2996710240840912],
+                             [0.4014763832092285, -0.5046771764755249, 0.6018316745758057]],
+    "Discriminator/out/kernel": [[-0.10294705629348755], [0.22000500559806824],
+                                 [0.0434357188642025], [-0.3381241261959076]],
+    "beta1_power": 0.7289999127388,
+}
+ORIGINAL_FINITE_INPUT_RETURNED = [[-0.04099211096763611], [0.4766295552253723],
+                                  [-0.1510269045829773]]
+
 
 def _sequential_hooks_estimator(model_dir, kind, returned, **kwargs):
     model = make_model_fn(v1, kind, returned)
@@ -419,6 +433,19 @@ def test_hooks_running_train_ops_train_as_the_original(tmp_path, kind):
             np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=1e-6,
                                        atol=1e-6, err_msg=f"{name} {names}")
     np.testing.assert_allclose(returned, expected["returned"], rtol=1e-6, atol=1e-6)
+
+
+def test_a_hooks_train_op_meeting_the_end_of_the_input_ends_training(tmp_path):
+    """TF1's MonitoredSession ended training normally at the OutOfRangeError a hook's
+    session.run raised: the last checkpoint is the step before."""
+    returned = []
+    estimator = _sequential_hooks_estimator(tmp_path, "sequential", returned)
+    estimator.train(finite_gan_input_fn, max_steps=10)
+    for name, value in ORIGINAL_FINITE_INPUT.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=1e-6,
+                                   atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(returned, ORIGINAL_FINITE_INPUT_RETURNED, rtol=1e-6,
+                               atol=1e-6)
 
 
 @pytest.mark.parametrize("use_tpu", [True, False], ids=["tpu", "two_replicas"])

@@ -51,7 +51,6 @@ class HostSubgraph:
     ops: list  # in copy order
     reads: dict  # ReadVariableOp output ref -> (tensor, model variable)
     written: list  # model variables the ops update
-    reads_input: bool = False  # the step's input placeholders end `fed`
     function: object = None  # step_graph.ops_function of the ops, made on the first run
 
     @property
@@ -146,8 +145,7 @@ class SessionRuns:
                 written += [v for v in variables if all(v is not w for w in written)]
         if len(self._pruned) >= _MAX_PRUNED:  # fetches made afresh each time (identities)
             self._pruned.clear()
-        self._pruned[key] = HostSubgraph(self, graph, list(fetches), fed, ops, reads, written,
-                                         reads_input=with_input)
+        self._pruned[key] = HostSubgraph(self, graph, list(fetches), fed, ops, reads, written)
         return self._pruned[key]
 
     def kind(self, graph, fetch, fed=()):

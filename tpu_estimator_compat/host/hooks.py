@@ -41,7 +41,10 @@ output: the global step and the model's variables are read on the host when aske
 loop: the ops hooks, Scaffolds or program code built on the model's graph (assigns, reads,
 placeholders, fed or with defaults) run on the host (`engine.session_runs`), their writes
 reaching every replica's copy of the model's variables; fetches that need the step's input
-are the step outputs hooks requested, as in before_run, and cannot be fed. Savers made in
+are the step outputs hooks requested, as in before_run, and cannot be fed, except in
+training, where ops that need it and are no such output, or that write (a train op run by
+a hook, as TF-GAN's RunTrainOpsHook), run so on an input batch of their own, as TF1's
+Session.run advanced the input iterator (one replica, CPU/GPU semantics only). Savers made in
 hooks' code (`tf.compat.v1.train.Saver`, tf-slim's `assign_from_checkpoint_fn`) restore
 and save through it (`legacy_patches.RecordedSaver`).
 
@@ -169,6 +172,7 @@ class HookRun:
         self._init_from_checkpoint_calls = []
         self.on_variables_restored = on_variables_restored or (lambda: None)
         self._read_input = read_input
+        self._input_ended = False  # a session.run met the end of the input
         # Set by start(): each loop is one step, as each Session.run of an Estimator
         # (CPU/GPU semantics), not one TPU loop.
         self.every_step = False
@@ -311,7 +315,14 @@ class HookRun:
             self._requests, self._pending = self._pending, None
         else:
             with self._in_step_graph():
-                self._requests = self._before_run(tracing=False)
+                try:
+                    self._requests = self._before_run(tracing=False)
+                except tf.errors.OutOfRangeError:
+                    if not self._input_ended:
+                        raise
+                    # TF1's MonitoredSession ended training normally there: no loop runs
+                    # (`input_ended`), and the hooks get no after_run().
+                    self._requests = []
         fetched = [fetch for _, _, fetches in self._requests
                    for fetch in fetch_structures.flatten_fetches(fetches)]
         self._loop_start_step = (self.global_step()
@@ -352,6 +363,11 @@ class HookRun:
         """The loop saw only the end of the input: as TF1's run that hit OutOfRange, the
         hooks get no after_run()."""
         self._requests = None
+
+    @property
+    def input_ended(self):
+        """Whether a hook's session.run met the end of the input (training then ends)."""
+        return self._input_ended
 
     @property
     def stop_requested(self):
@@ -404,8 +420,7 @@ class HookRun:
             self.step_hooks.graph, fetches, [tensor for tensor, _ in feeds], with_input)
         feed_values = [value for _, value in feeds]
         if with_input:
-            with tf.init_scope():  # eagerly, also while the step is traced
-                feed_values += tf.nest.flatten(self._read_input(), expand_composites=True)
+            feed_values += tf.nest.flatten(self._next_input(), expand_composites=True)
         if self._started:
             return self._run_now(subgraph, feed_values)
         if not subgraph.writes:  # reads get the values the variables will hold
@@ -421,6 +436,18 @@ class HookRun:
         subgraph.set_values(used, before)
         self._deferred.append(("run", subgraph, feed_values, written))
         return values
+
+    def _next_input(self):
+        """The call's next step input; at its end TF1's OutOfRangeError (training then ends
+        as at the end of the input: see `before_loop`)."""
+        with tf.init_scope():  # eagerly, also while the step is traced
+            try:
+                return self._read_input()
+            except (StopIteration, tf.errors.OutOfRangeError):
+                self._input_ended = True
+                raise tf.errors.OutOfRangeError(
+                    None, None, "End of sequence: the input ended in a hook's "
+                    "session.run()") from None
 
     def _run_now(self, subgraph, feed_values):
         values = subgraph.run(feed_values)
