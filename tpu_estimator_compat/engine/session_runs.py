@@ -156,6 +156,8 @@ class SessionRuns:
         None (it needs all replicas: only the device loop runs it)."""
         key = (graph, _refs([fetch]), _refs(fed))
         if key not in self._kinds:
+            if len(self._kinds) >= _MAX_PRUNED:  # fetches made afresh each time
+                self._kinds.clear()
             ops = step_graph.ops_in_copy_order([fetch], {t.ref() for t in fed})
             if _reads_step_input(graph, ops):
                 self._kinds[key] = ("input_writes" if any(map(_has_effect, ops))
