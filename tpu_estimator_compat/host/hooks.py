@@ -45,8 +45,9 @@ are the step outputs hooks requested, as in before_run, and cannot be fed, excep
 training, where ops that need it and are no such output, or that write (a train op run by
 a hook, as TF-GAN's RunTrainOpsHook), run so on an input batch of their own, as TF1's
 Session.run advanced the input iterator (one replica, CPU/GPU semantics only); the end of
-the input met there ends training, as TF1's MonitoredSession did. Savers made in hooks' code (`tf.compat.v1.train.Saver`, tf-slim's `assign_from_checkpoint_fn`) restore
-and save through it (`legacy_patches.RecordedSaver`).
+the input met there ends training, as TF1's MonitoredSession did. Savers made in hooks'
+code (`tf.compat.v1.train.Saver`, tf-slim's `assign_from_checkpoint_fn`) restore and save
+through it (`legacy_patches.RecordedSaver`).
 
 The first after_create_session() (and before_run()) of a traced step runs while the model
 is traced, before the estimator restores the checkpoint; TF1 ran it after. There, session
