@@ -20,6 +20,7 @@ import tensorflow as tf
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1  # the TF1 namespace (`import tensorflow as tf`)
 from helpers import make_estimator
+from sequential_hooks_model import GEN_KERNEL
 from sequential_hooks_model import finite_input_fn as finite_gan_input_fn
 from sequential_hooks_model import input_fn as gan_input_fn
 from sequential_hooks_model import make_hook_classes
@@ -433,6 +434,11 @@ def test_hooks_running_train_ops_train_as_the_original(tmp_path, kind):
             np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=1e-6,
                                        atol=1e-6, err_msg=f"{name} {names}")
     np.testing.assert_allclose(returned, expected["returned"], rtol=1e-6, atol=1e-6)
+    # The first checkpoint holds the weights before the first step's hook runs, as TF1's
+    # CheckpointSaverHook saved it in after_create_session.
+    first = tf.train.load_checkpoint(str(tmp_path / "model.ckpt-0"))
+    np.testing.assert_array_equal(first.get_tensor("Generator/gen/kernel"),
+                                  np.float32(GEN_KERNEL))
 
 
 def test_a_hooks_train_op_meeting_the_end_of_the_input_ends_training(tmp_path):

@@ -52,8 +52,10 @@ through it (`legacy_patches.RecordedSaver`).
 The first after_create_session() (and before_run()) of a traced step runs while the model
 is traced, before the estimator restores the checkpoint; TF1 ran it after. There, session
 runs read the values the variables will hold (the checkpoint's), and what they change
-(writes, restores, saves) is undone and done again, in order, right after the restore
-(`start()`), so the model sees what TF1's order gave it.
+(writes, restores, saves) is undone and done again, in order: after_create_session()'s right
+after the restore (`start()`), the first before_run()'s right before the first loop (after
+the initial checkpoint, which TF1 saved before it), so the model and its checkpoints see
+what TF1's order gave them.
 
 In TRAIN, `CheckpointSaverHook`s are not called: the training loop saves on their schedule
 instead (see checkpoint_saves.py).
@@ -169,6 +171,8 @@ class HookRun:
         # ("restore", map, path), ("save", map, path, listed, dropped), ("run", subgraph, feeds,
         # {id(variable): value written}).
         self._deferred = []
+        self._first_run_from = None  # where the first before_run()'s items start in _deferred
+        self._first_loop_redo = []  # those items, done again before the first loop
         # Hooks' init_from_checkpoint calls made before start().
         self._init_from_checkpoint_calls = []
         self.on_variables_restored = on_variables_restored or (lambda: None)
@@ -227,13 +231,14 @@ class HookRun:
                 hook.begin()
         for hook in self.hooks:
             hook.after_create_session(self.session, self.coord)
+        self._first_run_from = len(self._deferred)
         self._pending = self._before_run(tracing=tracing)
         self._begun = True
 
     def start(self, traced, scaffold=None, every_step: bool = False) -> None:
         """Once the variables hold their checkpoint values: the Scaffold's initialization if
-        no checkpoint was restored (`_initialize`), what hooks changed before (see the
-        module docstring), then begin() and after_create_session() for a call whose hooks
+        no checkpoint was restored (`_initialize`), what hooks' after_create_session()
+        changed before (see the module docstring), then begin() and after_create_session() for a call whose hooks
         were not placed while compiling (the trace and its hooks were cached).
 
         Args:
@@ -248,14 +253,9 @@ class HookRun:
             self._init_from_checkpoint(*call)
         if scaffold is not None and self._checkpoint_path is None:
             self._initialize(scaffold)
-        for kind, *args in self._deferred:
-            if kind == "restore":
-                self._restore_now(*args)
-            elif kind == "save":
-                self._save_now(*args)
-            else:  # "run": done again (it wrote `args[2]` before)
-                self._run_now(*args[:2])
-        self._deferred = []
+        cut = len(self._deferred) if self._first_run_from is None else self._first_run_from
+        self._redo(self._deferred[:cut])
+        self._first_loop_redo, self._deferred = self._deferred[cut:], []
         if self._begun or not self.hooks:
             return
         with self._in_step_graph(), hook_fetches.variables_as_graph_elements():
@@ -265,6 +265,16 @@ class HookRun:
             for hook in self.hooks:
                 hook.after_create_session(self.session, self.coord)
         self._begun = True
+
+    def _redo(self, deferred):
+        """Does again what hooks did before `start()` (`_deferred` items), in order."""
+        for kind, *args in deferred:
+            if kind == "restore":
+                self._restore_now(*args)
+            elif kind == "save":
+                self._save_now(*args)
+            else:  # "run": done again (it wrote `args[2]` before)
+                self._run_now(*args[:2])
 
     def _init_from_checkpoint(self, ckpt_dir_or_file, assignment_map):
         """`tf.compat.v1.train.init_from_checkpoint` in a hook: it changed the variables'
@@ -313,6 +323,10 @@ class HookRun:
         """before_run() of every hook, for the loop about to run (with `every_step`, notes
         the global step the step starts with: see `_loop_value`)."""
         if self._pending is not None:
+            # What the first before_run() did, done now: after the initial checkpoint, which
+            # TF1's CheckpointSaverHook wrote in after_create_session().
+            self._redo(self._first_loop_redo)
+            self._first_loop_redo = []
             self._requests, self._pending = self._pending, None
         else:
             with self._in_step_graph():
