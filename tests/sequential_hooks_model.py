@@ -14,7 +14,8 @@ run the same model_fn and hooks. `tf1` is the v1 namespace they run on.
 
 Every batch differs (the input repeats after 4), so a run that takes the wrong batch, or
 none, changes the weights. `finite_input_fn` ends after 4 batches: in the second step's
-first hook run, when 'sequential' trains.
+first hook run, when 'sequential' trains; `short_input_fn` after 2: in the first step's
+second discriminator run.
 """
 import numpy as np
 import tensorflow as tf
@@ -36,6 +37,11 @@ def finite_input_fn(params=None):
     batch_size = (params or {}).get("batch_size", 2)
     dataset = tf.data.Dataset.from_tensor_slices(({"noise": NOISE}, REAL))
     return dataset.batch(batch_size, drop_remainder=True)
+
+
+def short_input_fn():
+    """The first 4 examples once: 2 batches."""
+    return finite_input_fn().take(2)
 
 
 def make_hook_classes(tf1):

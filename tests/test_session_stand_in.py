@@ -21,10 +21,12 @@ import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1  # the TF1 namespace (`import tensorflow as tf`)
 from helpers import make_estimator
 from sequential_hooks_model import GEN_KERNEL
+from sequential_hooks_model import OUT_KERNEL
 from sequential_hooks_model import finite_input_fn as finite_gan_input_fn
 from sequential_hooks_model import input_fn as gan_input_fn
 from sequential_hooks_model import make_hook_classes
 from sequential_hooks_model import make_model_fn
+from sequential_hooks_model import short_input_fn as short_gan_input_fn
 
 FEATURES = (np.arange(64, dtype=np.float32).reshape(32, 2) % 9 - 4) / 4.0
 TARGETS = FEATURES @ np.array([[1.0], [-2.0]], np.float32) + 0.3
@@ -406,6 +408,16 @@ ORIGINAL_FINITE_INPUT = {
 }
 ORIGINAL_FINITE_INPUT_RETURNED = [[-0.04099211096763611], [0.4766295552253723],
                                   [-0.1510269045829773]]
+# ... and on the short input (2 batches): the first step's second discriminator run met its
+# end. TF1's CheckpointSaverHook had saved model.ckpt-0 before the hooks ran, and saved no
+# other: the checkpoint holds the initial weights.
+ORIGINAL_SHORT_INPUT = {
+    "global_step": 0,
+    "Generator/gen/kernel": GEN_KERNEL,
+    "Discriminator/out/kernel": OUT_KERNEL,
+    "beta1_power": 0.8999999761581421,
+}
+ORIGINAL_SHORT_INPUT_RETURNED = [[-0.04099211096763611], [0.4766295552253723]]
 
 
 def _sequential_hooks_estimator(model_dir, kind, returned, **kwargs):
@@ -441,17 +453,22 @@ def test_hooks_running_train_ops_train_as_the_original(tmp_path, kind):
                                   np.float32(GEN_KERNEL))
 
 
-def test_a_hooks_train_op_meeting_the_end_of_the_input_ends_training(tmp_path):
+@pytest.mark.parametrize("input_fn, expected, expected_returned", [
+    (finite_gan_input_fn, ORIGINAL_FINITE_INPUT, ORIGINAL_FINITE_INPUT_RETURNED),
+    (short_gan_input_fn, ORIGINAL_SHORT_INPUT, ORIGINAL_SHORT_INPUT_RETURNED),
+], ids=["in_the_second_step", "in_the_first_step"])
+def test_a_hooks_train_op_meeting_the_end_of_the_input_ends_training(
+        tmp_path, input_fn, expected, expected_returned):
     """TF1's MonitoredSession ended training normally at the OutOfRangeError a hook's
-    session.run raised: the last checkpoint is the step before."""
+    session.run raised: the last checkpoint is the step before (also when the first
+    step's hooks, run while the step is traced, meet it)."""
     returned = []
     estimator = _sequential_hooks_estimator(tmp_path, "sequential", returned)
-    estimator.train(finite_gan_input_fn, max_steps=10)
-    for name, value in ORIGINAL_FINITE_INPUT.items():
+    estimator.train(input_fn, max_steps=10)
+    for name, value in expected.items():
         np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=1e-6,
                                    atol=1e-6, err_msg=name)
-    np.testing.assert_allclose(returned, ORIGINAL_FINITE_INPUT_RETURNED, rtol=1e-6,
-                               atol=1e-6)
+    np.testing.assert_allclose(returned, expected_returned, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("use_tpu", [True, False], ids=["tpu", "two_replicas"])

@@ -4,7 +4,7 @@ tests/test_session_stand_in.py: run on the original (/work/orig/bin/python), pri
 Each kind of tests/sequential_hooks_model.py trains on tf.compat.v1.estimator.Estimator
 (graph mode) to max_steps=2, then a new Estimator in the same model_dir resumes to
 max_steps=4: the variables after each call and what the hooks' session.run calls returned;
-then 'sequential' on the finite input, to max_steps=10.
+then 'sequential' on the finite and the short input, to max_steps=10.
 
 With resource variables, as the package's: TF1's default ref variables give the same weights,
 but the losses a train op returns race with its in-place updates (the read feeding the loss
@@ -42,11 +42,12 @@ def main():
             estimator.train(model.input_fn, hooks=hooks, max_steps=max_steps)
             calls.append(variables(estimator))
         results[kind] = {"variables": calls, "returned": returned}
-    returned = []
-    estimator = tf1.estimator.Estimator(model.make_model_fn(tf1, "sequential", returned),
-                                        model_dir=tempfile.mkdtemp())
-    estimator.train(model.finite_input_fn, max_steps=10)
-    results["finite"] = {"variables": [variables(estimator)], "returned": returned}
+    for kind, input_fn in (("finite", model.finite_input_fn), ("short", model.short_input_fn)):
+        returned = []
+        estimator = tf1.estimator.Estimator(model.make_model_fn(tf1, "sequential", returned),
+                                            model_dir=tempfile.mkdtemp())
+        estimator.train(input_fn, max_steps=10)
+        results[kind] = {"variables": [variables(estimator)], "returned": returned}
     print(json.dumps(results))
 
 

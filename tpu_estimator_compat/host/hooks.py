@@ -232,7 +232,12 @@ class HookRun:
         for hook in self.hooks:
             hook.after_create_session(self.session, self.coord)
         self._first_run_from = len(self._deferred)
-        self._pending = self._before_run(tracing=tracing)
+        try:
+            self._pending = self._before_run(tracing=tracing)
+        except tf.errors.OutOfRangeError:
+            if not self._input_ended:
+                raise
+            self._pending = []  # training ends before its first loop (see `before_loop`)
         self._begun = True
 
     def start(self, traced, scaffold=None, every_step: bool = False) -> None:
