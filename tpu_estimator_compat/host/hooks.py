@@ -167,7 +167,8 @@ class HookRun:
         self._requests = None  # [(hook, args, resolved fetches)] of the current loop
         self._pending = None  # the first loop's requests, made before the loop
         self._loop_start_step = None  # the global step before the current loop, if fetched
-        # What hooks changed before start(), done again after the checkpoint's restore:
+        # What hooks changed before start(), done again after the checkpoint's restore (the
+        # first before_run()'s: before the first loop):
         # ("restore", map, path), ("save", map, path, listed, dropped), ("run", subgraph, feeds,
         # {id(variable): value written}).
         self._deferred = []
@@ -243,8 +244,9 @@ class HookRun:
     def start(self, traced, scaffold=None, every_step: bool = False) -> None:
         """Once the variables hold their checkpoint values: the Scaffold's initialization if
         no checkpoint was restored (`_initialize`), what hooks' after_create_session()
-        changed before (see the module docstring), then begin() and after_create_session() for a call whose hooks
-        were not placed while compiling (the trace and its hooks were cached).
+        changed before (see the module docstring), then begin() and after_create_session()
+        for a call whose hooks were not placed while compiling (the trace and its hooks were
+        cached).
 
         Args:
           traced: the compiled step's StepHooks.
@@ -446,7 +448,7 @@ class HookRun:
         if not subgraph.writes:  # reads get the values the variables will hold
             return subgraph.run(feed_values, variable_values=self._restored_value)
         # Before the checkpoint's restore: runs on the values the variables will hold, then
-        # undoes its writes; they are done again after the restore.
+        # undoes its writes; they are done again later (`start`, `before_loop`).
         used = subgraph.variables
         before = subgraph.values_of(used)
         subgraph.set_values(used, [self._restored_value(v) for v in used])
