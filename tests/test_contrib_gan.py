@@ -26,6 +26,22 @@ ORIGINAL_WEIGHTS = {
     "global_step": 3,
 }
 
+# TF-GAN 2.1's GANEstimator (the default get_sequential_train_hooks: RunTrainOpsHook runs the
+# generator's and the discriminator's train ops, each on its own batch, the train_op only
+# increments the global step), 3 steps on batches of 4, on the original (as above, with
+# resource variables: tests/data/make_gan_estimator_reference.py): its checkpoint.
+ORIGINAL_GAN_ESTIMATOR_WEIGHTS = {
+    "Discriminator/hidden/bias": [0.10000000149011612] * 4,
+    "Discriminator/hidden/kernel": [[0.2821712791919708] * 4, [0.2951095998287201] * 4,
+                                    [0.30441412329673767] * 4],
+    "Discriminator/out/bias": [0.0],
+    "Discriminator/out/kernel": [[-0.17181070148944855]] * 4,
+    "Generator/gen/bias": [-0.05062650144100189, -0.05143521726131439, -0.051961082965135574],
+    "Generator/gen/kernel": [[0.10182391107082367, 0.2016087770462036, -0.29848235845565796],
+                             [0.39507371187210083, -0.5052492022514343, 0.5945895314216614]],
+    "global_step": 3,
+}
+
 
 def _input_fn(params):
     return tf.data.Dataset.from_tensor_slices((NOISE, REAL)).repeat().batch(
@@ -73,6 +89,22 @@ def test_tpu_gan_estimator_trains_to_the_originals_weights(tfgan, tmp_path):
     estimator.train(_input_fn, max_steps=3)
     assert sorted(estimator.get_variable_names()) == sorted(ORIGINAL_WEIGHTS)
     for name, expected in ORIGINAL_WEIGHTS.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), expected, rtol=1e-6,
+                                   err_msg=name)
+
+
+def test_gan_estimator_trains_to_the_originals_weights(tfgan, tmp_path):
+    """Its hooks session.run the generator's and the discriminator's train ops."""
+    estimator = tfgan.estimator.GANEstimator(
+        model_dir=str(tmp_path), generator_fn=_generator_fn,
+        discriminator_fn=_discriminator_fn,
+        generator_loss_fn=tfgan.losses.wasserstein_generator_loss,
+        discriminator_loss_fn=tfgan.losses.wasserstein_discriminator_loss,
+        generator_optimizer=v1.train.GradientDescentOptimizer(0.1),
+        discriminator_optimizer=v1.train.GradientDescentOptimizer(0.05))
+    estimator.train(lambda: _input_fn({"batch_size": 4}), max_steps=3)
+    assert sorted(estimator.get_variable_names()) == sorted(ORIGINAL_GAN_ESTIMATOR_WEIGHTS)
+    for name, expected in ORIGINAL_GAN_ESTIMATOR_WEIGHTS.items():
         np.testing.assert_allclose(estimator.get_variable_value(name), expected, rtol=1e-6,
                                    err_msg=name)
 

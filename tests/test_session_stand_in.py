@@ -19,6 +19,14 @@ import tensorflow as tf
 
 import tpu_estimator_compat as tec
 import tpu_estimator_compat.v1 as v1  # the TF1 namespace (`import tensorflow as tf`)
+from helpers import make_estimator
+from sequential_hooks_model import GEN_KERNEL
+from sequential_hooks_model import OUT_KERNEL
+from sequential_hooks_model import finite_input_fn as finite_gan_input_fn
+from sequential_hooks_model import input_fn as gan_input_fn
+from sequential_hooks_model import make_hook_classes
+from sequential_hooks_model import make_model_fn
+from sequential_hooks_model import short_input_fn as short_gan_input_fn
 
 FEATURES = (np.arange(64, dtype=np.float32).reshape(32, 2) % 9 - 4) / 4.0
 TARGETS = FEATURES @ np.array([[1.0], [-2.0]], np.float32) + 0.3
@@ -309,3 +317,174 @@ def test_a_hooks_saver_keeps_its_last_max_to_keep_checkpoints(tmp_path):
         "checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index",
         "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
     assert tf.train.load_variable(f"{prefix}-3", "global_step") == 3
+
+
+# The original (TF 2.15 + tensorflow-estimator 2.15, graph mode, resource variables:
+# tests/data/make_sequential_hooks_reference.py) on tests/sequential_hooks_model.py: the
+# variables after train(max_steps=2) and after a new Estimator resumed to max_steps=4, and
+# what the hooks' session.run calls returned (a train op's loss), in order.
+ORIGINAL_SEQUENTIAL_HOOKS = {
+    "sequential": {
+        "after_2": {
+            "Generator/gen/kernel": [
+                [0.1001577153801918, 0.19953198730945587, -0.29958733916282654],
+                [0.4029245376586914, -0.5075177550315857, 0.6024929881095886]],
+            "Discriminator/out/kernel": [[-0.018075868487358093],
+                                     [0.16147316992282867],
+                                     [0.017448026686906815],
+                                         [-0.3015731871128082]],
+            "global_step": 2,
+        },
+        "after_4": {
+            "Generator/gen/kernel": [
+                [0.10035544633865356, 0.19898773729801178, -0.2993597686290741],
+                [0.4038665294647217, -0.5107023119926453, 0.6030445694923401]],
+            "Generator/gen/bias": [-0.023554613813757896, 0.06522634625434875,
+                                   -0.01890738680958748],
+            "Discriminator/hidden/bias": [-0.04956766217947006, -0.32076191902160645,
+                                          -0.2645445466041565, -0.1590115875005722],
+            "Discriminator/out/kernel": [[0.11163634806871414],
+                                     [0.0818568766117096],
+                                         [-0.012636194005608559],
+                                         [-0.24514281749725342]],
+            "Discriminator/out/bias/Adam_1": [0.0],
+            "beta1_power": 0.3874204158782959,
+            "global_step": 4,
+        },
+        "returned": [[-0.04099211096763611],
+                 [0.4766295552253723],
+                     [-0.1510269045829773],
+                     [-0.004727862775325775],
+                 [0.23731350898742676],
+                     [-0.09987644851207733],
+                     [-0.0017973314970731735],
+                 [0.16129226982593536],
+                     [-0.08462229371070862],
+                     [-0.010357732884585857],
+                 [0.12599243223667145],
+                     [-0.0822383314371109]],
+    },
+    "custom": {
+        "after_2": {
+            "Generator/gen/kernel": [
+                [0.10096115618944168, 0.18800771236419678, -0.29713159799575806],
+                [0.409248411655426, -0.5143433213233948, 0.6007606387138367]],
+            "Discriminator/out/kernel": [[-0.10728465020656586],
+                                     [0.39958667755126953],
+                                     [0.07755789160728455],
+                                         [-0.3788660168647766]],
+            "global_step": 2,
+        },
+        "after_4": {
+            "Generator/gen/kernel": [
+                [0.0992254912853241, 0.1728600561618805, -0.2926456928253174],
+                [0.4137459993362427, -0.534784734249115, 0.6032392978668213]],
+            "Generator/gen/bias": [-0.02875613421201706, 0.12015782296657562,
+                                   -0.01912761479616165],
+            "Discriminator/hidden/bias": [0.18248268961906433, -0.15227964520454407,
+                                          -0.17945024371147156, 0.08806837350130081],
+            "Discriminator/out/kernel": [[-0.042644742876291275],
+                                     [0.4887380599975586],
+                                     [0.1202441155910492],
+                                         [-0.42365801334381104]],
+            "Discriminator/out/bias/Adam_1": [0.0],
+            "beta1_power": 0.59048992395401,
+            "global_step": 4,
+        },
+        "returned": [0.04441523551940918, -0.15917009115219116, 0.036294110119342804,
+                     -0.34203487634658813],
+    },
+}
+
+# The same original's 'sequential' training on the finite input (4 batches), to max_steps=10:
+# the first hook's run of the second step met the end of the input.
+ORIGINAL_FINITE_INPUT = {
+    "global_step": 1,
+    "Generator/gen/kernel": [[0.10007031261920929, 0.19967235624790192, -0.2996710240840912],
+                             [0.4014763832092285, -0.5046771764755249, 0.6018316745758057]],
+    "Discriminator/out/kernel": [[-0.10294705629348755], [0.22000500559806824],
+                                 [0.0434357188642025], [-0.3381241261959076]],
+    "beta1_power": 0.7289999127388,
+}
+ORIGINAL_FINITE_INPUT_RETURNED = [[-0.04099211096763611], [0.4766295552253723],
+                                  [-0.1510269045829773]]
+# ... and on the short input (2 batches): the first step's second discriminator run met its
+# end. TF1's CheckpointSaverHook had saved model.ckpt-0 before the hooks ran, and saved no
+# other: the checkpoint holds the initial weights.
+ORIGINAL_SHORT_INPUT = {
+    "global_step": 0,
+    "Generator/gen/kernel": GEN_KERNEL,
+    "Discriminator/out/kernel": OUT_KERNEL,
+    "beta1_power": 0.8999999761581421,
+}
+ORIGINAL_SHORT_INPUT_RETURNED = [[-0.04099211096763611], [0.4766295552253723]]
+
+
+def _sequential_hooks_estimator(model_dir, kind, returned, **kwargs):
+    model = make_model_fn(v1, kind, returned)
+    if not kwargs:
+        return v1.estimator.Estimator(model, model_dir=str(model_dir))
+    return make_estimator(model_dir, model=lambda features, labels, mode, params: model(
+        features, labels, mode), batch_size=2, **kwargs)
+
+
+@pytest.mark.slow  # trains twice per kind
+@pytest.mark.parametrize("kind", ["sequential", "custom"])
+def test_hooks_running_train_ops_train_as_the_original(tmp_path, kind):
+    """TF-GAN's GANEstimator layout (RunTrainOpsHook running the generator's train op once
+    and the discriminator's twice, the train_op only incrementing the global step), and a
+    call hook running a second train op in before_run: each session.run takes an input
+    batch of its own and updates the variables, as TF1's Session.run; resuming from the
+    checkpoint (the hooks' first runs happen before the restore) gives the same."""
+    expected = ORIGINAL_SEQUENTIAL_HOOKS[kind]
+    returned = []
+    for max_steps, names in ((2, "after_2"), (4, "after_4")):
+        hooks = [make_hook_classes(v1)[1](returned)] if kind == "custom" else []
+        estimator = _sequential_hooks_estimator(tmp_path, kind, returned)
+        estimator.train(gan_input_fn, hooks=hooks, max_steps=max_steps)
+        for name, value in expected[names].items():
+            np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=1e-6,
+                                       atol=1e-6, err_msg=f"{name} {names}")
+    np.testing.assert_allclose(returned, expected["returned"], rtol=1e-6, atol=1e-6)
+    # The first checkpoint holds the weights before the first step's hook runs, as TF1's
+    # CheckpointSaverHook saved it in after_create_session.
+    first = tf.train.load_checkpoint(str(tmp_path / "model.ckpt-0"))
+    np.testing.assert_array_equal(first.get_tensor("Generator/gen/kernel"),
+                                  np.float32(GEN_KERNEL))
+
+
+@pytest.mark.parametrize("input_fn, expected, expected_returned", [
+    (finite_gan_input_fn, ORIGINAL_FINITE_INPUT, ORIGINAL_FINITE_INPUT_RETURNED),
+    (short_gan_input_fn, ORIGINAL_SHORT_INPUT, ORIGINAL_SHORT_INPUT_RETURNED),
+], ids=["in_the_second_step", "in_the_first_step"])
+def test_a_hooks_train_op_meeting_the_end_of_the_input_ends_training(
+        tmp_path, input_fn, expected, expected_returned):
+    """TF1's MonitoredSession ended training normally at the OutOfRangeError a hook's
+    session.run raised: the last checkpoint is the step before (also when the first
+    step's hooks, run while the step is traced, meet it)."""
+    returned = []
+    estimator = _sequential_hooks_estimator(tmp_path, "sequential", returned)
+    estimator.train(input_fn, max_steps=10)
+    for name, value in expected.items():
+        np.testing.assert_allclose(estimator.get_variable_value(name), value, rtol=1e-6,
+                                   atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(returned, expected_returned, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("use_tpu", [True, False], ids=["tpu", "two_replicas"])
+def test_hooks_running_train_ops_are_refused_where_the_original_had_none(tmp_path,
+                                                                         two_devices,
+                                                                         use_tpu):
+    """On TPU the original's model_fn ran inside the TPU loop, whose ops a Session could not
+    run apart; on several replicas a hook's ops are one replica's."""
+    estimator = _sequential_hooks_estimator(tmp_path, "sequential", [], strategy=two_devices,
+                                            use_tpu=use_tpu)
+    message = (r"\. With use_tpu=True the original built model_fn inside the TPU loop, "
+               r"whose ops a Session could not run apart from it\. Run it in the train_op"
+               if use_tpu else
+               r", while training on 2 replicas: tpu_estimator_compat runs such ops on their "
+               r"own input batch only on one device\. Run it in the train_op")
+    message = (r"A hook's session.run\(\) ran \S+, which needs the model's input \(a "
+               r"train op run by a hook, as TF-GAN's RunTrainOpsHook\)" + message)
+    with pytest.raises(NotImplementedError, match=message):
+        estimator.train(gan_input_fn, max_steps=1)

@@ -128,8 +128,10 @@ def prepare(setup: EstimatorSetup, mode: str, input_fn, hooks, checkpoint_path,
     call_input = input_release.CallInput(inputs.distributed_iterator(
         input_fn, mode, runtime, plan, setup.program, until_input_ends=until_input_ends))
     engine = _engine(setup, runtime)
+    read_element = inputs.step_element_reader(runtime.strategy, call_input.iterator)
     hook_run = hooks_lib.HookRun(mode, hooks, checkpoint_path,
-                                 on_variables_restored=engine.mark_changed)
+                                 on_variables_restored=engine.mark_changed,
+                                 read_input=lambda: read_element(call_input.iterator))
     compiled = engine.compile(mode, setup.program, plan, call_input.iterator, hook_run)
     if not setup.tpu_estimator and not isinstance(compiled.traced.spec,
                                                   spec_lib.EstimatorSpec):

@@ -100,7 +100,7 @@ class ModelEngine:
     def __init__(self, runtime):
         self.runtime = runtime
         self.store = VariableStore(runtime.strategy)
-        self.session_runs = session_runs.SessionRuns(runtime.strategy, self.store)
+        self.session_runs = session_runs.SessionRuns(runtime, self.store)
         self._compiled = {}
         self._synced = None  # (checkpoint path, variable names) whose values are in memory
         self._initialized = frozenset()  # names whose initial values have been set

@@ -7,10 +7,18 @@ feed_dict)`. Here that graph is the traced step's FuncGraph, so such a run copie
 its fetches need, pruned at the fed tensors as TF1 pruned, into a function of its own and
 calls it once, on the host; the model's variables are captured as in the step:
 
-    subgraph = SessionRuns.prune(graph, fetches, fed)   None when a fetch needs the step's
-                                                        input or all replicas (a
-                                                        collective): the device loop
+    SessionRuns.kind(graph, fetch, fed)                  'host': needs no step input;
+                                                        'input': needs the step's input;
+                                                        None: needs all replicas (a
+                                                        collective): the device loop only
+    subgraph = SessionRuns.prune(graph, fetches, fed,    None for a collective, or for the
+                                 with_input=False)      step's input unless `with_input`
     subgraph.run(feeds, variable_values=None)           [numpy or None per fetch]
+
+A run `with_input` is what TF1's Session.run of a train op (TF-GAN's RunTrainOpsHook) did:
+its ops, pruned from the step graph, fed one step input of their own (the step's input
+placeholders come last in `fed`), as TF1's run advanced the input iterator. It needs the
+traced step to be the one replica's model TF1 ran (`check_input_runs`).
 
 The same fetches and fed tensors asked again get the same subgraph, whose function is
 traced once (a hook's session.run every loop costs a call, not a trace).
@@ -73,35 +81,44 @@ class HostSubgraph:
         return [next(values).numpy() if isinstance(t, tf.Tensor) else None
                 for t in self.fetches]
 
-    def written_values(self):
-        """The values of the variables the ops update (`written`), now."""
-        with tf.init_scope():
-            return [self.runs.first_copy(variable).read_value() for variable in self.written]
+    @property
+    def variables(self):
+        """The model's variables the ops read or update."""
+        used = [variable for _, variable in self.reads.values()] + self.written
+        return list({id(variable): variable for variable in used}.values())
 
-    def set_written(self, values):
-        """Gives every replica's copy of each `written` variable its value in `values`."""
+    def values_of(self, variables):
+        """The values of `variables` (model variables), now."""
         with tf.init_scope():
-            for variable, value in zip(self.written, values):
+            return [self.runs.first_copy(variable).read_value() for variable in variables]
+
+    def set_values(self, variables, values):
+        """Gives every replica's copy of each of `variables` its value in `values`."""
+        with tf.init_scope():
+            for variable, value in zip(variables, values):
                 for copy in self.runs.copies(variable):
                     copy.assign(value)
 
 
 class SessionRuns:
-    """Prunes and runs fetches of the step graphs of one model's variables (`store`)."""
+    """Prunes and runs fetches of the step graphs of one model's variables (`store`) on
+    `runtime` (an `engine.runtime.Runtime`)."""
 
-    def __init__(self, strategy, store):
-        self._strategy = strategy
+    def __init__(self, runtime, store):
+        self._runtime = runtime
+        self._strategy = runtime.strategy
         self._store = store
-        self._pruned = {}  # (graph, fetches, fed) -> HostSubgraph, run again when asked again
+        self._pruned = {}  # (graph, fetches, fed, with_input) -> HostSubgraph, run again
+        self._kinds = {}  # (graph, fetch, fed) -> `kind`
 
-    def prune(self, graph, fetches, fed=()):
+    def prune(self, graph, fetches, fed=(), with_input=False):
         """The `HostSubgraph` computing `fetches` (tensors, operations of `graph`) with the
-        tensors `fed` fed, or None if only the device loop computes them (they need the
-        step's input or all replicas). Raises InvalidArgumentError for a placeholder left
-        unfed, as TF1's Session did."""
-        fed = list(fed)
-        key = (graph, tuple(f.ref() if isinstance(f, tf.Tensor) else f for f in fetches),
-               tuple(t.ref() for t in fed))
+        tensors `fed` fed (`with_input`: and the step's input placeholders), or None if only
+        the device loop computes them (they need all replicas, or the step's input without
+        `with_input`). Raises InvalidArgumentError for a placeholder left unfed, as TF1's
+        Session did."""
+        fed = list(fed) + (list(graph.step_inputs) if with_input else [])
+        key = (graph, _refs(fetches), _refs(fed))
         if key in self._pruned:
             return self._pruned[key]
         ops = step_graph.ops_in_copy_order(fetches, {t.ref() for t in fed})
@@ -131,11 +148,47 @@ class SessionRuns:
         self._pruned[key] = HostSubgraph(self, graph, list(fetches), fed, ops, reads, written)
         return self._pruned[key]
 
-    def needs_device_loop(self, graph, fetches, fed=()):
-        """Whether `fetches` with `fed` fed need the step's input or all replicas (what
-        `prune` answers with None), without preparing a run."""
-        return _needs_device_loop(graph, step_graph.ops_in_copy_order(
-            fetches, {t.ref() for t in fed}))
+    def kind(self, graph, fetch, fed=()):
+        """How a session.run of `fetch` (a tensor or operation of `graph`) with `fed` fed
+        runs: 'input' (it needs the step's input: a run `with_input`, which
+        `check_input_runs` allows), 'input_writes' (the same, and it changes variables or
+        files: a train op), 'host' (it needs neither the step's input nor all replicas), or
+        None (it needs all replicas: only the device loop runs it)."""
+        key = (graph, _refs([fetch]), _refs(fed))
+        if key not in self._kinds:
+            if len(self._kinds) >= _MAX_PRUNED:  # fetches made afresh each time
+                self._kinds.clear()
+            ops = step_graph.ops_in_copy_order([fetch], {t.ref() for t in fed})
+            if _reads_step_input(graph, ops):
+                self._kinds[key] = ("input_writes" if any(map(_has_effect, ops))
+                                    else "input")
+            elif any(op.type.startswith(_CROSS_REPLICA_PREFIXES) for op in ops):
+                self._kinds[key] = None
+            else:
+                self._kinds[key] = "host"
+        return self._kinds[key]
+
+    def check_input_runs(self, fetch):
+        """Raises NotImplementedError unless a run of `fetch` `with_input` does what TF1's
+        Session.run did: with CPU/GPU semantics on one replica (the traced step then holds
+        the one model TF1 built, fed by the one input iterator)."""
+        runtime = self._runtime
+        if runtime.tpu_semantics:
+            raise NotImplementedError(
+                f"A hook's session.run() ran {fetch.name}, which needs the model's input (a "
+                "train op run by a hook, as TF-GAN's RunTrainOpsHook). With use_tpu=True the "
+                "original built model_fn inside the TPU loop, whose ops a Session could not "
+                "run apart from it. Run it in the train_op (TF-GAN: TPUGANEstimator's joint "
+                "train ops), or train with use_tpu=False.")
+        if runtime.num_replicas > 1 or runtime.coordinator is not None:
+            where = ("with parameter servers" if runtime.coordinator is not None
+                     else f"on {runtime.num_replicas} replicas")
+            raise NotImplementedError(
+                f"A hook's session.run() ran {fetch.name}, which needs the model's input (a "
+                f"train op run by a hook, as TF-GAN's RunTrainOpsHook), while training "
+                f"{where}: tpu_estimator_compat runs such ops on their own input batch only "
+                "on one device. Run it in the train_op, or train on one device (no "
+                "train_distribute, no TF_CONFIG cluster).")
 
     def _owners(self):
         """{id(a replica's variable handle): the model's variable}."""
@@ -162,8 +215,17 @@ class SessionRuns:
 
 
 def _needs_device_loop(graph, ops):
+    return _reads_step_input(graph, ops) or any(
+        op.type.startswith(_CROSS_REPLICA_PREFIXES) for op in ops)
+
+
+def _reads_step_input(graph, ops):
     step_inputs = getattr(graph, "step_input_ops", frozenset())
-    return any(op in step_inputs or op.type.startswith(_CROSS_REPLICA_PREFIXES) for op in ops)
+    return any(op in step_inputs for op in ops)
+
+
+def _refs(tensors_or_ops):
+    return tuple(t.ref() if isinstance(t, tf.Tensor) else t for t in tensors_or_ops)
 
 
 def _has_effect(op):

@@ -74,6 +74,7 @@ class StepGraph:
         with graph.as_default():
             inputs = [tf.compat.v1.placeholder(spec.dtype, spec.shape)
                       for spec in tf.nest.flatten(element_spec, expand_composites=True)]
+            graph.step_inputs = inputs
             graph.step_input_ops = frozenset(p.op for p in inputs)
             element = tf.nest.pack_sequence_as(element_spec, inputs, expand_composites=True)
             outputs = fn(element)
@@ -199,7 +200,8 @@ class _ReplicaCollectionsGraph(graphs.KeyedCollectionsFuncGraph):
 
     def __init__(self, name):
         super().__init__(name, key=current_replica)
-        self.step_input_ops = frozenset()  # the placeholders of the step's input
+        self.step_inputs = []  # the placeholders of the step's flattened input, in order
+        self.step_input_ops = frozenset()  # their ops
 
     def get_collection(self, name, scope=None):
         """Filtering by `scope` ignores the `replica_N/` name scope MirroredStrategy gives

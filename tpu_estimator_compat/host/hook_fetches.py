@@ -18,6 +18,11 @@ fetches become step outputs (`ReplicaOutputs.hook_fetches`). Every fetch, then a
                    no step input and is no step output: run on the host now, as TF1's
                    Session ran it (`engine.session_runs`); `value` is the tensor or
                    operation
+    'input'        (session.run in TRAIN only) one that needs the step's input and is no
+                   step output, or that changes variables (a train op: TF-GAN's
+                   RunTrainOpsHook): run now as 'host', fed an input batch of its own, as
+                   TF1's Session.run advanced the input iterator (with CPU/GPU semantics
+                   on one replica; refused otherwise)
 
 A session.run's fed tensors (`feeds`) are 'constant' when fetched, and cut what a 'host'
 fetch needs, as TF1's Session pruned at a feed.
@@ -158,10 +163,16 @@ class StepHooks:
             fed = [value for tensor, value in feeds if tensor is leaf]
             if fed:
                 return Fetch("constant", value=fed[0])
-            if isinstance(leaf, tf.Tensor) and leaf.ref() in self._keys:
+            kind = None if self._is_global_step(leaf) else self.session_runs.kind(
+                self.graph, leaf, [tensor for tensor, _ in feeds])
+            if isinstance(leaf, tf.Tensor) and leaf.ref() in self._keys \
+                    and kind != "input_writes":
                 return Fetch("output", key=self._keys[leaf.ref()])  # the last loop's value
-            if self._runs_on_host(leaf, feeds):
+            if kind == "host":
                 return Fetch("host", value=leaf)
+            if kind in ("input", "input_writes") and self.mode == ModeKeys.TRAIN:
+                self.session_runs.check_input_runs(leaf)
+                return Fetch("input", value=leaf)
         if isinstance(leaf, tf.Operation):
             return Fetch("operation")
         if isinstance(leaf, tf.Tensor):
@@ -203,12 +214,6 @@ class StepHooks:
             return False
         return (isinstance(op, tf.Operation) and op.graph is self.graph
                 and all(variable is not v for v in self.variables.named_variables().values()))
-
-    def _runs_on_host(self, leaf, feeds):
-        if self._is_global_step(leaf):
-            return False
-        return not self.session_runs.needs_device_loop(
-            self.graph, [leaf], [tensor for tensor, _ in feeds])
 
     def _by_name(self, name):
         variables = self.variables.named_variables()

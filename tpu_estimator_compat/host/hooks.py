@@ -41,15 +41,21 @@ output: the global step and the model's variables are read on the host when aske
 loop: the ops hooks, Scaffolds or program code built on the model's graph (assigns, reads,
 placeholders, fed or with defaults) run on the host (`engine.session_runs`), their writes
 reaching every replica's copy of the model's variables; fetches that need the step's input
-are the step outputs hooks requested, as in before_run, and cannot be fed. Savers made in
-hooks' code (`tf.compat.v1.train.Saver`, tf-slim's `assign_from_checkpoint_fn`) restore
-and save through it (`legacy_patches.RecordedSaver`).
+are the step outputs hooks requested, as in before_run, and cannot be fed, except in
+training, where ops that need it and are no such output, or that write (a train op run by
+a hook, as TF-GAN's RunTrainOpsHook), run so on an input batch of their own, as TF1's
+Session.run advanced the input iterator (one replica, CPU/GPU semantics only); the end of
+the input met there ends training, as TF1's MonitoredSession did. Savers made in hooks'
+code (`tf.compat.v1.train.Saver`, tf-slim's `assign_from_checkpoint_fn`) restore and save
+through it (`legacy_patches.RecordedSaver`).
 
 The first after_create_session() (and before_run()) of a traced step runs while the model
 is traced, before the estimator restores the checkpoint; TF1 ran it after. There, session
 runs read the values the variables will hold (the checkpoint's), and what they change
-(writes, restores, saves) is undone and done again, in order, right after the restore
-(`start()`), so the model sees what TF1's order gave it.
+(writes, restores, saves) is undone and done again, in order: after_create_session()'s right
+after the restore (`start()`), the first before_run()'s right before the first loop (after
+the initial checkpoint, which TF1 saved before it), so the model and its checkpoints see
+what TF1's order gave them.
 
 In TRAIN, `CheckpointSaverHook`s are not called: the training loop saves on their schedule
 instead (see checkpoint_saves.py).
@@ -139,11 +145,14 @@ class HookRun:
         the step is traced) a hook reading the global step gets its value from there.
       on_variables_restored: called after a hook's Saver changed the variables (the
         engine's `mark_changed`).
+      read_input: returns the next step input of the call's input iterator (for a
+        session.run of ops that need it: a train op run by a hook).
     """
 
     def __init__(self, mode: str, hooks: Optional[Sequence[Any]],
                  checkpoint_path: Optional[str] = None,
-                 on_variables_restored: Optional[Callable[[], None]] = None):
+                 on_variables_restored: Optional[Callable[[], None]] = None,
+                 read_input: Optional[Callable[[], Any]] = None):
         self.mode = mode
         self.call_hooks = validate_hooks(hooks)
         self.coord = _v1.train.Coordinator()
@@ -159,13 +168,18 @@ class HookRun:
         self._requests = None  # [(hook, args, resolved fetches)] of the current loop
         self._pending = None  # the first loop's requests, made before the loop
         self._loop_start_step = None  # the global step before the current loop, if fetched
-        # What hooks changed before start(), done again after the checkpoint's restore:
+        # What hooks changed before start(), done again after the checkpoint's restore (the
+        # first before_run()'s: before the first loop):
         # ("restore", map, path), ("save", map, path, listed, dropped), ("run", subgraph, feeds,
         # {id(variable): value written}).
         self._deferred = []
+        self._first_run_from = None  # where the first before_run()'s items start in _deferred
+        self._first_loop_redo = []  # those items, done again before the first loop
         # Hooks' init_from_checkpoint calls made before start().
         self._init_from_checkpoint_calls = []
         self.on_variables_restored = on_variables_restored or (lambda: None)
+        self._read_input = read_input
+        self._input_ended = False  # a session.run met the end of the input
         # Set by start(): each loop is one step, as each Session.run of an Estimator
         # (CPU/GPU semantics), not one TPU loop.
         self.every_step = False
@@ -197,12 +211,14 @@ class HookRun:
         self._use(traced)
         if not self.hooks:
             return True
+        deferred = len(self._deferred)
         try:
             with self._in_step_graph():
                 self._begin(tracing=False)
         except hook_fetches.NotComputedError as e:
             logging.info("Tracing the model again for the hooks: %s", str(e).split(":")[0])
             self._begun, self._pending = False, None
+            del self._deferred[deferred:]  # the hooks are begun again in the new trace
             return False
         return True
 
@@ -217,14 +233,21 @@ class HookRun:
                 hook.begin()
         for hook in self.hooks:
             hook.after_create_session(self.session, self.coord)
-        self._pending = self._before_run(tracing=tracing)
+        self._first_run_from = len(self._deferred)
+        try:
+            self._pending = self._before_run(tracing=tracing)
+        except tf.errors.OutOfRangeError:
+            if not self._input_ended:
+                raise
+            self._pending = []  # training ends before its first loop (see `before_loop`)
         self._begun = True
 
     def start(self, traced, scaffold=None, every_step: bool = False) -> None:
         """Once the variables hold their checkpoint values: the Scaffold's initialization if
-        no checkpoint was restored (`_initialize`), what hooks changed before (see the
-        module docstring), then begin() and after_create_session() for a call whose hooks
-        were not placed while compiling (the trace and its hooks were cached).
+        no checkpoint was restored (`_initialize`), what hooks' after_create_session()
+        changed before (see the module docstring), then begin() and after_create_session()
+        for a call whose hooks were not placed while compiling (the trace and its hooks were
+        cached).
 
         Args:
           traced: the compiled step's StepHooks.
@@ -238,14 +261,9 @@ class HookRun:
             self._init_from_checkpoint(*call)
         if scaffold is not None and self._checkpoint_path is None:
             self._initialize(scaffold)
-        for kind, *args in self._deferred:
-            if kind == "restore":
-                self._restore_now(*args)
-            elif kind == "save":
-                self._save_now(*args)
-            else:  # "run": done again (it wrote `args[2]` before)
-                self._run_now(*args[:2])
-        self._deferred = []
+        cut = len(self._deferred) if self._first_run_from is None else self._first_run_from
+        self._redo(self._deferred[:cut])
+        self._first_loop_redo, self._deferred = self._deferred[cut:], []
         if self._begun or not self.hooks:
             return
         with self._in_step_graph(), hook_fetches.variables_as_graph_elements():
@@ -255,6 +273,16 @@ class HookRun:
             for hook in self.hooks:
                 hook.after_create_session(self.session, self.coord)
         self._begun = True
+
+    def _redo(self, deferred):
+        """Does again what hooks did before `start()` (`_deferred` items), in order."""
+        for kind, *args in deferred:
+            if kind == "restore":
+                self._restore_now(*args)
+            elif kind == "save":
+                self._save_now(*args)
+            else:  # "run": done again (it wrote `args[2]` before)
+                self._run_now(*args[:2])
 
     def _init_from_checkpoint(self, ckpt_dir_or_file, assignment_map):
         """`tf.compat.v1.train.init_from_checkpoint` in a hook: it changed the variables'
@@ -303,10 +331,21 @@ class HookRun:
         """before_run() of every hook, for the loop about to run (with `every_step`, notes
         the global step the step starts with: see `_loop_value`)."""
         if self._pending is not None:
+            # What the first before_run() did, done now: after the initial checkpoint, which
+            # TF1's CheckpointSaverHook wrote in after_create_session().
+            self._redo(self._first_loop_redo)
+            self._first_loop_redo = []
             self._requests, self._pending = self._pending, None
         else:
             with self._in_step_graph():
-                self._requests = self._before_run(tracing=False)
+                try:
+                    self._requests = self._before_run(tracing=False)
+                except tf.errors.OutOfRangeError:
+                    if not self._input_ended:
+                        raise
+                    # TF1's MonitoredSession ended training normally there: no loop runs
+                    # (`input_ended`), and the hooks get no after_run().
+                    self._requests = []
         fetched = [fetch for _, _, fetches in self._requests
                    for fetch in fetch_structures.flatten_fetches(fetches)]
         self._loop_start_step = (self.global_step()
@@ -349,6 +388,11 @@ class HookRun:
         self._requests = None
 
     @property
+    def input_ended(self):
+        """Whether a hook's session.run met the end of the input (training then ends)."""
+        return self._input_ended
+
+    @property
     def stop_requested(self):
         return bool((self._context is not None and self._context.stop_requested)
                     or self.coord.should_stop())
@@ -387,28 +431,48 @@ class HookRun:
         leaves = fetch_structures.flatten_fetches(resolved)
         if feeds and any(fetch.kind == "output" for fetch in leaves):
             raise NotImplementedError(_FEED_MESSAGE)
-        on_host = list({id(f.value): f.value for f in leaves if f.kind == "host"}.values())
-        values = dict(zip(map(id, on_host), self._run_on_host(on_host, feeds))) \
+        ran = ("host", "input")
+        on_host = list({id(f.value): f.value for f in leaves if f.kind in ran}.values())
+        with_input = any(f.kind == "input" for f in leaves)
+        values = dict(zip(map(id, on_host), self._run_on_host(on_host, feeds, with_input))) \
             if on_host else {}
         return fetch_structures.map_fetches(
-            lambda f: values[id(f.value)] if f.kind == "host" else self._value(f), resolved)
+            lambda f: values[id(f.value)] if f.kind in ran else self._value(f), resolved)
 
-    def _run_on_host(self, fetches, feeds):
+    def _run_on_host(self, fetches, feeds, with_input=False):
+        """Runs `fetches` on the host, fed `feeds` and (`with_input`) the next step input."""
         subgraph = self.step_hooks.session_runs.prune(
-            self.step_hooks.graph, fetches, [tensor for tensor, _ in feeds])
+            self.step_hooks.graph, fetches, [tensor for tensor, _ in feeds], with_input)
         feed_values = [value for _, value in feeds]
+        if with_input:
+            feed_values += tf.nest.flatten(self._next_input(), expand_composites=True)
         if self._started:
             return self._run_now(subgraph, feed_values)
-        # Before the checkpoint's restore: reads get the values the variables will hold;
-        # writes are undone and done again after the restore.
-        before = subgraph.written_values()
-        values = subgraph.run(feed_values, variable_values=self._restored_value)
-        if subgraph.writes:
-            written = {id(v): value.numpy()
-                       for v, value in zip(subgraph.written, subgraph.written_values())}
-            subgraph.set_written(before)
-            self._deferred.append(("run", subgraph, feed_values, written))
+        if not subgraph.writes:  # reads get the values the variables will hold
+            return subgraph.run(feed_values, variable_values=self._restored_value)
+        # Before the checkpoint's restore: runs on the values the variables will hold, then
+        # undoes its writes; they are done again later (`start`, `before_loop`).
+        used = subgraph.variables
+        before = subgraph.values_of(used)
+        subgraph.set_values(used, [self._restored_value(v) for v in used])
+        values = subgraph.run(feed_values)
+        written = {id(v): value.numpy()
+                   for v, value in zip(subgraph.written, subgraph.values_of(subgraph.written))}
+        subgraph.set_values(used, before)
+        self._deferred.append(("run", subgraph, feed_values, written))
         return values
+
+    def _next_input(self):
+        """The call's next step input; at its end TF1's OutOfRangeError (training then ends
+        as at the end of the input: see `before_loop`)."""
+        with tf.init_scope():  # eagerly, also while the step is traced
+            try:
+                return self._read_input()
+            except (StopIteration, tf.errors.OutOfRangeError):
+                self._input_ended = True
+                raise tf.errors.OutOfRangeError(
+                    None, None, "End of sequence: the input ended in a hook's "
+                    "session.run()") from None
 
     def _run_now(self, subgraph, feed_values):
         values = subgraph.run(feed_values)

@@ -126,7 +126,8 @@ def run_training(engine, compiled, iterator, plan: TrainingPlan, hook_run,
     loss = None
     preempted = False  # as agreed by all workers (a SIGTERM may reach only one of them)
     loops = _TrainingLoops(engine, compiled, iterator, plan, workers, stops=[
-        progress.next_stop, *(lambda step, saver=saver: saver.next_stop() for saver in savers)])
+        progress.next_stop, *(lambda step, saver=saver: saver.next_stop() for saver in savers)],
+        hooks_input_ended=lambda: hook_run.input_ended)
     for loop in loop_actions.run_loops(actions, step, loops.next_size, loops.run,
                                        around_loops=loops.watching_for_preemption()):
         step = loop.step
@@ -148,8 +149,11 @@ def run_training(engine, compiled, iterator, plan: TrainingPlan, hook_run,
 class _TrainingLoops:
     """Sizes and runs training's device loops for `loop_actions.run_loops`."""
 
-    def __init__(self, engine, compiled, iterator, plan, workers, stops):
+    def __init__(self, engine, compiled, iterator, plan, workers, stops,
+                 hooks_input_ended=lambda: False):
         self._engine = engine
+        # () -> whether a hook's session.run met the end of the input (before this loop)
+        self._hooks_input_ended = hooks_input_ended
         self._compiled = compiled
         self._iterator = iterator
         self._plan = plan
@@ -185,6 +189,10 @@ class _TrainingLoops:
     def run(self, size: int, step: int) -> loop_actions.LoopEnd:
         """Runs one device loop of `size` steps from global step `step`."""
         engine, plan = self._engine, self._plan
+        if self._hooks_input_ended():  # TF1's MonitoredSession ended training there
+            logging.info("Input exhausted in a hook's session.run at global step %d: "
+                         "training ends.", step)
+            return loop_actions.LoopEnd(None, first_step=step, step=step, input_ended=True)
         if plan.tpu_semantics:
             lifecycle_log.infeed_outfeed(size)
         try:

@@ -48,9 +48,41 @@ def tfgan_mnist_estimator(work, use_tpu):
              os.path.join(out, "unconditional_gan.png")])
 
 
+# TF-GAN's MNIST classifier (examples/mnist/util.py's MNIST_MODULE), which the evaluation's
+# MNIST score and Frechet distance load with `tfhub.load`: downloaded, unless in the cache.
+TFHUB_MNIST_CLASSIFIER = "https://tfhub.dev/tensorflow/tfgan/eval/mnist/logits/1"
+
+
+def tfhub_cache(work):
+    """TF-Hub's cache directory (`TFHUB_CACHE_DIR`) inside the run's work directory."""
+    return {"TFHUB_CACHE_DIR": os.path.join(work, "tfhub")}
+
+
+def tfhub_mnist_classifier_stand_in(cache_dir, rng):
+    """Puts a stand-in for TF-Hub's MNIST classifier in TF-Hub's cache, offline: a fixed
+    random linear map of [N, 28, 28, 1] images to 10 logits, as a SavedModel (the format
+    `tfhub.load` reads) in the directory TF-Hub names after the URL's SHA-1. The program's
+    evaluation then runs its code (its metric values are meaningless)."""
+    import hashlib
+
+    import tensorflow as tf  # the runner's own TensorFlow
+
+    weights = tf.constant(rng.normal(scale=0.01, size=(784, 10)).astype(np.float32))
+
+    class Classifier(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 28, 28, 1], tf.float32)])
+        def __call__(self, images):
+            return tf.matmul(tf.reshape(images, [-1, 784]), weights)
+
+    tf.saved_model.save(Classifier(), os.path.join(
+        cache_dir, hashlib.sha1(TFHUB_MNIST_CLASSIFIER.encode("utf8")).hexdigest()))
+
+
 def tfgan_mnist_experiment(work, use_tpu):
     """train_experiment.py's own fake data (--use_dummy_data: zero images), 2 steps, one
-    evaluation step, then 100 predictions into a PNG grid in model_dir."""
+    evaluation step (TF-Hub's MNIST classifier stood in: `tfhub_mnist_classifier_stand_in`),
+    then 100 predictions into a PNG grid in model_dir."""
+    tfhub_mnist_classifier_stand_in(tfhub_cache(work)["TFHUB_CACHE_DIR"], seeded_rng())
     model_dir = os.path.join(work, "model")
     return (["--batch_size=16", "--noise_dims=8", "--num_train_steps=2", "--num_eval_steps=1",
              "--use_dummy_data=true", "--model_dir=" + model_dir],
@@ -94,6 +126,7 @@ PROGRAMS = [
             "input_fn, noise and image datasets zipped, get_eval_metric_ops_fn with MNIST "
             "score and Frechet distance), predict into a PNG grid; the repository's own "
             "tensorflow_gan", tfgan_mnist_experiment, has_use_tpu=False,
+            environ=tfhub_cache,
             tf1_libraries=("tensorflow_hub",),  # TF-GAN's eval imports it
             eval_only="train_experiment_lib.py runs train_and_evaluate: no evaluation without "
             "training", replica_check="no TPU switch"),
