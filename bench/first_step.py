@@ -20,8 +20,8 @@ call. model_fn is wrapped to count its calls
 and time them. Ours' first call is split further: model_fn (its calls in the engine's
 trace, one per replica), `build` (the rest of the trace: variables created eagerly, the
 step graph's pruning, replica sync, op checks), `.meta` (model_fn called once more in a TF1
-graph for the checkpoints' `.meta` files, at the initial checkpoint; the call's last model_fn
-call), `loop trace` (the device loop's tf.function),
+graph for the checkpoints' `.meta` files: before the first step when the initial checkpoint
+writes it, else after the first step, reported apart), `loop trace` (the device loop's tf.function),
 `first run` (its first execution: graph optimisation, XLA compilation, the step) and `other`
 (input_fn, variables' initial values, hooks, checkpoint); the original's into model_fn and
 `other` (finalising the graph, the session, initialisation, the first step). No public mark
@@ -94,25 +94,34 @@ def load():
 
 # -- one process ------------------------------------------------------------------------------
 class _ModelFnCalls:
-    """model_fn wrapped: each call's mode and seconds."""
+    """model_fn wrapped: each call's mode, seconds, start and whether it built a function
+    (ours' traced step) or a TF1 graph (the original's calls; ours' for the `.meta` files)."""
 
-    def __init__(self, model_fn):
+    def __init__(self, model_fn, tf):
         self.calls = []
         self._model_fn = model_fn
+        self._tf = tf
 
     def model_fn(self, features, labels, mode, params):
         start = time.perf_counter()
+        traced = self._tf.compat.v1.get_default_graph().building_function
         try:
             return self._model_fn(features, labels, mode, params)
         finally:
-            self.calls.append((str(mode), time.perf_counter() - start))
+            self.calls.append((str(mode), time.perf_counter() - start, start, traced))
 
     def summary(self, since=0):
         calls = self.calls[since:]
-        return len(calls), sum(seconds for _, seconds in calls)
+        return len(calls), sum(call[1] for call in calls)
 
     def seconds(self):
-        return [round(seconds, 3) for _, seconds in self.calls]
+        return [round(call[1], 3) for call in self.calls]
+
+    def graph_calls(self, before):
+        """Seconds of the TF1-graph calls that started before / after `before`."""
+        graph_calls = [call for call in self.calls if not call[3]]
+        return (sum(call[1] for call in graph_calls if call[2] < before),
+                sum(call[1] for call in graph_calls if call[2] >= before))
 
 
 def _first_step_hook(tf):
@@ -167,7 +176,7 @@ def measure(args):
 
     def model_fn(layers, cross_shard_optimizer, spec_class):
         return _ModelFnCalls(_deep_models.make_model_fn(
-            args.model, tf, layers, cross_shard_optimizer, spec_class))
+            args.model, tf, layers, cross_shard_optimizer, spec_class), tf)
 
     input_fn = _deep_models.make_input_fn(args.model, tf)
     start = time.perf_counter()
@@ -182,6 +191,9 @@ def measure(args):
     result["first_step_cpu"] = hook.cpu_at - start_cpu
     result["model_fn_calls"], result["model_fn"] = calls.summary()
     result["model_fn_each"] = calls.seconds()
+    if args.side == "ours":
+        result["meta_model_fn"], result["meta_model_fn_after"] = calls.graph_calls(
+            hook.done_at)
     result.update(phases)
     if args.later and not args.restart:
         _mark("evaluate")
@@ -287,12 +299,18 @@ def _median(rs, key):
     return statistics.median(values) if values else float("nan")
 
 
+def _meta_before(r):
+    """Ours' `.meta` model_fn call before the first step (0 when it came after it)."""
+    return r["meta_model_fn"] if "meta_model_fn" in r else r["model_fn_each"][-1]
+
+
 def _ours_split(rs):
-    """Medians of ours' first-call phases: model_fn in the trace (one call per replica),
-    build (the rest of the trace), the .meta graph's model_fn call, loop trace, first run,
-    other."""
-    traced = [sum(r["model_fn_each"][:-1]) for r in rs]
-    meta = [r["model_fn_each"][-1] for r in rs]
+    """Medians of ours' first-call phases to the first step: model_fn in the trace (one call
+    per replica), build (the rest of the trace), the .meta graph's model_fn call (0 when it
+    comes after the first step), loop trace, first run, other."""
+    traced = [sum(r["model_fn_each"]) - _meta_before(r) - r.get("meta_model_fn_after", 0)
+              for r in rs]
+    meta = [_meta_before(r) for r in rs]
     model_fn = statistics.median(traced)
     trace = _median(rs, "trace_train")
     loop_trace, first_run = _median(rs, "loop_trace"), _median(rs, "first_run")
@@ -321,6 +339,7 @@ def report_first_step(runs, models):
             f"{_median(ours, 'total'):.2f}", f"{_median(original, 'total'):.2f}",
             f"{_median(ours, 'total') / _median(original, 'total'):.2f}x",
             " / ".join(f"{v:.2f}" for v in split),
+            f"{_median(ours, 'meta_model_fn_after'):.2f}",
             f"{_median(original, 'model_fn'):.2f} / "
             f"{_median(original, 'first_step') - _median(original, 'model_fn'):.2f}",
             _loads(ours + original)])
@@ -328,7 +347,7 @@ def report_first_step(runs, models):
         ["model", "ours", "original", "ours/orig", "CPU s ours / orig", "ours total",
          "orig total", "total ratio",
          "ours model_fn/build/.meta model_fn/loop trace/first run/other",
-         "orig model_fn/other", "load"], rows))
+         "ours .meta model_fn after the first step", "orig model_fn/other", "load"], rows))
 
 
 def report_sweep(runs, models):
@@ -368,7 +387,7 @@ def report_tpu(runs, models, cores):
         if not rs:
             continue
         compiles = [r.get("xla", {}).get("train", (0, 0.0)) for r in rs]
-        meta = statistics.median(r["model_fn_each"][-1] for r in rs)
+        meta = statistics.median(_meta_before(r) for r in rs)
         other = (_median(rs, "first_step") - _median(rs, "trace_train") - meta
                  - _median(rs, "loop_trace") - _median(rs, "first_run"))
         rows.append([model, f"{_median(rs, 'first_step'):.2f}",

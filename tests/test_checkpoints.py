@@ -111,6 +111,21 @@ def test_max_to_keep_two_after_three_saves(tmp_path):
     assert checkpoints.previous_checkpoints(str(tmp_path)) == [paths[1]]
 
 
+def test_a_meta_graph_written_after_the_save_joins_its_checkpoint_only(tmp_path):
+    saver = CheckpointSaver(str(tmp_path), max_to_keep=1)
+    variables = make_variables()
+    first = saver.save(variables, 0)
+    saver.write_meta_graph(first, b"graph of step 0")
+    assert sorted(os.listdir(tmp_path)) == [
+        "checkpoint", "model.ckpt-0" + DATA, "model.ckpt-0.index", "model.ckpt-0.meta"]
+    with open(first + ".meta", "rb") as f:
+        assert f.read() == b"graph of step 0"
+    saver.save(variables, 5)  # retention deletes step 0 with its .meta
+    saver.write_meta_graph(first, b"too late")  # its checkpoint is gone: nothing written
+    assert sorted(os.listdir(tmp_path)) == [
+        "checkpoint", "model.ckpt-5" + DATA, "model.ckpt-5.index"]
+
+
 @pytest.mark.parametrize("max_to_keep", [0, None])
 def test_max_to_keep_zero_or_none_keeps_and_lists_all(tmp_path, max_to_keep):
     saver = CheckpointSaver(str(tmp_path), max_to_keep=max_to_keep)

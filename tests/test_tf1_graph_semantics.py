@@ -449,3 +449,72 @@ def test_meta_graph_of_a_model_whose_input_has_no_labels(tmp_path, one_device):
         v1.train.import_meta_graph(str(tmp_path / "model.ckpt-1.meta"))
         assert sorted(v.op.name for v in v1.trainable_variables()) == [
             "dense/bias", "dense/kernel"]
+
+
+class _Timeline(v1.train.SessionRunHook):
+    """Records model_fn's calls, the steps' after_run and (`listener`) the saves' after_save
+    with the checkpoint's files then on disk, in order."""
+
+    def __init__(self, model_dir):
+        self.events = []
+        self._model_fn = make_model_fn({})
+        self.listener = _FilesAtSave(model_dir, self.events)
+
+    def model_fn(self, features, labels, mode, params):
+        traced = v1.get_default_graph().building_function
+        self.events.append("model_fn traced" if traced else "model_fn in a TF1 graph")
+        return self._model_fn(features, labels, mode, params)
+
+    def before_run(self, run_context):
+        return v1.train.SessionRunArgs(v1.train.get_global_step())
+
+    def after_run(self, run_context, run_values):
+        self.events.append(("after_run", int(run_values.results)))
+
+
+class _FilesAtSave(v1.train.CheckpointSaverListener):
+    def __init__(self, model_dir, events):
+        self.model_dir = model_dir
+        self.events = events
+
+    def after_save(self, session, global_step_value):
+        prefix = f"model.ckpt-{global_step_value}."
+        self.events.append(("after_save", global_step_value, sorted(
+            name for name in os.listdir(self.model_dir) if name.startswith(prefix))))
+
+
+def _checkpoint_files(step):
+    return [f"model.ckpt-{step}.data-00000-of-00001", f"model.ckpt-{step}.index",
+            f"model.ckpt-{step}.meta"]
+
+
+@pytest.mark.parametrize("listener", [False, True], ids=["no_listener", "listener"])
+def test_the_initial_checkpoints_meta_graph(tmp_path, one_device, listener):
+    """The step-0 checkpoint has its `.meta` graph, which imports and restores. With a
+    CheckpointSaverListener it is on disk at the listener's after_save, before the first
+    step, as TF1's CheckpointSaverHook wrote it; without one nothing can look at it before
+    the first step, so model_fn's call for it comes after the first loop's hooks."""
+    timeline = _Timeline(str(tmp_path))
+    estimator = make_estimator(tmp_path, one_device, timeline.model_fn)
+    estimator.train(train_input_fn, steps=4, hooks=[timeline],
+                    saving_listeners=[timeline.listener] if listener else None)
+    if listener:
+        assert timeline.events == [
+            "model_fn traced", "model_fn in a TF1 graph",
+            ("after_save", 0, _checkpoint_files(0)), ("after_run", 2), ("after_run", 4),
+            ("after_save", 4, _checkpoint_files(4))]
+    else:
+        assert timeline.events == ["model_fn traced", ("after_run", 2),
+                                   "model_fn in a TF1 graph", ("after_run", 4)]
+    files = sorted(name for name in os.listdir(tmp_path) if name.startswith("model.ckpt"))
+    assert files == _checkpoint_files(0) + _checkpoint_files(4)
+    with tf.Graph().as_default():
+        saver = v1.train.import_meta_graph(str(tmp_path / "model.ckpt-0.meta"))
+        assert v1.get_collection(v1.GraphKeys.TRAIN_OP)
+        with v1.Session() as session:
+            saver.restore(session, str(tmp_path / "model.ckpt-0"))
+            kernel = session.run([v for v in v1.global_variables()
+                                  if v.op.name == "dense/kernel"][0])
+    np.testing.assert_allclose(kernel.ravel(), [0.1] * 4)
+    assert (tmp_path / "model.ckpt-0.meta").read_bytes() == (
+        tmp_path / "model.ckpt-4.meta").read_bytes()

@@ -3,6 +3,11 @@ CheckpointSaverHooks, with their CheckpointSaverListeners.
 
 Checkpoints are written at the start (the initial step), every `save_checkpoints_steps`
 (rounded up to loop boundaries) or `save_checkpoints_secs`, and at the end, as the original.
+Each has its `.meta` graph (model_fn called once more, in a TF1 graph). The initial
+checkpoint's `.meta` is written after the first loop when no CheckpointSaverListener watches
+the saves (`write_deferred_meta_graph`): nothing in the process can see it before, and building
+it was a quarter of the time to the first step of a deep model. With listeners it is written
+with the checkpoint, before their `after_save`, as TF1's CheckpointSaverHook did.
 A `CheckpointSaverHook` among the hooks replaces that schedule ("Bypassing TPUEstimator
 hook"): its directory, `save_steps`/`save_secs` timer and listeners are used, with this
 module's saver (the hook's own `Saver` needs a Session). Listeners get the `SessionStandIn`.
@@ -117,6 +122,7 @@ class _Saves:
         self._listeners = list(listeners) if self._workers.is_chief else []
         self._is_model_dir = os.path.abspath(directory) == os.path.abspath(model_dir)
         self._lock = lock if self._is_model_dir else None
+        self._deferred_meta = None  # the initial checkpoint's path while its .meta is due
 
     def _decide(self, due):
         """The chief's `due` on every worker (their clocks and file views may differ)."""
@@ -126,9 +132,22 @@ class _Saves:
         for listener in self._listeners:
             listener.begin()
         if self._decide(not self._is_latest(step)):
-            self._save(step)
+            self._save(step, defer_meta=not self._listeners)
+
+    def write_deferred_meta_graph(self):
+        """Writes the `.meta` of the initial checkpoint if `start` deferred it (and the
+        checkpoint is still kept)."""
+        path, self._deferred_meta = self._deferred_meta, None
+        if path is None:
+            return
+        meta_graph = self._meta_graph()
+        if meta_graph:
+            if self._lock is not None:
+                self._lock.check()
+            self._saver.write_meta_graph(path, meta_graph)
 
     def end(self, step):
+        self.write_deferred_meta_graph()
         if self._decide(self._final_save_due(step) and not self._is_latest(step)):
             self._save(step)
         for listener in self._listeners:
@@ -144,7 +163,8 @@ class _Saves:
     def _is_latest(self, step):
         return checkpoints.latest_checkpoint(self._directory) == _path(self._directory, step)
 
-    def _save(self, step):
+    def _save(self, step, defer_meta=False):
+        self.write_deferred_meta_graph()
         if self._replica_sync is not None:  # every worker checks (a collective)
             self._replica_sync.verify(step, checkpoints.latest_checkpoint(self._directory))
         named_variables = self._engine.store.named_variables()
@@ -161,8 +181,9 @@ class _Saves:
                      os.path.join(self._directory, "model.ckpt"))
         try:
             with logging.phase("saving checkpoint %d", step):
-                path = self._saver.save(self._engine.store.named_variables(), step,
-                                        meta_graph=self._meta_graph())
+                path = self._saver.save(
+                    self._engine.store.named_variables(), step,
+                    meta_graph=None if defer_meta else self._meta_graph())
         except (tf.errors.UnavailableError, tf.errors.AbortedError):
             raise  # a peer holding the values failed (training.py explains), not the disk
         except (tf.errors.OpError, OSError) as error:
@@ -172,6 +193,8 @@ class _Saves:
             raise checkpoints.CheckpointWriteError(self._directory, step, error) from None
         if self._is_model_dir:
             self._engine.mark_synced(path)
+        if defer_meta and self._workers.is_chief:
+            self._deferred_meta = path
         stop = False
         for listener in self._listeners:
             if listener.after_save(self._session, step):

@@ -122,7 +122,8 @@ def run_training(engine, compiled, iterator, plan: TrainingPlan, hook_run,
         host_call,
         progress,
         *(_SaverActions(saver) for saver in savers),
-        loop_actions.HookActions(hook_run)])
+        loop_actions.HookActions(hook_run),
+        _DeferredMetaGraphs(savers, progress)])
     loss = None
     preempted = False  # as agreed by all workers (a SIGTERM may reach only one of them)
     loops = _TrainingLoops(engine, compiled, iterator, plan, workers, stops=[
@@ -289,13 +290,33 @@ class _Progress(loop_actions.LoopAction):
 
     def after_loop(self, loop):
         self._log.loop_done(loop.step, loop.loss, loss_tag=self._host_call.name_after("loss"))
+        self.write_graph()
+        return False
+
+    def write_graph(self):
+        """Writes the `.meta` files' TRAIN graph to TensorBoard if it was built."""
         if self._summary_writer is not None:
             self._summary_writer.write_graph(self._compiled.built_meta_graph())
-        return False
 
     def close(self):
         if self._summary_writer is not None:
             self._summary_writer.flush()
+
+
+class _DeferredMetaGraphs(loop_actions.LoopAction):
+    """After the first loop's hooks (the first step is done): the initial checkpoint's
+    `.meta` file if its saving deferred it (`checkpoint_saves`), and its graph in
+    TensorBoard."""
+
+    def __init__(self, savers, progress):
+        self._savers = savers
+        self._progress = progress
+
+    def after_loop(self, loop):
+        for saver in self._savers:
+            saver.write_deferred_meta_graph()
+        self._progress.write_graph()
+        return False
 
 
 class _SaverActions(loop_actions.LoopAction):

@@ -215,6 +215,22 @@ class CheckpointSaver:
             _remove_files(old_path)
         return path
 
+    def write_meta_graph(self, path: str, meta_graph: bytes):
+        """Writes `meta_graph` as `<path>.meta` beside a checkpoint saved without one (the
+        initial checkpoint's, written after the first loop); nothing if the checkpoint is
+        gone (deleted meanwhile)."""
+        if not tf.io.gfile.exists(path + _INDEX_SUFFIX):
+            return
+        temp = f"{path}{_TEMP_MARKER}{uuid.uuid4().hex}{_META_SUFFIX}"
+        try:
+            with tf.io.gfile.GFile(temp, "wb") as f:
+                f.write(meta_graph)
+        except BaseException:
+            if tf.io.gfile.exists(temp):
+                tf.io.gfile.remove(temp)
+            raise
+        tf.io.gfile.rename(temp, path + _META_SUFFIX, overwrite=True)
+
     def _adopt_existing_state(self):
         state = checkpoint_paths.read_state(self._model_dir)
         if state is None:
