@@ -38,6 +38,9 @@ SYMBOLS = uses(
     Symbol("tf_keras.src.utils.version_utils", "should_use_v2",
            "Keras layers built in TF1 code are TF1 (base_layer_v1) layers, also those a "
            "layer's build() makes under tf.init_scope() (tf1_behaviour/keras_layers.py)"),
+    Symbol("tf_keras.src.engine.functional", "Functional",
+           "tf.keras.estimator.model_to_estimator treats functional and Sequential models "
+           "(graph networks) apart from subclassed ones (keras_estimator.py)"),
     Symbol("tf_keras.src.engine.node", "KerasHistory",
            "tf.keras.Input(tensor=t) in TF1 code gives t unless a Keras layer made t (it "
            "then carries its `_keras_history`) (tf1_behaviour/keras_input.py)"),
@@ -73,6 +76,13 @@ _MOVED = {
                        "Assert": control_flow_assert.Assert,
                        "while_loop": while_loop_lib.while_loop},
 }
+
+
+def is_graph_network(model):
+    """Whether a tf_keras model is a graph network (functional, or a built Sequential),
+    whose layers and input names are known before it is called."""
+    functional = importlib.import_module("tf_keras.src.engine.functional").Functional
+    return isinstance(model, functional) and bool(model.inputs)
 
 
 def legacy_rnn_cells():
