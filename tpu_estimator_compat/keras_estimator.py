@@ -248,7 +248,7 @@ def _metric(metric, loss, output_shape):
     if isinstance(resolved, tf_keras.metrics.Metric):
         config = resolved.get_config()
         return resolved.name, lambda: type(resolved).from_config(config)
-    name = getattr(resolved, "__name__", str(metric))
+    name = metric if isinstance(metric, str) else resolved.__name__
     return name, lambda: tf_keras.metrics.MeanMetricWrapper(resolved, name=name)
 
 

@@ -1,0 +1,99 @@
+"""The original's numbers of tests/test_keras_estimator.py: run with TF 2.15 +
+tensorflow-estimator 2.15 (`python tests/data/keras_estimator_reference.py >
+tests/data/keras_estimator_reference.jsonl`); the test runs the same `scenarios` with this
+package. One JSON line per scenario: predictions before training (the warm start from the
+Keras model's weights), the evaluation, predictions and weights after training, for a
+Sequential (Dense, Dropout) and a functional model with two named inputs, both through
+`tf.keras.estimator.model_to_estimator` (checkpoint_format='saver': name-based checkpoints,
+whose variable names both sides share)."""
+import json
+import tempfile
+
+import numpy as np
+
+ROWS = 48
+
+
+def data():
+    rng = np.random.RandomState(7)
+    return {"x": rng.rand(ROWS, 4).astype(np.float32),
+            "a": rng.rand(ROWS, 3).astype(np.float32),
+            "b": rng.rand(ROWS, 2).astype(np.float32),
+            "y": rng.randint(0, 3, size=ROWS).astype(np.int64),
+            "t": rng.rand(ROWS, 1).astype(np.float32)}
+
+
+def scenarios(tf, keras):
+    """{scenario: numbers} of the three scenarios, `tf` being TensorFlow (or this package's
+    namespace) and `keras` its Keras 2."""
+    sgd, adam = keras.optimizers.legacy.SGD, keras.optimizers.legacy.Adam
+    return {
+        "sequential_dropout": run(tf, sequential(keras, adam, 0.3), {"hidden_input": "x"},
+                                  "y", 1),
+        "sequential": run(tf, sequential(keras, adam, 0.0), {"hidden_input": "x"}, "y", 12),
+        "functional": run(tf, functional(keras, sgd), {"a": "a", "b": "b"}, "t", 12)}
+
+
+def set_weights(model):
+    """Deterministic initial weights (independent of the initializers' random streams)."""
+    rng = np.random.RandomState(3)
+    model.set_weights([rng.uniform(-0.5, 0.5, w.shape).astype(np.float32)
+                       for w in model.get_weights()])
+
+
+def sequential(keras, optimizer, dropout):
+    model = keras.Sequential([keras.layers.Dense(8, activation="relu", input_shape=(4,),
+                                                 name="hidden"),
+                              keras.layers.Dropout(dropout, name="dropout"),
+                              keras.layers.Dense(3, name="logits")])
+    model.compile(optimizer(0.05),
+                  keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    set_weights(model)
+    return model
+
+
+def functional(keras, optimizer):
+    a = keras.Input((3,), name="a")
+    b = keras.Input((2,), name="b")
+    hidden = keras.layers.Dense(5, activation="tanh", name="hidden")(
+        keras.layers.concatenate([a, b]))
+    out = keras.layers.Dense(1, name="out")(hidden)
+    model = keras.Model([a, b], out)
+    model.compile(optimizer(0.1, momentum=0.5), "mse", metrics=["mae"])
+    set_weights(model)
+    return model
+
+
+def run(tf, model, features, labels, steps, batch=8):
+    values = data()
+    def input_fn():
+        ds = tf.data.Dataset.from_tensor_slices(
+            ({k: values[v] for k, v in features.items()}, values[labels]))
+        return ds.batch(batch).repeat()
+    def predict_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            {k: values[v] for k, v in features.items()}).batch(batch)
+    estimator = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir=tempfile.mkdtemp(),
+                                   config=tf.estimator.RunConfig(tf_random_seed=1),
+                                   checkpoint_format="saver")
+    before = [p for _, p in zip(range(2), estimator.predict(predict_fn))]
+    estimator.train(input_fn, steps=steps)
+    result = estimator.evaluate(input_fn, steps=ROWS // batch)
+    after = [p for _, p in zip(range(2), estimator.predict(predict_fn))]
+    names = [n for n in estimator.get_variable_names()
+             if n.endswith(("/kernel", "/bias")) and not n.startswith("training")]
+    return {"predict_before": {k: v.tolist() for p in before[:1] for k, v in p.items()},
+            "predict_after": [{k: v.tolist() for k, v in p.items()} for p in after],
+            "eval": {k: float(v) for k, v in result.items()},
+            "weights": {n: estimator.get_variable_value(n).tolist() for n in sorted(names)}}
+
+
+def main():
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    for name, numbers in scenarios(tf, tf.keras).items():
+        print(json.dumps({name: numbers}))
+
+
+if __name__ == "__main__":
+    main()

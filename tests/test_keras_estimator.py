@@ -1,0 +1,102 @@
+"""`tf.keras.estimator.model_to_estimator` (keras_estimator.py): the original's numbers
+(tests/data/keras_estimator_reference.py, run on TF 2.15 + estimator 2.15), its errors, and
+where it is served (tf.keras.estimator in the v1 and v2 namespaces)."""
+import importlib.util
+import json
+import pathlib
+
+import numpy as np
+import pytest
+import tf_keras
+
+import tpu_estimator_compat.v1 as tf
+import tpu_estimator_compat.v2 as tf2
+
+_DATA = pathlib.Path(__file__).parent / "data"
+
+
+def _reference_module():
+    spec = importlib.util.spec_from_file_location(
+        "keras_estimator_reference", _DATA / "keras_estimator_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _assert_close(actual, expected, path=""):
+    if isinstance(expected, dict):
+        assert sorted(actual) == sorted(expected), path
+        for key in expected:
+            _assert_close(actual[key], expected[key], f"{path}/{key}")
+    elif isinstance(expected, list) and expected and isinstance(expected[0], dict):
+        assert len(actual) == len(expected), path
+        for index, (a, e) in enumerate(zip(actual, expected)):
+            _assert_close(a, e, f"{path}/{index}")
+    else:
+        np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-5, err_msg=path)
+
+
+def test_weights_metrics_and_predictions_are_the_originals():
+    expected = {}
+    for line in (_DATA / "keras_estimator_reference.jsonl").read_text().splitlines():
+        expected.update(json.loads(line))
+    actual = _reference_module().scenarios(tf, tf_keras)
+    _assert_close(actual, expected)
+    # The warm start: before any training, predictions are the Keras model's.
+    assert actual["sequential"]["predict_before"] == expected["sequential"]["predict_before"]
+
+
+def _compiled_model(**compile_args):
+    model = tf_keras.Sequential([tf_keras.layers.Dense(2, input_shape=(3,), name="d")])
+    if compile_args:
+        model.compile(**compile_args)
+    return model
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({}, "Either `keras_model` or `keras_model_path` needs to be provided."),
+    ({"keras_model": "model", "keras_model_path": "path"},
+     "Please specity either `keras_model` or `keras_model_path`, but not both."),
+])
+def test_model_arguments_errors_are_the_originals(kwargs, message):
+    with pytest.raises(ValueError) as error:
+        tf.keras.estimator.model_to_estimator(**kwargs)
+    assert str(error.value) == message
+
+
+def test_uncompiled_model_and_bad_checkpoint_format_errors_are_the_originals(tmp_path):
+    with pytest.raises(ValueError) as error:
+        tf.keras.estimator.model_to_estimator(_compiled_model(), model_dir=str(tmp_path))
+    assert str(error.value) == (
+        "The given keras model has not been compiled yet. Please compile the model with "
+        "`model.compile()` before calling `model_to_estimator()`.")
+    with pytest.raises(ValueError) as error:
+        tf.keras.estimator.model_to_estimator(
+            _compiled_model(optimizer="sgd", loss="mse"), model_dir=str(tmp_path),
+            checkpoint_format="h5")
+    assert str(error.value) == 'Checkpoint format must be one of "checkpoint" or "saver". Got h5'
+
+
+def test_features_missing_an_input_name_is_the_originals_error(tmp_path):
+    estimator = tf.keras.estimator.model_to_estimator(
+        _compiled_model(optimizer="sgd", loss="mse"), model_dir=str(tmp_path))
+    assert tf.train.list_variables(str(tmp_path / "keras")) == [("d/bias", [2]),
+                                                                ("d/kernel", [3, 2])]
+
+    def input_fn():
+        return tf.data.Dataset.from_tensors(({"x": np.zeros((2, 3), np.float32)},
+                                             np.zeros((2, 2), np.float32)))
+    with pytest.raises(KeyError) as error:
+        estimator.train(input_fn, steps=1)
+    assert ("The dictionary passed into features does not cover requested inputs keys "
+            "defined in the keras model.\n\tExpected keys: {'d_input'}\n\tfeatures keys: "
+            "{'x'}\n\tMissed keys: {'d_input'}") in str(error.value)
+
+
+def test_served_as_tf_keras_estimator_in_v1_and_v2():
+    from tpu_estimator_compat import keras_estimator  # pylint: disable=import-outside-toplevel
+    assert tf.keras.estimator.model_to_estimator is keras_estimator.model_to_estimator
+    assert tf2.keras.estimator.model_to_estimator is keras_estimator.model_to_estimator
+    # The rest of v2's tf.keras stays tf_keras' (Keras 2).
+    assert tf2.keras.Sequential is tf_keras.Sequential
+    assert tf2.keras.layers is tf_keras.layers
