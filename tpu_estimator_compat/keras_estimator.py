@@ -115,7 +115,7 @@ def _legacy_optimizer_config(model):
                 "You are using `tf.keras.optimizers.experimental.Optimizer` in TF estimator, "
                 "which only supports `tf.keras.optimizers.legacy.Optimizer`. Automatically "
                 "converting your optimizer to `tf.keras.optimizers.legacy.Optimizer`.")
-            optimizer = tf_keras.__internal__.optimizers.convert_to_legacy_optimizer(optimizer)
+            optimizer = keras_and_slim.legacy_keras_optimizer(optimizer)
         else:
             raise ValueError("Please set your optimizer as an instance of "
                              "`tf.keras.optimizers.legacy.Optimizer`, e.g., "

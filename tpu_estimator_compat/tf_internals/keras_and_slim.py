@@ -41,6 +41,9 @@ SYMBOLS = uses(
     Symbol("tf_keras.src.engine.functional", "Functional",
            "tf.keras.estimator.model_to_estimator treats functional and Sequential models "
            "(graph networks) apart from subclassed ones (keras_estimator.py)"),
+    Symbol("tf_keras", "__internal__.optimizers.convert_to_legacy_optimizer",
+           "tf.keras.estimator.model_to_estimator trains a model compiled with a (new) Keras "
+           "optimizer with its legacy twin, as the original did (keras_estimator.py)"),
     Symbol("tf_keras.src.engine.node", "KerasHistory",
            "tf.keras.Input(tensor=t) in TF1 code gives t unless a Keras layer made t (it "
            "then carries its `_keras_history`) (tf1_behaviour/keras_input.py)"),
@@ -83,6 +86,12 @@ def is_graph_network(model):
     whose layers and input names are known before it is called."""
     functional = importlib.import_module("tf_keras.src.engine.functional").Functional
     return isinstance(model, functional) and bool(model.inputs)
+
+
+def legacy_keras_optimizer(optimizer):
+    """The legacy tf_keras optimizer (one a TF1 graph applies) of a new-style one."""
+    keras = importlib.import_module("tf_keras")
+    return keras.__internal__.optimizers.convert_to_legacy_optimizer(optimizer)
 
 
 def legacy_rnn_cells():
