@@ -20,7 +20,8 @@ def data():
             "a": rng.rand(ROWS, 3).astype(np.float32),
             "b": rng.rand(ROWS, 2).astype(np.float32),
             "y": rng.randint(0, 3, size=ROWS).astype(np.int64),
-            "t": rng.rand(ROWS, 1).astype(np.float32)}
+            "t": rng.rand(ROWS, 1).astype(np.float32),
+            "w": rng.rand(ROWS).astype(np.float32)}
 
 
 def scenarios(tf, keras):
@@ -31,7 +32,11 @@ def scenarios(tf, keras):
         "sequential_dropout": run(tf, sequential(keras, adam, 0.3), {"hidden_input": "x"},
                                   "y", 1),
         "sequential": run(tf, sequential(keras, adam, 0.0), {"hidden_input": "x"}, "y", 12),
-        "functional": run(tf, functional(keras, sgd), {"a": "a", "b": "b"}, "t", 12)}
+        "functional": run(tf, functional(keras, sgd), {"a": "a", "b": "b"}, "t", 12),
+        "two_outputs": run(tf, two_outputs(keras, adam), {"a": "a", "b": "b"},
+                           {"reg": "t", "cls": "y"}, 6, sample_weights="w"),
+        "checkpoint_format_default": run(tf, functional(keras, sgd), {"a": "a", "b": "b"},
+                                         "t", 3, checkpoint_format=None)}
 
 
 def set_weights(model):
@@ -65,24 +70,47 @@ def functional(keras, optimizer):
     return model
 
 
-def run(tf, model, features, labels, steps, batch=8):
+def two_outputs(keras, optimizer):
+    """Two named inputs, a regression and a classification output: per-output losses,
+    loss weights and metrics (trained with sample weights)."""
+    a = keras.Input((3,), name="a")
+    b = keras.Input((2,), name="b")
+    hidden = keras.layers.Dense(4, activation="relu", name="hidden")(
+        keras.layers.concatenate([a, b]))
+    model = keras.Model([a, b], [keras.layers.Dense(1, name="reg")(hidden),
+                                 keras.layers.Dense(3, activation="softmax", name="cls")(a)])
+    model.compile(optimizer(0.05), loss={"reg": "mse", "cls": "sparse_categorical_crossentropy"},
+                  loss_weights={"reg": 1.0, "cls": 0.5},
+                  metrics={"reg": ["mae"], "cls": ["accuracy"]})
+    set_weights(model)
+    return model
+
+
+def run(tf, model, features, labels, steps, batch=8, sample_weights=None,
+        checkpoint_format="saver"):
     values = data()
     def input_fn():
-        ds = tf.data.Dataset.from_tensor_slices(
-            ({k: values[v] for k, v in features.items()}, values[labels]))
-        return ds.batch(batch).repeat()
+        inputs = {k: values[v] for k, v in features.items()}
+        if sample_weights:
+            inputs = {"features": inputs,
+                      "sample_weights": {k: values[sample_weights] for k in labels}}
+        targets = ({k: values[v] for k, v in labels.items()} if isinstance(labels, dict)
+                   else values[labels])
+        return tf.data.Dataset.from_tensor_slices((inputs, targets)).batch(batch).repeat()
     def predict_fn():
         return tf.data.Dataset.from_tensor_slices(
             {k: values[v] for k, v in features.items()}).batch(batch)
     estimator = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir=tempfile.mkdtemp(),
                                    config=tf.estimator.RunConfig(tf_random_seed=1),
-                                   checkpoint_format="saver")
+                                   checkpoint_format=checkpoint_format)
     before = [p for _, p in zip(range(2), estimator.predict(predict_fn))]
     estimator.train(input_fn, steps=steps)
     result = estimator.evaluate(input_fn, steps=ROWS // batch)
     after = [p for _, p in zip(range(2), estimator.predict(predict_fn))]
     names = [n for n in estimator.get_variable_names()
              if n.endswith(("/kernel", "/bias")) and not n.startswith("training")]
+    if checkpoint_format != "saver":  # object-based checkpoints on the original
+        names = []
     return {"predict_before": {k: v.tolist() for p in before[:1] for k, v in p.items()},
             "predict_after": [{k: v.tolist() for k, v in p.items()} for p in after],
             "eval": {k: float(v) for k, v in result.items()},
