@@ -100,3 +100,35 @@ def test_served_as_tf_keras_estimator_in_v1_and_v2():
     # The rest of v2's tf.keras stays tf_keras' (Keras 2).
     assert tf2.keras.Sequential is tf_keras.Sequential
     assert tf2.keras.layers is tf_keras.layers
+
+
+def test_a_saved_model_export_and_a_model_saved_to_a_path(tmp_path):
+    """From `keras_model_path` (an HDF5 file, as model.save wrote it): the estimator starts
+    at the saved weights; after training, its SavedModel export's default signature
+    predicts as predict()."""
+    model = _compiled_model(optimizer="sgd", loss="mse")
+    model.set_weights([np.full((3, 2), 0.25, np.float32), np.array([0.5, -0.5], np.float32)])
+    model.save(str(tmp_path / "model.h5"))
+    features = np.arange(12, dtype=np.float32).reshape(4, 3) / 12
+    # Before the conversion: as in TF 2.15, models made before it are unusable after it.
+    expected = model.predict(features, verbose=0)
+    estimator = tf.keras.estimator.model_to_estimator(
+        keras_model_path=str(tmp_path / "model.h5"), model_dir=str(tmp_path / "est"))
+
+    def predict_input_fn():
+        return tf.data.Dataset.from_tensor_slices({"d_input": features}).batch(4)
+
+    def predicted():
+        return np.stack([p["d"] for p in estimator.predict(predict_input_fn)])
+    np.testing.assert_allclose(predicted(), expected, atol=1e-6)
+    estimator.train(lambda: tf.data.Dataset.from_tensors(
+        ({"d_input": features}, np.ones((4, 2), np.float32))), steps=1)
+    trained = predicted()
+    assert np.abs(trained - expected).max() > 1e-3
+
+    def receiver():
+        x = tf.placeholder(tf.float32, [None, 3])
+        return tf.estimator.export.ServingInputReceiver({"d_input": x}, {"d_input": x})
+    export_dir = estimator.export_saved_model(str(tmp_path / "export"), receiver)
+    outputs = tf.contrib.predictor.from_saved_model(export_dir)({"d_input": features})
+    np.testing.assert_allclose(outputs["d"], trained, atol=1e-6)
