@@ -1,9 +1,10 @@
 """`tf.keras.estimator.model_to_estimator`: an `Estimator` whose model_fn is a compiled Keras
 model (tf_keras, Keras 2), as tensorflow_estimator's `keras_lib` made it.
 
-In every mode model_fn clones the model onto the input function's features (a dict keyed by
-the model's input names, a list in input order, or one tensor), in training mode for TRAIN
-(dropout on). Predictions are the outputs keyed by output name; TRAIN and EVAL add the
+In every mode model_fn calls fresh copies of the model's layers (same configs and names, new
+weights), in the model's structure, on the input function's features (a dict keyed by the
+model's input names, a list in input order, or one tensor), in training mode for TRAIN
+(dropout on), as the original's clone of the model. Predictions are the outputs keyed by output name; TRAIN and EVAL add the
 compiled loss (each output's loss, times its `loss_weights`, plus the layers' added
 losses); EVAL reports the compiled metrics (named as Keras 2's v1 graph training named them:
 `accuracy`, or `<output>_accuracy` for models of several outputs); TRAIN applies a copy of
@@ -155,7 +156,7 @@ def _keras_model_fn(keras_model, custom_objects, metric_names_map, export_output
                         + list(clone.losses))
         if mode == ModeKeys.EVAL:
             return EstimatorSpec(loss=loss, eval_metric_ops=_metric_ops(
-                metric_specs, metric_names_map, targets, outputs, weights), **spec)
+                metric_specs, metric_names_map, targets, outputs), **spec)
         optimizer = optimizer_class.from_config(optimizer_config)
         optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
         variables = clone.trainable_weights
@@ -219,7 +220,9 @@ def _compiled_metrics(metrics, model, output_names, losses):
     specs, taken = [], set()
     for index, (output_metrics, loss, output) in enumerate(
             zip(per_output, losses, model.outputs)):
-        for metric in tf.nest.flatten(output_metrics):
+        if not isinstance(output_metrics, (list, tuple)):
+            output_metrics = [output_metrics]
+        for metric in output_metrics:
             name, metric_fn = _metric(metric, loss, output.shape)
             if len(output_names) > 1:
                 name = f"{output_names[index]}_{name}"
@@ -267,9 +270,8 @@ def _check_metric_names_map(metric_names_map, names):
                          f"{list(extra)}")
 
 
-def _metric_ops(metric_specs, metric_names_map, targets, outputs, weights):
+def _metric_ops(metric_specs, metric_names_map, targets, outputs):
     """eval_metric_ops: each metric's (value, update op); unweighted, as Keras' `metrics`."""
-    del weights
     ops = {}
     for name, make_metric, index in metric_specs:
         name = (metric_names_map or {}).get(name, name)

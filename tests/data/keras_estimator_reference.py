@@ -35,6 +35,7 @@ def scenarios(tf, keras):
         "functional": run(tf, functional(keras, sgd), {"a": "a", "b": "b"}, "t", 12),
         "two_outputs": run(tf, two_outputs(keras, adam), {"a": "a", "b": "b"},
                            {"reg": "t", "cls": "y"}, 6, sample_weights="w"),
+        "batch_norm": run(tf, batch_norm(keras, sgd), {"hidden_input": "x"}, "t", 5),
         "checkpoint_format_default": run(tf, functional(keras, sgd), {"a": "a", "b": "b"},
                                          "t", 3, checkpoint_format=None)}
 
@@ -86,6 +87,18 @@ def two_outputs(keras, optimizer):
     return model
 
 
+def batch_norm(keras, optimizer):
+    """BatchNormalization (its moving statistics updated in training) and a metric object."""
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(4,), name="hidden"),
+                              keras.layers.BatchNormalization(name="bn"),
+                              keras.layers.Dense(1, name="out")])
+    model.compile(optimizer(0.1), "mse", metrics=[keras.metrics.RootMeanSquaredError()])
+    set_weights(model)
+    gamma, beta, mean, variance = model.get_layer("bn").get_weights()
+    model.get_layer("bn").set_weights([gamma, beta, mean, np.abs(variance) + 0.5])
+    return model
+
+
 def run(tf, model, features, labels, steps, batch=8, sample_weights=None,
         checkpoint_format="saver"):
     values = data()
@@ -108,7 +121,8 @@ def run(tf, model, features, labels, steps, batch=8, sample_weights=None,
     result = estimator.evaluate(input_fn, steps=ROWS // batch)
     after = [p for _, p in zip(range(2), estimator.predict(predict_fn))]
     names = [n for n in estimator.get_variable_names()
-             if n.endswith(("/kernel", "/bias")) and not n.startswith("training")]
+             if n.endswith(("/kernel", "/bias", "/gamma", "/beta", "/moving_mean",
+                            "/moving_variance")) and not n.startswith("training")]
     if checkpoint_format != "saver":  # object-based checkpoints on the original
         names = []
     return {"predict_before": {k: v.tolist() for p in before[:1] for k, v in p.items()},
