@@ -132,3 +132,13 @@ def test_a_saved_model_export_and_a_model_saved_to_a_path(tmp_path):
     export_dir = estimator.export_saved_model(str(tmp_path / "export"), receiver)
     outputs = tf.contrib.predictor.from_saved_model(export_dir)({"d_input": features})
     np.testing.assert_allclose(outputs["d"], trained, atol=1e-6)
+
+
+def test_check_calls_it_this_packages_in_tf1_and_tf2_code():
+    """`check` judges tf.keras.estimator as the package serves it, also in TF2 code (where
+    it is not TensorFlow's own: tf_keras' needs tensorflow_estimator)."""
+    from tpu_estimator_compat.cli import check  # pylint: disable=import-outside-toplevel
+    resolver = check.Resolver()
+    for verdict in (resolver.verdict, resolver.tf2_verdict):
+        assert verdict("tensorflow.keras.estimator.model_to_estimator").status == "supported"
+    assert resolver.tf2_verdict("tensorflow.keras.Sequential").status == "tf2"

@@ -4,14 +4,15 @@ model (tf_keras, Keras 2), as tensorflow_estimator's `keras_lib` made it.
 In every mode model_fn calls fresh copies of the model's layers (same configs and names, new
 weights), in the model's structure, on the input function's features (a dict keyed by the
 model's input names, a list in input order, or one tensor), in training mode for TRAIN
-(dropout on), as the original's clone of the model. Predictions are the outputs keyed by output name; TRAIN and EVAL add the
-compiled loss (each output's loss, times its `loss_weights`, plus the layers' added
-losses); EVAL reports the compiled metrics (named as Keras 2's v1 graph training named them:
-`accuracy`, or `<output>_accuracy` for models of several outputs); TRAIN applies a copy of
-the model's optimizer (as a legacy Keras optimizer, counting `global_step`) with the
-layers' own updates. The estimator warm-starts from the model's weights as they are when
-`model_to_estimator` is called, saved to `<model_dir>/keras/keras_model.ckpt` under the
-clone's variable names (trainable variables only, as the original's warm start).
+(dropout on), as the original's clone of the model. Predictions are the outputs keyed by
+output name; TRAIN and EVAL add the compiled loss (each output's loss, times its
+`loss_weights`, with the input's sample weights, plus the layers' added losses); EVAL
+reports the compiled metrics (named as Keras 2's graph training named them: `accuracy`,
+`mae`, or `<output>_accuracy` for models of several outputs); TRAIN applies a copy of the
+model's optimizer (as a legacy Keras optimizer, counting `global_step`) with the layers'
+own updates (batch normalization's moving statistics). The estimator warm-starts from the
+model's weights as they are when `model_to_estimator` is called, saved to
+`<model_dir>/keras/keras_model.ckpt` under the copies' variable names.
 
 `checkpoint_format` is validated as the original did ('checkpoint' refuses subclassed
 models); the estimator's checkpoints are name-based in both formats.

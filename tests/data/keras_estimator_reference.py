@@ -113,9 +113,9 @@ def run(tf, model, features, labels, steps, batch=8, sample_weights=None,
     def predict_fn():
         return tf.data.Dataset.from_tensor_slices(
             {k: values[v] for k, v in features.items()}).batch(batch)
-    estimator = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir=tempfile.mkdtemp(),
-                                   config=tf.estimator.RunConfig(tf_random_seed=1),
-                                   checkpoint_format=checkpoint_format)
+    estimator = tf.keras.estimator.model_to_estimator(
+        keras_model=model, model_dir=tempfile.mkdtemp(),
+        config=tf.estimator.RunConfig(tf_random_seed=1), checkpoint_format=checkpoint_format)
     before = [p for _, p in zip(range(2), estimator.predict(predict_fn))]
     estimator.train(input_fn, steps=steps)
     result = estimator.evaluate(input_fn, steps=ROWS // batch)
