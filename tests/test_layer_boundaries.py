@@ -42,8 +42,8 @@ ALLOWED = {
     "best_exporter": {"log", "train_and_evaluate_tasks"},
     "keras_estimator": {"api", "config", "estimator", "log", "tf_internals"},
     "v1": {"api", "best_exporter", "canned", "config", "engine", "estimator",
-           "estimator_extenders", "export", "keras_estimator", "rebuilt_apis", "log", "state", "tf1_behaviour",
-           "train_and_evaluate_tasks"},
+           "estimator_extenders", "export", "keras_estimator", "rebuilt_apis", "log", "state",
+           "tf1_behaviour", "train_and_evaluate_tasks"},
     "v2": {"tf1_behaviour", "v1"},
     # config: run --seed sets RunConfig's default seed; tf1_behaviour: Python names restored
     "cli": {"config", "log", "tf1_behaviour", "v1", "v2"},
