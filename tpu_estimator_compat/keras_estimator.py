@@ -126,24 +126,42 @@ def _legacy_optimizer_config(model):
     return type(optimizer), optimizer.get_config()
 
 
+class _Compiled:
+    """The model's compiled losses, loss weights and metrics, one entry per output."""
+
+    def __init__(self, model, output_names, output_shapes):
+        compiled = model.get_compile_config()
+        self.output_names = output_names
+        self.losses = [_per_sample(tf_keras.losses.get(loss))
+                       for loss in _per_output(model.loss, output_names, "loss")]
+        self.loss_weights = _per_output(compiled.get("loss_weights"), output_names,
+                                        "loss_weights", default=1.0)
+        self.metrics = _compiled_metrics(compiled.get("metrics"), output_names, output_shapes,
+                                         self.losses)
+
+
 def _keras_model_fn(keras_model, custom_objects, metric_names_map, export_outputs):
     optimizer_class, optimizer_config = _legacy_optimizer_config(keras_model)
-    output_names = list(keras_model.output_names)
-    compiled = keras_model.get_compile_config()
-    losses = [_per_sample(tf_keras.losses.get(loss))
-              for loss in _per_output(keras_model.loss, output_names, "loss")]
-    loss_weights = _per_output(compiled.get("loss_weights"), output_names, "loss_weights",
-                               default=1.0)
-    metric_specs = _compiled_metrics(compiled.get("metrics"), keras_model, output_names,
-                                     losses)
-    _check_metric_names_map(metric_names_map, [name for name, _, _ in metric_specs])
-    _check_export_outputs(export_outputs, output_names)
+    if keras_and_slim.is_graph_network(keras_model):
+        known = _Compiled(keras_model, list(keras_model.output_names),
+                          [output.shape for output in keras_model.outputs])
+        _check_metric_names_map(metric_names_map, [name for name, _, _ in known.metrics])
+        _check_export_outputs(export_outputs, known.output_names)
+    else:  # a subclassed model: its outputs are known once called
+        known = None
 
     def model_fn(features, labels, mode):
         features, sample_weights = _split_sample_weights(features)
         inputs = _inputs(keras_model, features)
         clone = _Clone(keras_model, custom_objects, inputs, mode == ModeKeys.TRAIN)
         outputs = clone.outputs
+        compiled = known
+        if compiled is None:
+            compiled = _Compiled(keras_model, [f"output_{i}" for i in range(1, len(outputs) + 1)],
+                                 [output.shape for output in outputs])
+            _check_metric_names_map(metric_names_map, [name for name, _, _ in compiled.metrics])
+            _check_export_outputs(export_outputs, compiled.output_names)
+        output_names = compiled.output_names
         predictions = dict(zip(output_names, outputs))
         spec = dict(mode=mode, predictions=predictions,
                     export_outputs=_export_outputs(predictions, export_outputs))
@@ -153,11 +171,11 @@ def _keras_model_fn(keras_model, custom_objects, metric_names_map, export_output
         weights = _sample_weights(sample_weights, output_names)
         loss = tf.add_n([weight * _mean_loss(loss_fn, target, output, sample_weight)
                          for loss_fn, weight, target, output, sample_weight in zip(
-                             losses, loss_weights, targets, outputs, weights)]
+                             compiled.losses, compiled.loss_weights, targets, outputs, weights)]
                         + list(clone.losses))
         if mode == ModeKeys.EVAL:
             return EstimatorSpec(loss=loss, eval_metric_ops=_metric_ops(
-                metric_specs, metric_names_map, targets, outputs), **spec)
+                compiled.metrics, metric_names_map, targets, outputs), **spec)
         optimizer = optimizer_class.from_config(optimizer_config)
         optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
         variables = clone.trainable_weights
@@ -206,7 +224,7 @@ def _per_output(value, output_names, what, default=None):
     return [value] * len(output_names)
 
 
-def _compiled_metrics(metrics, model, output_names, losses):
+def _compiled_metrics(metrics, output_names, output_shapes, losses):
     """[(name, metric function, output index)] of the compiled metrics, named as Keras 2's
     v1 graph training named them."""
     if not metrics:
@@ -219,12 +237,12 @@ def _compiled_metrics(metrics, model, output_names, losses):
     else:
         per_output = [list(metrics)] * len(output_names)
     specs, taken = [], set()
-    for index, (output_metrics, loss, output) in enumerate(
-            zip(per_output, losses, model.outputs)):
+    for index, (output_metrics, loss, output_shape) in enumerate(
+            zip(per_output, losses, output_shapes)):
         if not isinstance(output_metrics, (list, tuple)):
             output_metrics = [output_metrics]
         for metric in output_metrics:
-            name, metric_fn = _metric(metric, loss, output.shape)
+            name, metric_fn = _metric(metric, loss, output_shape)
             if len(output_names) > 1:
                 name = f"{output_names[index]}_{name}"
             base, suffix = name, 1
