@@ -358,11 +358,11 @@ def _tensor(value):
 
 
 def _inputs(model, features):
-    """The model's inputs from the input_fn's features, a list in input order."""
-    names = None
-    if isinstance(features, dict):
-        names = (model.input_names if keras_and_slim.is_graph_network(model)
-                 else [f"input_{i}" for i in range(1, len(features) + 1)])
+    """The model's inputs from the input_fn's features: a list in input order (a
+    subclassed model, whose inputs have no names, gets a features dict as it is)."""
+    if isinstance(features, dict) and not keras_and_slim.is_graph_network(model):
+        return {key: _tensor(value) for key, value in features.items()}  # as given
+    names = model.input_names if isinstance(features, dict) else None
     return _ordered(features, names, "features", "inputs")
 
 
@@ -397,8 +397,9 @@ class _Clone:
             else:
                 clone = model.__class__.from_config(model.get_config())
                 self.layers[model.name] = clone
-                self.outputs = tf.nest.flatten(clone(
-                    inputs[0] if len(inputs) == 1 else inputs, training=training))
+                if isinstance(inputs, list) and len(inputs) == 1:
+                    inputs = inputs[0]
+                self.outputs = tf.nest.flatten(clone(inputs, training=training))
 
     def _call(self, original, inputs, kwargs):
         layer = self.layers.get(original.name)
