@@ -36,14 +36,27 @@ def _assert_close(actual, expected, path=""):
         np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-5, err_msg=path)
 
 
-def test_weights_metrics_and_predictions_are_the_originals():
+def _expected(name):
     expected = {}
-    for line in (_DATA / "keras_estimator_reference.jsonl").read_text().splitlines():
+    for line in (_DATA / name).read_text().splitlines():
         expected.update(json.loads(line))
-    actual = _reference_module().scenarios(tf, tf_keras)
+    return expected
+
+
+def test_weights_metrics_and_predictions_are_the_originals():
+    """TF 2.x code (`tpu_estimator_compat.v2`) against TF 2.15's tf.keras.estimator."""
+    expected = _expected("keras_estimator_reference.jsonl")
+    actual = _reference_module().scenarios(tf2, tf_keras)
     _assert_close(actual, expected)
     # The warm start: before any training, predictions are the Keras model's.
     assert actual["sequential"]["predict_before"] == expected["sequential"]["predict_before"]
+
+
+def test_tf1_code_with_a_tf_train_optimizer_gets_tf1s_numbers_and_metric_names():
+    """TF 1.x code (`tpu_estimator_compat.v1`) against TF 2.15's tf.compat.v1 in graph mode:
+    a tf.train optimizer, 'mae' reported as mean_absolute_error, name-based checkpoints."""
+    actual = _reference_module().tf1_scenarios(tf)
+    _assert_close(actual, _expected("keras_estimator_reference_tf1.jsonl"))
 
 
 def _compiled_model(**compile_args):
@@ -95,8 +108,10 @@ def test_features_missing_an_input_name_is_the_originals_error(tmp_path):
 
 def test_served_as_tf_keras_estimator_in_v1_and_v2():
     from tpu_estimator_compat import keras_estimator  # pylint: disable=import-outside-toplevel
-    assert tf.keras.estimator.model_to_estimator is keras_estimator.model_to_estimator
+    assert tf.keras.estimator.model_to_estimator is keras_estimator.tf1_model_to_estimator
     assert tf2.keras.estimator.model_to_estimator is keras_estimator.model_to_estimator
+    assert tf2.compat.v1.keras.estimator.model_to_estimator is (
+        keras_estimator.tf1_model_to_estimator)
     # The rest of v2's tf.keras stays tf_keras' (Keras 2).
     assert tf2.keras.Sequential is tf_keras.Sequential
     assert tf2.keras.layers is tf_keras.layers
@@ -146,8 +161,9 @@ def test_check_calls_it_this_packages_in_tf1_and_tf2_code():
 
 def test_a_subclassed_model_gets_a_features_dict_as_is_and_output_1(tmp_path):
     """A subclassed model (no input names): the features dict reaches its call() as it is,
-    its output is `output_1`; object-based checkpoints refuse it with the original's error.
-    (TF 2.15 itself fails on eager-built subclassed models, so no numbers to compare.)"""
+    its output is `output_1`; TF 2.x's default object-based checkpoints refuse it with the
+    original's error (TF 2.15 itself fails on eager-built subclassed models: no numbers to
+    compare)."""
     class TwoInputs(tf_keras.Model):  # pylint: disable=abstract-method
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
@@ -162,11 +178,10 @@ def test_a_subclassed_model_gets_a_features_dict_as_is_and_output_1(tmp_path):
     model = TwoInputs(name="two_inputs")
     model.compile(tf_keras.optimizers.legacy.SGD(0.1), "mse")
     with pytest.raises(ValueError) as error:
-        tf.keras.estimator.model_to_estimator(model, model_dir=str(tmp_path / "a"))
+        tf2.keras.estimator.model_to_estimator(model, model_dir=str(tmp_path / "a"))
     assert str(error.value) == ("Object-based checkpoints are currently not supported with "
                                 "subclassed models.")
-    estimator = tf.keras.estimator.model_to_estimator(
-        model, model_dir=str(tmp_path / "b"), checkpoint_format="saver")
+    estimator = tf.keras.estimator.model_to_estimator(model, model_dir=str(tmp_path / "b"))
     a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     features = {"a": a, "b": np.ones_like(a)}
     estimator.train(lambda: tf.data.Dataset.from_tensors(

@@ -728,7 +728,7 @@ def test_a_tf2_file_imports_tensorflow_2_module_paths():
     # tf.keras is tf_keras with this package's tf.keras.estimator.model_to_estimator.
     assert runner.tf2_redirected_name("tensorflow.keras") == "tpu_estimator_compat.v2.keras"
     assert (runner.tf2_redirected_name("tensorflow.keras.estimator")
-            == "tpu_estimator_compat.v1.keras.estimator")
+            == "tpu_estimator_compat.v2.keras_estimator")
     assert runner.tf2_redirected_name("tensorflow.python.ops") == "tensorflow.python.ops"
     assert runner.tf2_redirected_name("tensorflow.data") == "tensorflow.data"
 

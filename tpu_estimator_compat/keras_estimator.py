@@ -8,11 +8,18 @@ model's input names, a list in input order, or one tensor), in training mode for
 output name; TRAIN and EVAL add the compiled loss (each output's loss, times its
 `loss_weights`, with the input's sample weights, plus the layers' added losses); EVAL
 reports the compiled metrics (named as Keras 2's graph training named them: `accuracy`,
-`mae`, or `<output>_accuracy` for models of several outputs); TRAIN applies a copy of the
-model's optimizer (as a legacy Keras optimizer, counting `global_step`) with the layers'
-own updates (batch normalization's moving statistics). The estimator warm-starts from the
-model's weights as they are when `model_to_estimator` is called, saved to
-`<model_dir>/keras/keras_model.ckpt` under the copies' variable names.
+`mae`, or `<output>_accuracy` for models of several outputs); TRAIN applies the model's
+optimizer (a copy, as a legacy Keras optimizer; or the `tf.train` optimizer it was
+compiled with), counting `global_step`, with the layers' own updates (batch
+normalization's moving statistics). The estimator warm-starts from the model's weights as
+they are when `model_to_estimator` is called, saved to `<model_dir>/keras/keras_model.ckpt`
+under the copies' variable names.
+
+TF 1.x and TF 2.x named a metric given as a string differently ('mae' was
+'mean_absolute_error' in TF 1.x's graph-mode Keras, 'mae' in TF 2.x's): `tf1_model_to_estimator`
+(served in `tpu_estimator_compat.v1`) names as TF 1.x, `model_to_estimator` (in
+`tpu_estimator_compat.v2`) as TF 2.x; their `checkpoint_format` defaults differ as TF 2.15's
+v1 and v2 functions' did.
 
 `checkpoint_format` is validated as the original did ('checkpoint' refuses subclassed
 models); the estimator's checkpoints are name-based in both formats.
@@ -48,12 +55,29 @@ class FormattedKeyError(KeyError):
 
 
 def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
-                       model_dir=None, config=None, checkpoint_format=None,
-                       use_v2_estimator=False, metric_names_map=None, export_outputs=None):
-    """Constructs an `Estimator` from a compiled Keras model (or one saved at
-    `keras_model_path`); see the module docstring. `use_v2_estimator` is accepted and
-    changes nothing (this package has one Estimator)."""
-    del use_v2_estimator
+                       model_dir=None, config=None, checkpoint_format="checkpoint",
+                       metric_names_map=None, export_outputs=None):
+    """TF 2.x's `tf.keras.estimator.model_to_estimator` (`tpu_estimator_compat.v2`): an
+    `Estimator` from a compiled Keras model (or one saved at `keras_model_path`); see the
+    module docstring."""
+    return _model_to_estimator(keras_model, keras_model_path, custom_objects, model_dir,
+                               config, checkpoint_format, metric_names_map, export_outputs,
+                               tf1_metric_names=False)
+
+
+def tf1_model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
+                           model_dir=None, config=None, checkpoint_format="saver",
+                           metric_names_map=None, export_outputs=None):
+    """TF 1.x's `tf.keras.estimator.model_to_estimator` (`tpu_estimator_compat.v1`, as
+    `tf.compat.v1.keras.estimator`): name-based checkpoints by default, metric functions
+    named by the function (TF 1.x's graph-mode Keras); see the module docstring."""
+    return _model_to_estimator(keras_model, keras_model_path, custom_objects, model_dir,
+                               config, checkpoint_format, metric_names_map, export_outputs,
+                               tf1_metric_names=True)
+
+
+def _model_to_estimator(keras_model, keras_model_path, custom_objects, model_dir, config,
+                        checkpoint_format, metric_names_map, export_outputs, tf1_metric_names):
     if not (keras_model or keras_model_path):
         raise ValueError("Either `keras_model` or `keras_model_path` needs to be provided.")
     if keras_model and keras_model_path:
@@ -80,7 +104,8 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
         raise ValueError("The given keras model has not been compiled yet. Please compile "
                          "the model with `model.compile()` before calling "
                          "`model_to_estimator()`.")
-    model_fn = _keras_model_fn(keras_model, custom_objects, metric_names_map, export_outputs)
+    model_fn = _keras_model_fn(keras_model, custom_objects, metric_names_map, export_outputs,
+                               tf1_metric_names)
     warm_start_from = None
     if graph_network and config.is_chief:
         warm_start_from = _save_first_checkpoint(keras_model, config)
@@ -107,10 +132,17 @@ def _check_subclassed_model(model, custom_objects):
                          "`Model.get_config` and `Model.from_config`.") from error
 
 
-def _legacy_optimizer_config(model):
-    """(class, config) of the model's optimizer as a legacy Keras optimizer (the one a
-    TF1 graph can apply), converting a new-style optimizer as the original did."""
+def _training_step(model):
+    """`step(loss, variables)` -> the op applying the model's optimizer and counting
+    `global_step`: a copy of a Keras optimizer as a legacy Keras optimizer (the one a TF1
+    graph can apply; a new-style one converted with the original's warning), or the TF1
+    optimizer a model compiled with `tf.train.*Optimizer` wraps."""
     optimizer = model.optimizer
+    wrapped = getattr(optimizer, "optimizer", None)
+    if isinstance(wrapped, tf.compat.v1.train.Optimizer):  # Keras' TFOptimizer
+        return lambda loss, variables: wrapped.minimize(
+            loss, global_step=tf.compat.v1.train.get_or_create_global_step(),
+            var_list=variables)
     if not isinstance(optimizer, tf_keras.optimizers.legacy.Optimizer):
         if isinstance(optimizer, tf_keras.optimizers.Optimizer):
             logging.warning(
@@ -123,28 +155,35 @@ def _legacy_optimizer_config(model):
                              "`tf.keras.optimizers.legacy.Optimizer`, e.g., "
                              "`tf.keras.optimizers.legacy.Adam`. Received optimizer type: "
                              f"{type(optimizer)}.")
-    return type(optimizer), optimizer.get_config()
+    optimizer_class, config = type(optimizer), optimizer.get_config()
+
+    def step(loss, variables):
+        copy = optimizer_class.from_config(config)
+        copy.iterations = tf.compat.v1.train.get_or_create_global_step()
+        return copy.apply_gradients(zip(copy.get_gradients(loss, variables), variables))
+    return step
 
 
 class _Compiled:
     """The model's compiled losses, loss weights and metrics, one entry per output."""
 
-    def __init__(self, model, output_names, output_shapes):
-        compiled = model.get_compile_config()
+    def __init__(self, model, output_names, output_shapes, tf1_metric_names):
+        compiled = keras_and_slim.compile_arguments(model)
         self.output_names = output_names
         self.losses = [_per_sample(tf_keras.losses.get(loss))
                        for loss in _per_output(model.loss, output_names, "loss")]
         self.loss_weights = _per_output(compiled.get("loss_weights"), output_names,
                                         "loss_weights", default=1.0)
         self.metrics = _compiled_metrics(compiled.get("metrics"), output_names, output_shapes,
-                                         self.losses)
+                                         self.losses, tf1_metric_names)
 
 
-def _keras_model_fn(keras_model, custom_objects, metric_names_map, export_outputs):
-    optimizer_class, optimizer_config = _legacy_optimizer_config(keras_model)
+def _keras_model_fn(keras_model, custom_objects, metric_names_map, export_outputs,
+                    tf1_metric_names):
+    training_step = _training_step(keras_model)
     if keras_and_slim.is_graph_network(keras_model):
         known = _Compiled(keras_model, list(keras_model.output_names),
-                          [output.shape for output in keras_model.outputs])
+                          [output.shape for output in keras_model.outputs], tf1_metric_names)
         _check_metric_names_map(metric_names_map, [name for name, _, _ in known.metrics])
         _check_export_outputs(export_outputs, known.output_names)
     else:  # a subclassed model: its outputs are known once called
@@ -158,7 +197,7 @@ def _keras_model_fn(keras_model, custom_objects, metric_names_map, export_output
         compiled = known
         if compiled is None:
             compiled = _Compiled(keras_model, [f"output_{i}" for i in range(1, len(outputs) + 1)],
-                                 [output.shape for output in outputs])
+                                 [output.shape for output in outputs], tf1_metric_names)
             _check_metric_names_map(metric_names_map, [name for name, _, _ in compiled.metrics])
             _check_export_outputs(export_outputs, compiled.output_names)
         output_names = compiled.output_names
@@ -176,12 +215,7 @@ def _keras_model_fn(keras_model, custom_objects, metric_names_map, export_output
         if mode == ModeKeys.EVAL:
             return EstimatorSpec(loss=loss, eval_metric_ops=_metric_ops(
                 compiled.metrics, metric_names_map, targets, outputs), **spec)
-        optimizer = optimizer_class.from_config(optimizer_config)
-        optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
-        variables = clone.trainable_weights
-        gradients = optimizer.get_gradients(loss, variables)
-        train_op = tf.group(optimizer.apply_gradients(zip(gradients, variables)),
-                            *clone.updates)
+        train_op = tf.group(training_step(loss, clone.trainable_weights), *clone.updates)
         return EstimatorSpec(loss=loss, train_op=train_op, **spec)
 
     return model_fn
@@ -224,7 +258,7 @@ def _per_output(value, output_names, what, default=None):
     return [value] * len(output_names)
 
 
-def _compiled_metrics(metrics, output_names, output_shapes, losses):
+def _compiled_metrics(metrics, output_names, output_shapes, losses, tf1_names):
     """[(name, metric function, output index)] of the compiled metrics, named as Keras 2's
     v1 graph training named them."""
     if not metrics:
@@ -242,7 +276,7 @@ def _compiled_metrics(metrics, output_names, output_shapes, losses):
         if not isinstance(output_metrics, (list, tuple)):
             output_metrics = [output_metrics]
         for metric in output_metrics:
-            name, metric_fn = _metric(metric, loss, output_shape)
+            name, metric_fn = _metric(metric, loss, output_shape, tf1_names)
             if len(output_names) > 1:
                 name = f"{output_names[index]}_{name}"
             base, suffix = name, 1
@@ -253,8 +287,10 @@ def _compiled_metrics(metrics, output_names, output_shapes, losses):
     return specs
 
 
-def _metric(metric, loss, output_shape):
-    """(name, function returning a fresh Keras Metric) of one compiled metric."""
+def _metric(metric, loss, output_shape, tf1_names):
+    """(name, function returning a fresh Keras Metric) of one compiled metric; a metric
+    function named by a string is named by the string in TF 2.x, by the function in TF 1.x
+    ('mae' -> 'mean_absolute_error')."""
     if isinstance(metric, str) and metric in _ACCURACY_NAMES + _CROSSENTROPY_NAMES:
         kind = "accuracy" if metric in _ACCURACY_NAMES else "crossentropy"
         loss_name = getattr(loss, "name", getattr(loss, "__name__", ""))
@@ -270,7 +306,7 @@ def _metric(metric, loss, output_shape):
     if isinstance(resolved, tf_keras.metrics.Metric):
         config = resolved.get_config()
         return resolved.name, lambda: type(resolved).from_config(config)
-    name = metric if isinstance(metric, str) else resolved.__name__
+    name = metric if isinstance(metric, str) and not tf1_names else resolved.__name__
     return name, lambda: tf_keras.metrics.MeanMetricWrapper(resolved, name=name)
 
 

@@ -1,12 +1,13 @@
 """The original's numbers of tests/test_keras_estimator.py: run with TF 2.15 +
 tensorflow-estimator 2.15 (`python tests/data/keras_estimator_reference.py >
-tests/data/keras_estimator_reference.jsonl`); the test runs the same `scenarios` with this
-package. One JSON line per scenario: predictions before training (the warm start from the
+tests/data/keras_estimator_reference.jsonl`, and with `--tf1` into
+keras_estimator_reference_tf1.jsonl); the test runs the same scenarios with this package. One JSON line per scenario: predictions before training (the warm start from the
 Keras model's weights), the evaluation, predictions and weights after training, for a
 Sequential (Dense, Dropout) and a functional model with two named inputs, both through
 `tf.keras.estimator.model_to_estimator` (checkpoint_format='saver': name-based checkpoints,
 whose variable names both sides share)."""
 import json
+import sys
 import tempfile
 
 import numpy as np
@@ -37,7 +38,7 @@ def scenarios(tf, keras):
                            {"reg": "t", "cls": "y"}, 6, sample_weights="w"),
         "batch_norm": run(tf, batch_norm(keras, sgd), {"hidden_input": "x"}, "t", 5),
         "checkpoint_format_default": run(tf, functional(keras, sgd), {"a": "a", "b": "b"},
-                                         "t", 3, checkpoint_format=None)}
+                                         "t", 3, checkpoint_format="checkpoint")}
 
 
 def set_weights(model):
@@ -101,6 +102,8 @@ def batch_norm(keras, optimizer):
 
 def run(tf, model, features, labels, steps, batch=8, sample_weights=None,
         checkpoint_format="saver"):
+    """Trains, evaluates and predicts through model_to_estimator (`checkpoint_format=None`:
+    the function's default)."""
     values = data()
     def input_fn():
         inputs = {k: values[v] for k, v in features.items()}
@@ -113,9 +116,10 @@ def run(tf, model, features, labels, steps, batch=8, sample_weights=None,
     def predict_fn():
         return tf.data.Dataset.from_tensor_slices(
             {k: values[v] for k, v in features.items()}).batch(batch)
+    kwargs = {} if checkpoint_format is None else {"checkpoint_format": checkpoint_format}
     estimator = tf.keras.estimator.model_to_estimator(
         keras_model=model, model_dir=tempfile.mkdtemp(),
-        config=tf.estimator.RunConfig(tf_random_seed=1), checkpoint_format=checkpoint_format)
+        config=tf.estimator.RunConfig(tf_random_seed=1), **kwargs)
     before = [p for _, p in zip(range(2), estimator.predict(predict_fn))]
     estimator.train(input_fn, steps=steps)
     result = estimator.evaluate(input_fn, steps=ROWS // batch)
@@ -123,7 +127,7 @@ def run(tf, model, features, labels, steps, batch=8, sample_weights=None,
     names = [n for n in estimator.get_variable_names()
              if n.endswith(("/kernel", "/bias", "/gamma", "/beta", "/moving_mean",
                             "/moving_variance")) and not n.startswith("training")]
-    if checkpoint_format != "saver":  # object-based checkpoints on the original
+    if checkpoint_format not in ("saver", None):  # object-based checkpoints on the original
         names = []
     return {"predict_before": {k: v.tolist() for p in before[:1] for k, v in p.items()},
             "predict_after": [{k: v.tolist() for k, v in p.items()} for p in after],
@@ -131,10 +135,28 @@ def run(tf, model, features, labels, steps, batch=8, sample_weights=None,
             "weights": {n: estimator.get_variable_value(n).tolist() for n in sorted(names)}}
 
 
+def tf1_scenarios(tf):
+    """TF 1.x code (graph mode; `tf` TF1's API or this package's v1 namespace): a model
+    compiled with a `tf.train` optimizer and string metrics, through TF 1.x's
+    `tf.keras.estimator.model_to_estimator` (name-based checkpoints by default)."""
+    keras = tf.keras
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(4,), name="hidden"),
+                              keras.layers.Dense(1, name="out")])
+    model.compile(tf.train.AdamOptimizer(0.05), "mse", metrics=["mae", "mse"])
+    set_weights(model)
+    return {"tf1_graph": run(tf, model, {"hidden_input": "x"}, "t", 5, checkpoint_format=None)}
+
+
 def main():
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    for name, numbers in scenarios(tf, tf.keras).items():
-        print(json.dumps({name: numbers}))
+    if "--tf1" in sys.argv:  # the TF1 scenario, in TF 1.x's graph mode
+        tf = tf.compat.v1
+        tf.disable_v2_behavior()
+        numbers = tf1_scenarios(tf)
+    else:
+        numbers = scenarios(tf, tf.keras)
+    for name, value in numbers.items():
+        print(json.dumps({name: value}))
 
 
 if __name__ == "__main__":

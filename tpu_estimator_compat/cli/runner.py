@@ -70,7 +70,7 @@ TF2_NAMESPACE = "tpu_estimator_compat.v2"
 _TF2_PATHS = (("tensorflow.compat.v1", NAMESPACE), ("tensorflow.compat.v2", TF2_NAMESPACE),
               ("tensorflow.compat", TF2_NAMESPACE + ".compat"),
               ("tensorflow.estimator", NAMESPACE + ".estimator"),
-              ("tensorflow.keras.estimator", NAMESPACE + ".keras.estimator"),
+              ("tensorflow.keras.estimator", TF2_NAMESPACE + ".keras_estimator"),
               ("tensorflow.keras", "tf_keras"), ("tensorflow_estimator", NAMESPACE))
 _LIBRARY_PARTS = ("site-packages", "dist-packages")
 # Libraries served the v1 namespace by default: they need TF1 names to import at all.

@@ -41,6 +41,10 @@ SYMBOLS = uses(
     Symbol("tf_keras.src.engine.functional", "Functional",
            "tf.keras.estimator.model_to_estimator treats functional and Sequential models "
            "(graph networks) apart from subclassed ones (keras_estimator.py)"),
+    Symbol("tf_keras.src.engine.training", "Model._compile_config",
+           "tf.keras.estimator.model_to_estimator reads the losses, loss weights and metrics "
+           "compile() was given, also beside a tf.train optimizer that get_compile_config() "
+           "cannot serialize (keras_estimator.py)", per_instance=True),
     Symbol("tf_keras", "__internal__.optimizers.convert_to_legacy_optimizer",
            "tf.keras.estimator.model_to_estimator trains a model compiled with a (new) Keras "
            "optimizer with its legacy twin, as the original did (keras_estimator.py)"),
@@ -86,6 +90,11 @@ def is_graph_network(model):
     whose layers and input names are known before it is called."""
     functional = importlib.import_module("tf_keras.src.engine.functional").Functional
     return isinstance(model, functional) and bool(model.inputs)
+
+
+def compile_arguments(model):
+    """The arguments a compiled tf_keras model's `compile()` was given, as given."""
+    return dict(model._compile_config.config)  # pylint: disable=protected-access
 
 
 def legacy_keras_optimizer(optimizer):

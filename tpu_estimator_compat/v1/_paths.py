@@ -171,7 +171,8 @@ MODULES = {
                             fallback="tf_keras.api._v1.keras.layers"),
     # tf.keras.estimator: model_to_estimator on this package's Estimator (tf_keras' own
     # needs tensorflow_estimator, which TensorFlow >= 2.16 lacks).
-    "keras.estimator": Virtual(_from("keras_estimator", "model_to_estimator")),
+    "keras.estimator": Virtual({
+        "model_to_estimator": f"{_PKG}.keras_estimator:tf1_model_to_estimator"}),
     # tf.nn: TensorFlow's, with the TF1 RNN cells, which TensorFlow 2.21 serves only with Keras 2.
     "nn": Virtual({"rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell"},
                   fallback="tensorflow:compat.v1.nn"),

@@ -5,6 +5,6 @@ from tpu_estimator_compat.v1 import _lazy
 
 _lazy.install(
     globals(),
-    names={"estimator": "tpu_estimator_compat.v1.keras.estimator"},
+    names={"estimator": "tpu_estimator_compat.v2.keras_estimator"},
     fallback="tf_keras",
 )
