@@ -83,8 +83,8 @@ def test_report_groups_apis_by_file_with_status_links_and_summary(tmp_path):
         "  UNSUPPORTED  tensorflow.contrib.quantize  (line 13): module "
         "'tpu_estimator_compat.v1.contrib' has no attribute 'quantize'. tf.contrib was removed in "
         "TensorFlow 2; tpu_estimator_compat provides tf.contrib.{cluster_resolver, crf, data, "
-        "distribute, estimator, framework, gan, image, layers, learn, lookup, metrics, opt, rnn, "
-        "slim, stateless, summary, tpu, training} only.",
+        "distribute, estimator, framework, gan, image, layers, learn, lookup, metrics, opt, "
+        "predictor, rnn, slim, stateless, summary, tpu, training} only.",
         f"  difference   tensorflow.train.LoggingTensorHook  (line 14): {hooks}; {known}",
         "  difference   tensorflow_estimator.estimator.tpu.TPUEstimator  (line 15): runs on "
         "tf.distribute strategies; evaluate(steps=None) counts every example once; no "

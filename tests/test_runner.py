@@ -655,7 +655,8 @@ def _assert_original_tf2_report(report):
     weights = report.pop("weights")
     expected = dict(ORIGINAL_TF2_PROGRAM_REPORT)
     expected_weights = expected.pop("weights")
-    assert report == {"tf": "tpu_estimator_compat.v2", "keras": "tf_keras",
+    assert report == {"tf": "tpu_estimator_compat.v2",
+                      "keras": "tpu_estimator_compat.v2.keras",  # tf_keras, our estimator
                       "layers": "tf_keras.layers", **expected}
     assert sorted(weights) == sorted(expected_weights)
     for name, value in expected_weights.items():
@@ -724,6 +725,10 @@ def test_a_tf2_file_imports_tensorflow_2_module_paths():
     assert (runner.tf2_redirected_name("tensorflow.estimator.export")
             == "tpu_estimator_compat.v1.estimator.export")
     assert runner.tf2_redirected_name("tensorflow.keras.layers") == "tf_keras.layers"
+    # tf.keras is tf_keras with this package's tf.keras.estimator.model_to_estimator.
+    assert runner.tf2_redirected_name("tensorflow.keras") == "tpu_estimator_compat.v2.keras"
+    assert (runner.tf2_redirected_name("tensorflow.keras.estimator")
+            == "tpu_estimator_compat.v2.keras_estimator")
     assert runner.tf2_redirected_name("tensorflow.python.ops") == "tensorflow.python.ops"
     assert runner.tf2_redirected_name("tensorflow.data") == "tensorflow.data"
 

@@ -32,9 +32,10 @@ the API reported is the path up to the first non-module (`tf.flags.FLAGS.model_d
   that takes the branch fails.
 
 A file `run` would serve TensorFlow 2 (`program_era.py`: TF 2.x-era estimator code) is checked
-against `tpu_estimator_compat.v2` instead: its `tf.compat.v1` and `tf.estimator` names as
-above, every other name `tf2` when TensorFlow 2.21 (or tf_keras, for `tf.keras`) has it and
-unsupported when not; a line under the file's name says so.
+against `tpu_estimator_compat.v2` instead: its `tf.compat.v1`, `tf.estimator` and
+`tf.keras.estimator` names as above, every other name `tf2` when TensorFlow 2.21 (or
+tf_keras, for `tf.keras`) has it and unsupported when not; a line under the file's name
+says so.
 
 Only `unsupported` fails the check. A last line counts TF 1.15's names served for each top
 module the program uses (`inventory.py`).
@@ -57,6 +58,9 @@ from tpu_estimator_compat.v1 import _paths
 ROOTS = ("tensorflow", "tensorflow_estimator")
 DOCS = "docs/compatibility.md"
 _TF2 = "compat.v2"
+# TF2 code's `tf.keras.estimator` is this package's (v1's), not tf_keras' (which needs
+# tensorflow_estimator): judged as the v1 namespace's.
+_TF2_KERAS_ESTIMATOR = ["keras", "estimator"]
 
 # Modules of TensorFlow 1.x's API (`tf.compat.v1.<path>`) that lost names between
 # TensorFlow 2.15 (the last release with tf.estimator; its compat.v1 is TF 1.x's API without
@@ -137,7 +141,7 @@ class Resolver:
     def tf2_verdict(self, path):
         """The verdict of `path` used by TensorFlow 2 code (served `tpu_estimator_compat.v2`)."""
         parts = path.split(".")
-        if parts[0] != "tensorflow" or parts[1:3] == ["compat", "v1"] or (
+        if parts[0] != "tensorflow" or parts[1:3] in (["compat", "v1"], _TF2_KERAS_ESTIMATOR) or (
                 parts[1:2] == ["estimator"] and parts[2:3] != [] and hasattr(
                     importlib.import_module("tpu_estimator_compat.v2.estimator"), parts[2])):
             return self.verdict(path)

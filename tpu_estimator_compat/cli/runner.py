@@ -70,6 +70,7 @@ TF2_NAMESPACE = "tpu_estimator_compat.v2"
 _TF2_PATHS = (("tensorflow.compat.v1", NAMESPACE), ("tensorflow.compat.v2", TF2_NAMESPACE),
               ("tensorflow.compat", TF2_NAMESPACE + ".compat"),
               ("tensorflow.estimator", NAMESPACE + ".estimator"),
+              ("tensorflow.keras.estimator", TF2_NAMESPACE + ".keras_estimator"),
               ("tensorflow.keras", "tf_keras"), ("tensorflow_estimator", NAMESPACE))
 _LIBRARY_PARTS = ("site-packages", "dist-packages")
 # Libraries served the v1 namespace by default: they need TF1 names to import at all.
@@ -181,9 +182,9 @@ class ImportRedirect:
 
 def tf2_redirected_name(name):
     """What a TensorFlow 2 file's import of `name` imports: `tensorflow` ->
-    `tpu_estimator_compat.v2`, `tensorflow.estimator` -> its `estimator`, the `_TF2_PATHS` to
-    theirs, other `tensorflow.x` itself."""
-    if name in ("tensorflow", "tensorflow.estimator"):
+    `tpu_estimator_compat.v2`, `tensorflow.estimator` and `tensorflow.keras` -> its
+    `estimator` and `keras`, the `_TF2_PATHS` to theirs, other `tensorflow.x` itself."""
+    if name in ("tensorflow", "tensorflow.estimator", "tensorflow.keras"):
         return TF2_NAMESPACE + name[len("tensorflow"):]
     for prefix, target in _TF2_PATHS:
         if name == prefix or name.startswith(prefix + "."):

@@ -45,6 +45,9 @@ def explain(error, features, source):
 
 
 def _missing_feature(error, features, source):
+    # A KeyError subclass (keras_estimator's FormattedKeyError) carries its own message.
+    if type(error) is not KeyError:
+        return None
     if not (isinstance(features, collections.abc.Mapping) and len(error.args) == 1):
         return None
     key = error.args[0]

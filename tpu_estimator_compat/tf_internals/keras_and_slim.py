@@ -38,6 +38,16 @@ SYMBOLS = uses(
     Symbol("tf_keras.src.utils.version_utils", "should_use_v2",
            "Keras layers built in TF1 code are TF1 (base_layer_v1) layers, also those a "
            "layer's build() makes under tf.init_scope() (tf1_behaviour/keras_layers.py)"),
+    Symbol("tf_keras.src.engine.functional", "Functional",
+           "tf.keras.estimator.model_to_estimator treats functional and Sequential models "
+           "(graph networks) apart from subclassed ones (keras_estimator.py)"),
+    Symbol("tf_keras.src.engine.training", "Model._compile_config",
+           "tf.keras.estimator.model_to_estimator reads the losses, loss weights and metrics "
+           "compile() was given, also beside a tf.train optimizer that get_compile_config() "
+           "cannot serialize (keras_estimator.py)", per_instance=True),
+    Symbol("tf_keras", "__internal__.optimizers.convert_to_legacy_optimizer",
+           "tf.keras.estimator.model_to_estimator trains a model compiled with a (new) Keras "
+           "optimizer with its legacy twin, as the original did (keras_estimator.py)"),
     Symbol("tf_keras.src.engine.node", "KerasHistory",
            "tf.keras.Input(tensor=t) in TF1 code gives t unless a Keras layer made t (it "
            "then carries its `_keras_history`) (tf1_behaviour/keras_input.py)"),
@@ -73,6 +83,24 @@ _MOVED = {
                        "Assert": control_flow_assert.Assert,
                        "while_loop": while_loop_lib.while_loop},
 }
+
+
+def is_graph_network(model):
+    """Whether a tf_keras model is a graph network (functional, or a built Sequential),
+    whose layers and input names are known before it is called."""
+    functional = importlib.import_module("tf_keras.src.engine.functional").Functional
+    return isinstance(model, functional) and bool(model.inputs)
+
+
+def compile_arguments(model):
+    """The arguments a compiled tf_keras model's `compile()` was given, as given."""
+    return dict(model._compile_config.config)  # pylint: disable=protected-access
+
+
+def legacy_keras_optimizer(optimizer):
+    """The legacy tf_keras optimizer (one a TF1 graph applies) of a new-style one."""
+    keras = importlib.import_module("tf_keras")
+    return keras.__internal__.optimizers.convert_to_legacy_optimizer(optimizer)
 
 
 def legacy_rnn_cells():

@@ -59,6 +59,7 @@ _TRAIN_OP_BUILDERS = {name: f"{_SLIM}:tf_slim.training.{name}" for name in (
     "multiply_gradients")}
 _ASYNC_CHECKPOINT = _from("rebuilt_apis.async_checkpoint", "AsyncCheckpointSaverHook")
 _EXPORT = f"{_PKG}.v1.estimator.export"
+_PREDICTOR = "rebuilt_apis.contrib_predictor"
 _ARG_SCOPE_ALL = ("arg_scope", "add_arg_scope", "current_arg_scope", "has_arg_scope",
                   "arg_scoped_arguments", "arg_scope_func_key")
 
@@ -168,6 +169,10 @@ MODULES = {
                      fallback="tf_keras.api._v1.keras"),
     "keras.layers": Virtual(_from("tf1_behaviour.keras_input", "Input"),
                             fallback="tf_keras.api._v1.keras.layers"),
+    # tf.keras.estimator: model_to_estimator on this package's Estimator (tf_keras' own
+    # needs tensorflow_estimator, which TensorFlow >= 2.16 lacks).
+    "keras.estimator": Virtual({
+        "model_to_estimator": f"{_PKG}.keras_estimator:tf1_model_to_estimator"}),
     # tf.nn: TensorFlow's, with the TF1 RNN cells, which TensorFlow 2.21 serves only with Keras 2.
     "nn": Virtual({"rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell"},
                   fallback="tensorflow:compat.v1.nn"),
@@ -226,6 +231,14 @@ MODULES = {
     # TF 1.x's `tf.contrib.summary` was this module (contrib's __init__ imported it as
     # `summary`), where TF 1.15's inventory lists its names.
     "contrib.summary.summary": f"{_PKG}.rebuilt_apis.contrib_summary",
+    # tensorflow.contrib.predictor's modules (rebuilt_apis/contrib_predictor.py)
+    "contrib.predictor.predictor": Virtual(_from(_PREDICTOR, "Predictor")),
+    "contrib.predictor.saved_model_predictor": Virtual(_from(
+        _PREDICTOR, "SavedModelPredictor", "DEFAULT_TAGS")),
+    "contrib.predictor.core_estimator_predictor": Virtual(_from(
+        _PREDICTOR, "CoreEstimatorPredictor")),
+    "contrib.predictor.predictor_factories": Virtual(_from(
+        _PREDICTOR, "from_contrib_estimator", "from_estimator", "from_saved_model")),
     # tf.contrib.learn.datasets.base (its downloader only)
     "contrib.learn.datasets": Virtual(),
     "contrib.learn.datasets.base": Virtual(_from("rebuilt_apis.learn_datasets", "maybe_download")),

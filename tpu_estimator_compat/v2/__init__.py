@@ -7,7 +7,7 @@ had it:
 | name | what it is |
 |---|---|
 | `estimator` | this package's `tf.estimator` (Estimator, TPUEstimator under `tpu`, specs, RunConfig, hooks, exporters, `train_and_evaluate`...), without the canned estimators: TensorFlow 2's were other classes (`estimator.py`) |
-| `keras` | Keras 2 (tf_keras), TensorFlow 2.15's `tf.keras`; TensorFlow 2.21's is Keras 3 |
+| `keras` | Keras 2 (tf_keras), TensorFlow 2.15's `tf.keras`; TensorFlow 2.21's is Keras 3; its `estimator.model_to_estimator` is this package's (`keras.py`) |
 | `compat` | `tf.compat` with `v1` = `tpu_estimator_compat.v1` (so `tf.compat.v1.estimator.tpu.TPUEstimator`, `tf.compat.v1.train...` work) and `v2` = this namespace |
 
 Every other name is `tensorflow`'s, read at access time. Importing this namespace makes the
@@ -22,7 +22,7 @@ _lazy.install(
     globals(),
     names={
         "estimator": "tpu_estimator_compat.v2.estimator",
-        "keras": "tf_keras",
+        "keras": "tpu_estimator_compat.v2.keras",
         "compat": "tpu_estimator_compat.v2.compat",
     },
     fallback="tensorflow",

@@ -3,7 +3,8 @@
 `tf.contrib` was removed in TensorFlow 2. `tpu`, `cluster_resolver`, `crf` (linear-chain
 CRF), `data`, `distribute` (cross-device ops), `estimator` (early stopping and the Estimator
 wrappers), `image` (its projective transforms), `layers`, `lookup` (lookup tables), `opt`
-(LARS, LazyAdam, moving averages, decoupled weight decay), `rnn` (core cells and functions),
+(LARS, LazyAdam, moving averages, decoupled weight decay), `predictor` (callable
+predictors of SavedModels and estimators), `rnn` (core cells and functions),
 `learn` (its downloader only), `stateless`, `summary`, `training` and `framework` are
 provided by this package (with tf-slim's help for the last three); `slim` and `metrics` are
 tf-slim's (`rebuilt_apis/tf_slim.py`); `gan` is TF-GAN's (TF 1.13's tf.contrib.gan; installed
@@ -13,8 +14,8 @@ the error names what to use instead (`REPLACEMENTS`).
 from tpu_estimator_compat.v1 import _lazy
 
 _OWN = ("cluster_resolver", "crf", "data", "distribute", "estimator", "framework", "gan",
-        "image", "layers", "learn", "lookup", "opt", "rnn", "stateless", "summary", "tpu",
-        "training")
+        "image", "layers", "learn", "lookup", "opt", "predictor", "rnn", "stateless",
+        "summary", "tpu", "training")
 SUBMODULES = tuple(sorted(_OWN + ("metrics", "slim")))
 
 # What to use instead of the contrib modules that programs use most and that are not served.
