@@ -1,7 +1,12 @@
 """The `optimizer` argument of a canned estimator: a v1 optimizer, a callable making one,
 or a name ('Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD') built with the estimator's
-default learning rate."""
+default learning rate; for TF 2.x's V2 classes a legacy Keras optimizer
+(`tf.keras.optimizers.legacy.*`, what TF 2.15's estimator built from a name), a callable
+making one, or a name."""
 import tensorflow as tf
+import tf_keras
+
+from tpu_estimator_compat import log
 
 _train = tf.compat.v1.train
 _BY_NAME = {
@@ -10,6 +15,15 @@ _BY_NAME = {
     "Ftrl": _train.FtrlOptimizer,
     "RMSProp": _train.RMSPropOptimizer,
     "SGD": _train.GradientDescentOptimizer,
+}
+
+_KERAS = tf_keras.optimizers
+_BY_NAME_V2 = {
+    "Adagrad": _KERAS.legacy.Adagrad,
+    "Adam": _KERAS.legacy.Adam,
+    "Ftrl": _KERAS.legacy.Ftrl,
+    "RMSProp": _KERAS.legacy.RMSprop,
+    "SGD": _KERAS.legacy.SGD,
 }
 
 
@@ -28,4 +42,36 @@ def get_optimizer_instance(optimizer, learning_rate):
             "tf.compat.v1.train optimizer (TF 1.x's canned estimators take v1 optimizers, "
             "not Keras ones), a function returning one, or one of "
             f"{tuple(sorted(_BY_NAME))}.")
+    return optimizer
+
+
+def get_optimizer_instance_v2(optimizer, learning_rate=None):
+    """The legacy Keras optimizer that `optimizer` names or makes: a name with
+    `learning_rate`, or the class's own default rate without one (0.001, SGD's 0.01).
+
+    A new-style Keras optimizer (`tf.keras.optimizers.Adam`, which TF 2.0-2.10's
+    `tf.keras.optimizers.Adam` was the legacy one of) is converted to its legacy twin, as
+    TF 2.15's estimator did for one built eagerly."""
+    if isinstance(optimizer, str):
+        if optimizer not in _BY_NAME_V2:
+            raise ValueError(f"Unsupported optimizer name: {optimizer}. Supported names are: "
+                             f"{tuple(sorted(_BY_NAME_V2))}")
+        if learning_rate is None:
+            return _BY_NAME_V2[optimizer]()
+        return _BY_NAME_V2[optimizer](learning_rate=learning_rate)
+    if callable(optimizer):
+        optimizer = optimizer()
+    if isinstance(optimizer, _KERAS.Optimizer):
+        log.warning(
+            "You are using `tf.keras.optimizers.experimental.Optimizer` in TF estimator, "
+            "which only supports `tf.keras.optimizers.legacy.Optimizer`. Automatically "
+            "converting your optimizer to `tf.keras.optimizers.legacy.Optimizer`.")
+        optimizer = tf_keras.__internal__.optimizers.convert_to_legacy_optimizer(optimizer)
+    if not isinstance(optimizer, _KERAS.legacy.Optimizer):
+        raise ValueError(
+            "The given object is not a tf.keras.optimizers.Optimizer instance. Given: "
+            f"{optimizer}. TF 2.x's canned estimators take a Keras optimizer "
+            "(tf.keras.optimizers.legacy.Adagrad(...)...), a function returning one, or one "
+            f"of {tuple(sorted(_BY_NAME_V2))}; TF 1.x's (tf.compat.v1.estimator.*) take v1 "
+            "optimizers.")
     return optimizer

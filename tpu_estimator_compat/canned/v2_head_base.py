@@ -143,8 +143,17 @@ def _keras_updates(loss, optimizer, trainable_variables):
         raise ValueError(f"trainable_variables cannot be None. Given {trainable_variables}")
     if not isinstance(trainable_variables, (list, tuple)):
         raise ValueError(_LIST_ERROR.format("trainable_variables", type(trainable_variables)))
-    optimizer.iterations = _v1.train.get_global_step()
+    counting_steps(optimizer)
     return optimizer.get_updates(loss, trainable_variables)[0]
+
+
+def counting_steps(optimizer):
+    """`optimizer` (a Keras one) with the global step as its `iterations`, as TF 2.x's
+    canned estimators made it (set once: an optimizer is reused by every trace)."""
+    step = _v1.train.get_or_create_global_step()
+    if not any(weight is step for weight in optimizer.weights):
+        optimizer.iterations = step
+    return optimizer
 
 
 def summaries(head_name, loss, regularization_losses):

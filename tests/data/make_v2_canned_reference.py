@@ -1,0 +1,61 @@
+"""Prints the original's numbers of tests/v2_canned_scenarios.py, the literals of
+tests/test_v2_canned_estimators.py, and writes the DNNClassifier checkpoint fixture
+`tests/data/v2_canned_dnn_ckpt/` (run from the repository root, under TF 2.15.1 +
+tensorflow-estimator 2.15, TF2 behaviour as TF 2.x programs had it):
+
+    /work/orig/bin/python tests/data/make_v2_canned_reference.py
+"""
+import os
+import pprint
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+DATA_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(DATA_DIR))
+
+import v2_canned_scenarios as scenarios  # noqa: E402  pylint: disable=wrong-import-position
+
+CKPT_DIR = os.path.join(DATA_DIR, "v2_canned_dnn_ckpt")
+
+
+def _plain(value):
+    value = np.asarray(value)
+    if value.dtype.kind in "SO":
+        return [v.decode() for v in value.ravel()]
+    if value.dtype.kind == "f":
+        return [float(f"{v:.8g}") for v in value.ravel()]
+    return [int(v) for v in value.ravel()]
+
+
+def main():
+    model_dir = tempfile.mkdtemp()
+    numbers = {}
+    for scenario, (estimator, labels) in scenarios.estimators(tf, model_dir).items():
+        print(scenario, file=sys.stderr)
+        result = scenarios.run(tf, scenario, estimator, labels)
+        numbers[scenario] = {
+            "variables": {name: (list(value.shape), _plain(value))
+                          for name, value in sorted(result["variables"].items())},
+            "metrics": {key: float(f"{value:.8g}") for key, value in
+                        sorted(result["metrics"].items())},
+            "predictions": {key: [_plain(v) for v in values] for key, values in
+                            sorted(result["predictions"].items())}}
+        if scenario == "dnn_binary":
+            shutil.rmtree(CKPT_DIR, ignore_errors=True)
+            os.makedirs(CKPT_DIR)
+            prefix = f"model.ckpt-{scenarios.TRAIN_STEPS}"
+            for suffix in (".index", ".data-00000-of-00001"):
+                shutil.copy(os.path.join(estimator.model_dir, prefix + suffix), CKPT_DIR)
+            with open(os.path.join(CKPT_DIR, "checkpoint"), "w", encoding="utf-8") as f:
+                f.write(f'model_checkpoint_path: "{prefix}"\n'
+                        f'all_model_checkpoint_paths: "{prefix}"\n')
+    print("ORIGINAL = ", end="")
+    pprint.pprint(numbers, width=100, compact=True)
+
+
+if __name__ == "__main__":
+    main()
