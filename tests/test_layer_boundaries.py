@@ -43,7 +43,7 @@ ALLOWED = {
     "v1": {"api", "best_exporter", "canned", "config", "engine", "estimator",
            "estimator_extenders", "export", "rebuilt_apis", "log", "state", "tf1_behaviour",
            "train_and_evaluate_tasks"},
-    "v2": {"tf1_behaviour", "v1"},
+    "v2": {"canned", "tf1_behaviour", "v1"},
     # config: run --seed sets RunConfig's default seed; tf1_behaviour: Python names restored
     "cli": {"config", "log", "tf1_behaviour", "v1", "v2"},
     "__main__": {"cli"},
