@@ -6,8 +6,6 @@ making one, or a name."""
 import tensorflow as tf
 import tf_keras
 
-from tpu_estimator_compat import log
-
 _train = tf.compat.v1.train
 _BY_NAME = {
     "Adagrad": _train.AdagradOptimizer,
@@ -62,7 +60,7 @@ def get_optimizer_instance_v2(optimizer, learning_rate=None):
     if callable(optimizer):
         optimizer = optimizer()
     if isinstance(optimizer, _KERAS.Optimizer):
-        log.warning(
+        tf.get_logger().warning(
             "You are using `tf.keras.optimizers.experimental.Optimizer` in TF estimator, "
             "which only supports `tf.keras.optimizers.legacy.Optimizer`. Automatically "
             "converting your optimizer to `tf.keras.optimizers.legacy.Optimizer`.")
