@@ -4,6 +4,10 @@ tests/test_v2_canned_estimators.py, and writes the DNNClassifier checkpoint fixt
 tensorflow-estimator 2.15, TF2 behaviour as TF 2.x programs had it):
 
     /work/orig/bin/python tests/data/make_v2_canned_reference.py
+
+With `--restore DIR` it instead restores the dnn_binary checkpoint this package wrote in
+DIR (the other way of the interchange), prints the original's logits of the first batch
+from it, and trains one more step on it.
 """
 import os
 import pprint
@@ -57,5 +61,18 @@ def main():
     pprint.pprint(numbers, width=100, compact=True)
 
 
+def restore(model_dir):
+    parent = tempfile.mkdtemp()
+    shutil.copytree(model_dir, os.path.join(parent, "dnn_binary"))
+    estimator, labels = scenarios.estimators(tf, parent)["dnn_binary"]
+    predictions = list(estimator.predict(scenarios.predict_input_fn(tf, "dnn_binary")))[:4]
+    print("logits:", _plain([p["logits"] for p in predictions]))
+    estimator.train(scenarios.input_fn(tf, "dnn_binary", labels), steps=1)
+    print("global_step:", estimator.get_variable_value("global_step"))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--restore"]:
+        restore(sys.argv[2])
+    else:
+        main()
