@@ -22,6 +22,7 @@ DATA_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(DATA_DIR))
 
 import v2_canned_scenarios as scenarios  # noqa: E402  pylint: disable=wrong-import-position
+from make_canned_reference import copy_checkpoint  # noqa: E402  pylint: disable=wrong-import-position
 
 CKPT_DIR = os.path.join(DATA_DIR, "v2_canned_dnn_ckpt")
 
@@ -49,14 +50,7 @@ def main():
             "predictions": {key: [_plain(v) for v in values] for key, values in
                             sorted(result["predictions"].items())}}
         if scenario == "dnn_binary":
-            shutil.rmtree(CKPT_DIR, ignore_errors=True)
-            os.makedirs(CKPT_DIR)
-            prefix = f"model.ckpt-{scenarios.TRAIN_STEPS}"
-            for suffix in (".index", ".data-00000-of-00001"):
-                shutil.copy(os.path.join(estimator.model_dir, prefix + suffix), CKPT_DIR)
-            with open(os.path.join(CKPT_DIR, "checkpoint"), "w", encoding="utf-8") as f:
-                f.write(f'model_checkpoint_path: "{prefix}"\n'
-                        f'all_model_checkpoint_paths: "{prefix}"\n')
+            copy_checkpoint(estimator.model_dir, scenarios.TRAIN_STEPS, CKPT_DIR)
     print("ORIGINAL = ", end="")
     pprint.pprint(numbers, width=100, compact=True)
 

@@ -15,6 +15,23 @@ from tpu_estimator_compat.canned import v2_model_fns
 from tpu_estimator_compat.estimator import Estimator
 
 _BATCH_MEAN = tf_keras.losses.Reduction.SUM_OVER_BATCH_SIZE
+_DNN = (v2_model_fns.dnn_model_fn_v2, ("hidden_units", "feature_columns", "optimizer",
+                                       "activation_fn", "dropout", "batch_norm"))
+_LINEAR = (v2_model_fns.linear_model_fn_v2, ("feature_columns", "optimizer", "sparse_combiner"))
+_WIDE_DEEP = (v2_model_fns.dnn_linear_combined_model_fn_v2, (
+    "linear_feature_columns", "dnn_feature_columns", "linear_optimizer", "dnn_optimizer",
+    "dnn_hidden_units", "dnn_activation_fn", "dnn_dropout", "batch_norm",
+    "linear_sparse_combiner", "loss_reduction"))
+
+
+def _model_fn(model, head, arguments):
+    """`model`'s model_fn bound to `head` and to the options among a constructor's
+    `arguments` (its locals)."""
+    model_fn, names = model
+    options = {name: arguments[name] for name in names if name in arguments}
+    if "feature_columns" in options:
+        options["feature_columns"] = tuple(options["feature_columns"] or [])
+    return model_fns.bind(model_fn, head, **options)
 
 
 class DNNClassifier(Estimator):
@@ -27,11 +44,8 @@ class DNNClassifier(Estimator):
                  loss_reduction=_BATCH_MEAN, batch_norm=False):
         head = v2_heads.classifier_head(n_classes, weight_column, label_vocabulary,
                                         loss_reduction)
-        super().__init__(model_fn=model_fns.bind(
-            v2_model_fns.dnn_model_fn_v2, head, hidden_units=hidden_units,
-            feature_columns=tuple(feature_columns or []), optimizer=optimizer,
-            activation_fn=activation_fn, dropout=dropout, batch_norm=batch_norm),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+        super().__init__(model_fn=_model_fn(_DNN, head, locals()), model_dir=model_dir,
+                         config=config, warm_start_from=warm_start_from)
 
 
 class DNNRegressor(Estimator):
@@ -43,11 +57,8 @@ class DNNRegressor(Estimator):
                  dropout=None, config=None, warm_start_from=None, loss_reduction=_BATCH_MEAN,
                  batch_norm=False):
         head = v2_heads.RegressionHead(label_dimension, weight_column, loss_reduction)
-        super().__init__(model_fn=model_fns.bind(
-            v2_model_fns.dnn_model_fn_v2, head, hidden_units=hidden_units,
-            feature_columns=tuple(feature_columns or []), optimizer=optimizer,
-            activation_fn=activation_fn, dropout=dropout, batch_norm=batch_norm),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+        super().__init__(model_fn=_model_fn(_DNN, head, locals()), model_dir=model_dir,
+                         config=config, warm_start_from=warm_start_from)
 
 
 class DNNEstimator(Estimator):
@@ -57,12 +68,8 @@ class DNNEstimator(Estimator):
     def __init__(self, head, hidden_units, feature_columns, model_dir=None,
                  optimizer="Adagrad", activation_fn=tf.nn.relu, dropout=None, config=None,
                  warm_start_from=None, batch_norm=False):
-        super().__init__(model_fn=model_fns.bind(
-            v2_model_fns.dnn_model_fn_v2, model_fns.checked_head(head),
-            hidden_units=hidden_units, feature_columns=tuple(feature_columns or []),
-            optimizer=optimizer, activation_fn=activation_fn, dropout=dropout,
-            batch_norm=batch_norm),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+        super().__init__(model_fn=_model_fn(_DNN, model_fns.checked_head(head), locals()),
+                         model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
 class LinearClassifier(Estimator):
@@ -74,11 +81,8 @@ class LinearClassifier(Estimator):
         linear.check_options(optimizer, sparse_combiner)
         head = v2_heads.classifier_head(n_classes, weight_column, label_vocabulary,
                                         loss_reduction)
-        super().__init__(model_fn=model_fns.bind(
-            v2_model_fns.linear_model_fn_v2, head,
-            feature_columns=tuple(feature_columns or []), optimizer=optimizer,
-            sparse_combiner=sparse_combiner),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+        super().__init__(model_fn=_model_fn(_LINEAR, head, locals()), model_dir=model_dir,
+                         config=config, warm_start_from=warm_start_from)
 
 
 class LinearRegressor(Estimator):
@@ -89,11 +93,8 @@ class LinearRegressor(Estimator):
                  loss_reduction=_BATCH_MEAN, sparse_combiner="sum"):
         linear.check_options(optimizer, sparse_combiner)
         head = v2_heads.RegressionHead(label_dimension, weight_column, loss_reduction)
-        super().__init__(model_fn=model_fns.bind(
-            v2_model_fns.linear_model_fn_v2, head,
-            feature_columns=tuple(feature_columns or []), optimizer=optimizer,
-            sparse_combiner=sparse_combiner),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+        super().__init__(model_fn=_model_fn(_LINEAR, head, locals()), model_dir=model_dir,
+                         config=config, warm_start_from=warm_start_from)
 
 
 class LinearEstimator(Estimator):
@@ -102,18 +103,8 @@ class LinearEstimator(Estimator):
     def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl", config=None,
                  sparse_combiner="sum", warm_start_from=None):
         linear.check_options(optimizer, sparse_combiner)
-        super().__init__(model_fn=model_fns.bind(
-            v2_model_fns.linear_model_fn_v2, model_fns.checked_head(head),
-            feature_columns=tuple(feature_columns or []), optimizer=optimizer,
-            sparse_combiner=sparse_combiner),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
-
-
-def _wide_deep_model_fn(head, linear_feature_columns, dnn_feature_columns, **options):
-    dnn_linear_combined.check_columns(linear_feature_columns, dnn_feature_columns)
-    return model_fns.bind(v2_model_fns.dnn_linear_combined_model_fn_v2, head,
-                          linear_feature_columns=linear_feature_columns,
-                          dnn_feature_columns=dnn_feature_columns, **options)
+        super().__init__(model_fn=_model_fn(_LINEAR, model_fns.checked_head(head), locals()),
+                         model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
 class DNNLinearCombinedClassifier(Estimator):
@@ -125,15 +116,11 @@ class DNNLinearCombinedClassifier(Estimator):
                  weight_column=None, label_vocabulary=None, config=None,
                  warm_start_from=None, loss_reduction=_BATCH_MEAN, batch_norm=False,
                  linear_sparse_combiner="sum"):
+        dnn_linear_combined.check_columns(linear_feature_columns, dnn_feature_columns)
         head = v2_heads.classifier_head(n_classes, weight_column, label_vocabulary,
                                         loss_reduction)
-        super().__init__(model_fn=_wide_deep_model_fn(
-            head, linear_feature_columns, dnn_feature_columns,
-            linear_optimizer=linear_optimizer, dnn_optimizer=dnn_optimizer,
-            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
-            dnn_dropout=dnn_dropout, batch_norm=batch_norm,
-            linear_sparse_combiner=linear_sparse_combiner, loss_reduction=loss_reduction),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+        super().__init__(model_fn=_model_fn(_WIDE_DEEP, head, locals()), model_dir=model_dir,
+                         config=config, warm_start_from=warm_start_from)
 
 
 class DNNLinearCombinedRegressor(Estimator):
@@ -144,14 +131,10 @@ class DNNLinearCombinedRegressor(Estimator):
                  dnn_activation_fn=tf.nn.relu, dnn_dropout=None, label_dimension=1,
                  weight_column=None, config=None, warm_start_from=None,
                  loss_reduction=_BATCH_MEAN, batch_norm=False, linear_sparse_combiner="sum"):
+        dnn_linear_combined.check_columns(linear_feature_columns, dnn_feature_columns)
         head = v2_heads.RegressionHead(label_dimension, weight_column, loss_reduction)
-        super().__init__(model_fn=_wide_deep_model_fn(
-            head, linear_feature_columns, dnn_feature_columns,
-            linear_optimizer=linear_optimizer, dnn_optimizer=dnn_optimizer,
-            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
-            dnn_dropout=dnn_dropout, batch_norm=batch_norm,
-            linear_sparse_combiner=linear_sparse_combiner, loss_reduction=loss_reduction),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+        super().__init__(model_fn=_model_fn(_WIDE_DEEP, head, locals()), model_dir=model_dir,
+                         config=config, warm_start_from=warm_start_from)
 
 
 class DNNLinearCombinedEstimator(Estimator):
@@ -161,13 +144,10 @@ class DNNLinearCombinedEstimator(Estimator):
                  linear_optimizer="Ftrl", dnn_feature_columns=None, dnn_optimizer="Adagrad",
                  dnn_hidden_units=None, dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
                  config=None, batch_norm=False, linear_sparse_combiner="sum"):
-        super().__init__(model_fn=_wide_deep_model_fn(
-            model_fns.checked_head(head), linear_feature_columns, dnn_feature_columns,
-            linear_optimizer=linear_optimizer, dnn_optimizer=dnn_optimizer,
-            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
-            dnn_dropout=dnn_dropout, batch_norm=batch_norm,
-            linear_sparse_combiner=linear_sparse_combiner),
-            model_dir=model_dir, config=config)
+        dnn_linear_combined.check_columns(linear_feature_columns, dnn_feature_columns)
+        super().__init__(model_fn=_model_fn(_WIDE_DEEP, model_fns.checked_head(head),
+                                                   locals()),
+                         model_dir=model_dir, config=config)
 
 
 class BaselineClassifier(Estimator):
