@@ -13,7 +13,8 @@ _FEATURES = {"x": X, "color": COLOR, "id": IDS, "w": WEIGHT}
 # TF 2.15's V2 baselines fail on a dataset of several features besides their weights (their
 # bias initializer waits on the batch-size checks, so on the uninitialized iterator;
 # BaselineRegressor counts its weights too).
-_BASELINE_FEATURES = {"baseline_multi_class": ("x", "w"), "baseline_regressor": ("x",)}
+_BASELINE_FEATURES = {"baseline_multi_class": ("x", "w"), "baseline_regressor": ("x",),
+                      "baseline_estimator_binary": ("x",)}
 
 
 def _features(scenario):
@@ -69,6 +70,26 @@ def estimators(tf, model_dir):
         "baseline_regressor": (est.BaselineRegressor(
             model_dir=where("baseline_regressor"), config=config),
             "regression"),
+        "dnn_batch_norm_dropout": (est.DNNRegressor(
+            [4, 3], [x], batch_norm=True, dropout=0.3, activation_fn=tf.nn.tanh,
+            optimizer="SGD", model_dir=where("dnn_batch_norm_dropout"), config=config),
+            "regression"),
+        "wide_deep_regressor": (est.DNNLinearCombinedRegressor(
+            linear_feature_columns=[x, color],
+            dnn_feature_columns=[x, fc.embedding_column(color, 2)], dnn_hidden_units=[4],
+            weight_column="w", linear_optimizer=tf.keras.optimizers.legacy.Adagrad(0.1),
+            model_dir=where("wide_deep_regressor"), config=config), "regression"),
+        "linear_estimator_regression_2d": (est.LinearEstimator(
+            head=est.RegressionHead(label_dimension=2, weight_column="w"),
+            feature_columns=[x, color], model_dir=where("linear_estimator_regression_2d"),
+            config=config), "regression2"),
+        "wide_deep_estimator_multi_class": (est.DNNLinearCombinedEstimator(
+            head=est.MultiClassHead(3, label_vocabulary=["low", "mid", "high"]),
+            linear_feature_columns=[color], dnn_feature_columns=[x], dnn_hidden_units=[3],
+            model_dir=where("wide_deep_estimator_multi_class"), config=config), "strings"),
+        "baseline_estimator_binary": (est.BaselineEstimator(
+            head=est.BinaryClassHead(), model_dir=where("baseline_estimator_binary"),
+            config=config), "binary"),
         "dnn_estimator_multi_label": (est.DNNEstimator(
             head=est.MultiLabelHead(3, weight_column="w"), hidden_units=[4],
             feature_columns=[x, fc.embedding_column(color, 2)],
