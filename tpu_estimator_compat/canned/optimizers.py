@@ -24,6 +24,10 @@ _BY_NAME_V2 = {
     "SGD": _KERAS.legacy.SGD,
 }
 
+# settings of the new-style Keras optimizers the legacy ones do not have
+_NEW_STYLE_ONLY = ("weight_decay", "use_ema", "ema_momentum", "ema_overwrite_frequency",
+                   "jit_compile", "is_legacy_optimizer")
+
 
 def get_optimizer_instance(optimizer, learning_rate):
     """The `tf.compat.v1.train.Optimizer` that `optimizer` names or makes."""
@@ -47,9 +51,9 @@ def get_optimizer_instance_v2(optimizer, learning_rate=None):
     """The legacy Keras optimizer that `optimizer` names or makes: a name with
     `learning_rate`, or the class's own default rate without one (0.001, SGD's 0.01).
 
-    A new-style Keras optimizer (`tf.keras.optimizers.Adam`, which TF 2.0-2.10's
-    `tf.keras.optimizers.Adam` was the legacy one of) is converted to its legacy twin, as
-    TF 2.15's estimator did for one built eagerly."""
+    A new-style Keras optimizer (`tf.keras.optimizers.Adam`...) becomes its legacy twin with
+    its settings: TF 2.0-2.10's `tf.keras.optimizers.Adam` was the legacy one (TF 2.15's
+    estimator converted one only outside a graph, so never in a model_fn: it raised)."""
     if isinstance(optimizer, str):
         if optimizer not in _BY_NAME_V2:
             raise ValueError(f"Unsupported optimizer name: {optimizer}. Supported names are: "
@@ -61,10 +65,10 @@ def get_optimizer_instance_v2(optimizer, learning_rate=None):
         optimizer = optimizer()
     if isinstance(optimizer, _KERAS.Optimizer):
         tf.get_logger().warning(
-            "You are using `tf.keras.optimizers.experimental.Optimizer` in TF estimator, "
-            "which only supports `tf.keras.optimizers.legacy.Optimizer`. Automatically "
-            "converting your optimizer to `tf.keras.optimizers.legacy.Optimizer`.")
-        optimizer = tf_keras.__internal__.optimizers.convert_to_legacy_optimizer(optimizer)
+            "%s is a new-style Keras optimizer; TF 2.x's canned estimators train with the "
+            "legacy ones: using tf.keras.optimizers.legacy.%s with its settings.",
+            type(optimizer).__name__, type(optimizer).__name__)
+        optimizer = _legacy_twin(optimizer)
     if not isinstance(optimizer, _KERAS.legacy.Optimizer):
         raise ValueError(
             "The given object is not a tf.keras.optimizers.Optimizer instance. Given: "
@@ -73,3 +77,13 @@ def get_optimizer_instance_v2(optimizer, learning_rate=None):
             f"of {tuple(sorted(_BY_NAME_V2))}; TF 1.x's (tf.compat.v1.estimator.*) take v1 "
             "optimizers.")
     return optimizer
+
+
+def _legacy_twin(optimizer):
+    """The legacy Keras optimizer of `optimizer`'s class and settings."""
+    config = {key: value for key, value in optimizer.get_config().items()
+              if key not in _NEW_STYLE_ONLY}
+    if isinstance(optimizer.learning_rate, _KERAS.schedules.LearningRateSchedule):
+        config["learning_rate"] = optimizer.learning_rate  # its config cannot be read back
+    return _KERAS.deserialize({"class_name": type(optimizer).__name__.lower(), "config": config},
+                              use_legacy_optimizer=True)
