@@ -66,7 +66,8 @@ def estimators(tf, model_dir):
             linear_feature_columns=[color], dnn_feature_columns=[x], dnn_hidden_units=[3],
             model_dir=where("wide_deep_binary"), config=config), "binary"),
         "baseline_multi_class": (est.BaselineClassifier(
-            n_classes=3, weight_column="w", model_dir=where("baseline_multi_class"), config=config), "multi"),
+            n_classes=3, weight_column="w", model_dir=where("baseline_multi_class"),
+            config=config), "multi"),
         "baseline_regressor": (est.BaselineRegressor(
             model_dir=where("baseline_regressor"), config=config),
             "regression"),

@@ -22,7 +22,7 @@ sys.path.insert(0, DATA_DIR)
 
 import canned_scenarios  # noqa: E402  pylint: disable=wrong-import-position
 import make_contrib_heads_reference  # noqa: E402  pylint: disable=wrong-import-position
-from make_canned_reference import copy_checkpoint  # noqa: E402  pylint: disable=wrong-import-position
+from make_canned_reference import copy_checkpoint  # noqa: E402  pylint: disable=C0413
 
 CKPT_DIR = os.path.join(DATA_DIR, "head_estimator_ckpt")
 CKPT_SCENARIO = "dnn_estimator_multi_label"

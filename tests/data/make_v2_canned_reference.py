@@ -22,7 +22,7 @@ DATA_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(DATA_DIR))
 
 import v2_canned_scenarios as scenarios  # noqa: E402  pylint: disable=wrong-import-position
-from make_canned_reference import copy_checkpoint  # noqa: E402  pylint: disable=wrong-import-position
+from make_canned_reference import copy_checkpoint  # noqa: E402  pylint: disable=C0413
 
 CKPT_DIR = os.path.join(DATA_DIR, "v2_canned_dnn_ckpt")
 

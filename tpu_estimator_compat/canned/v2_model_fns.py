@@ -21,7 +21,6 @@ from tpu_estimator_compat.canned import optimizers
 from tpu_estimator_compat.canned import v2_head_base
 from tpu_estimator_compat.canned import v2_models
 
-_v1 = tf.compat.v1
 _BATCH_MEAN = tf_keras.losses.Reduction.SUM_OVER_BATCH_SIZE
 _LINEAR_LEARNING_RATE = 0.2
 _WIDE_DEEP_DNN_LEARNING_RATE = 0.001
@@ -36,15 +35,6 @@ def _training_optimizer(optimizer, mode, learning_rate=None, counts_steps=True):
         return None
     optimizer = optimizers.get_optimizer_instance_v2(optimizer, learning_rate)
     return v2_head_base.counting_steps(optimizer) if counts_steps else optimizer
-
-
-def _replica_loss(loss, loss_reduction):
-    """`loss` over the replicas' count under SUM_OVER_BATCH_SIZE: their gradients are
-    summed."""
-    replicas = tf.distribute.get_strategy().num_replicas_in_sync
-    if loss_reduction == _BATCH_MEAN and replicas > 1:
-        return loss * (1. / replicas)
-    return loss
 
 
 def dnn_model_fn_v2(features, labels, mode, head, hidden_units, feature_columns,
@@ -111,7 +101,7 @@ def dnn_linear_combined_model_fn_v2(
         parts.append((logits, variables, [], optimizer))
 
     def _train_op_fn(loss):
-        loss = _replica_loss(loss, loss_reduction)
+        loss = v2_head_base.replica_loss(loss, loss_reduction)
         updates = []
         for _, variables, update_ops, optimizer in parts:
             updates += optimizer.get_updates(loss, variables) + list(update_ops or [])
@@ -130,7 +120,7 @@ def baseline_model_fn_v2(features, labels, mode, head, optimizer, weight_column=
     optimizer = _training_optimizer(optimizer, mode, _BASELINE_LEARNING_RATE)
 
     def _train_op_fn(loss):
-        return optimizer.get_updates(_replica_loss(loss, loss_reduction), [bias])[0]
+        return optimizer.get_updates(v2_head_base.replica_loss(loss, loss_reduction), [bias])[0]
 
     return head.create_estimator_spec(features=features, mode=mode, logits=logits,
                                       labels=labels, train_op_fn=_train_op_fn)
