@@ -297,6 +297,7 @@ writer = tf.summary.create_file_writer
 layer = tf.keras.layers.Dense
 tf.no_such_op
 tf.estimator.DNNClassifier
+tf.estimator.BoostedTreesClassifier
 """
 
 
@@ -320,14 +321,15 @@ def test_tf2_era_code_is_checked_against_tensorflow_2_with_the_estimator(tmp_pat
         "  TF2          tensorflow.keras.layers.Dense  (line 6)",
         f"  UNSUPPORTED  tensorflow.no_such_op  (line 7): not in TensorFlow {tf.__version__} "
         "(module 'tpu_estimator_compat.v2' has no attribute 'no_such_op')"]
-    # TensorFlow 2's canned estimators were other classes than TF 1.x's, which are served
-    assert lines[7] == (
-        "  UNSUPPORTED  tensorflow.estimator.DNNClassifier  (line 8): not in TensorFlow "
-        f"{tf.__version__} (module 'tpu_estimator_compat.v2.estimator' has no attribute "
-        "'DNNClassifier': TensorFlow 2's tf.estimator.DNNClassifier (Keras optimizers, the loss "
-        "averaged over the batch) is not provided. TF 1.x's is: "
-        "tf.compat.v1.estimator.DNNClassifier (v1 optimizers, the loss summed over the batch).)")
-    assert totals["unsupported"] == {"tensorflow.no_such_op", "tensorflow.estimator.DNNClassifier"}
+    # TensorFlow 2's canned estimators (the V2 classes) are served; BoostedTrees* are not
+    assert lines[7] == "  supported    tensorflow.estimator.DNNClassifier  (line 8)"
+    assert lines[8].startswith(
+        "  UNSUPPORTED  tensorflow.estimator.BoostedTreesClassifier  (line 9): not in "
+        f"TensorFlow {tf.__version__} (module 'tpu_estimator_compat.v2.estimator' has no "
+        "attribute 'BoostedTreesClassifier': TF 1.x's gradient-boosted trees are not provided "
+        "by tpu_estimator_compat. Use TensorFlow Decision Forests, their successor")
+    assert totals["unsupported"] == {"tensorflow.no_such_op",
+                                     "tensorflow.estimator.BoostedTreesClassifier"}
 
 
 @pytest.mark.parametrize("path, api, instead", [

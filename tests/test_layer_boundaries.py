@@ -44,7 +44,7 @@ ALLOWED = {
     "v1": {"api", "best_exporter", "canned", "config", "engine", "estimator",
            "estimator_extenders", "export", "keras_estimator", "rebuilt_apis", "log", "state",
            "tf1_behaviour", "train_and_evaluate_tasks"},
-    "v2": {"keras_estimator", "tf1_behaviour", "v1"},
+    "v2": {"canned", "keras_estimator", "tf1_behaviour", "v1"},
     # config: run --seed sets RunConfig's default seed; tf1_behaviour: Python names restored
     "cli": {"config", "log", "tf1_behaviour", "v1", "v2"},
     "__main__": {"cli"},

@@ -26,6 +26,18 @@ def _rounded(values):
     return [float(f"{v:.8g}") for v in np.ravel(values)]
 
 
+def copy_checkpoint(model_dir, step, target):
+    """`model_dir`'s checkpoint of `step` alone into `target` (a fixture directory)."""
+    shutil.rmtree(target, ignore_errors=True)
+    os.makedirs(target)
+    prefix = f"model.ckpt-{step}"
+    for suffix in (".index", ".data-00000-of-00001"):
+        shutil.copy(os.path.join(model_dir, prefix + suffix), target)
+    with open(os.path.join(target, "checkpoint"), "w", encoding="utf-8") as f:
+        f.write(f'model_checkpoint_path: "{prefix}"\n'
+                f'all_model_checkpoint_paths: "{prefix}"\n')
+
+
 def main():
     tf.config.set_logical_device_configuration(  # two CPUs for the MirroredStrategy run
         tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2)
@@ -42,14 +54,7 @@ def main():
         if scenario == "dnn_binary":
             predictions = list(estimator.predict(canned_scenarios.predict_input_fn))
             numbers[scenario]["logistic"] = _rounded([p["logistic"] for p in predictions])
-            shutil.rmtree(CKPT_DIR, ignore_errors=True)
-            os.makedirs(CKPT_DIR)
-            prefix = f"model.ckpt-{canned_scenarios.TRAIN_STEPS}"
-            for suffix in (".index", ".data-00000-of-00001"):
-                shutil.copy(os.path.join(estimator.model_dir, prefix + suffix), CKPT_DIR)
-            with open(os.path.join(CKPT_DIR, "checkpoint"), "w", encoding="utf-8") as f:
-                f.write(f'model_checkpoint_path: "{prefix}"\n'
-                        f'all_model_checkpoint_paths: "{prefix}"\n')
+            copy_checkpoint(estimator.model_dir, canned_scenarios.TRAIN_STEPS, CKPT_DIR)
     mirrored = canned_scenarios.mirrored_dnn_classifier(
         tf.compat.v1.estimator, os.path.join(model_dir, "mirrored"),
         tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))

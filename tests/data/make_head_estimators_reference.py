@@ -10,7 +10,6 @@ wheel as tests/data/make_contrib_heads_reference.py does:
 """
 import os
 import pprint
-import shutil
 import sys
 import tempfile
 
@@ -23,6 +22,7 @@ sys.path.insert(0, DATA_DIR)
 
 import canned_scenarios  # noqa: E402  pylint: disable=wrong-import-position
 import make_contrib_heads_reference  # noqa: E402  pylint: disable=wrong-import-position
+from make_canned_reference import copy_checkpoint  # noqa: E402  pylint: disable=C0413
 
 CKPT_DIR = os.path.join(DATA_DIR, "head_estimator_ckpt")
 CKPT_SCENARIO = "dnn_estimator_multi_label"
@@ -35,17 +35,6 @@ def _rounded(values):
     if values.dtype.kind in "iub":
         return values.ravel().tolist()
     return [float(f"{v:.8g}") for v in values.ravel()]
-
-
-def _write_fixture(model_dir):
-    shutil.rmtree(CKPT_DIR, ignore_errors=True)
-    os.makedirs(CKPT_DIR)
-    prefix = f"model.ckpt-{canned_scenarios.TRAIN_STEPS}"
-    for suffix in (".index", ".data-00000-of-00001"):
-        shutil.copy(os.path.join(model_dir, prefix + suffix), CKPT_DIR)
-    with open(os.path.join(CKPT_DIR, "checkpoint"), "w", encoding="utf-8") as f:
-        f.write(f'model_checkpoint_path: "{prefix}"\n'
-                f'all_model_checkpoint_paths: "{prefix}"\n')
 
 
 def main(wheel_dir):
@@ -61,7 +50,7 @@ def main(wheel_dir):
             "metrics": {key: float(f"{value:.8g}") for key, value in metrics.items()},
             "predictions": {key: _rounded(value) for key, value in sorted(predictions.items())}}
         if scenario == CKPT_SCENARIO:
-            _write_fixture(estimator.model_dir)
+            copy_checkpoint(estimator.model_dir, canned_scenarios.TRAIN_STEPS, CKPT_DIR)
     print("HEAD_ESTIMATORS_CHECKPOINT_NAMES = ", end="")
     pprint.pprint(names, width=100, compact=True)
     print("HEAD_ESTIMATORS_ORIGINAL = ", end="")

@@ -13,4 +13,9 @@ whose heads the `*Estimator` classes (`DNNEstimator`, `LinearEstimator`,
 `DNNLinearCombinedEstimator`, `BaselineEstimator`) take. `v2_head_base.py`, `v2_heads.py`
 and `v2_multi_head.py` serve TF 2.x's v2-style heads (`tf.estimator.BinaryClassHead`...) on
 the same arithmetic, with Keras metrics.
+
+TF 2.x's V2 canned estimators (`tpu_estimator_compat.v2`'s `tf.estimator.DNNClassifier`...):
+`v2_estimators.py` binds a v2 head and the options into `v2_model_fns.py`'s model_fns, which
+build `v2_models.py`'s Keras-layer DNN and the linear model and train them with
+`optimizers.py`'s legacy Keras optimizers.
 """

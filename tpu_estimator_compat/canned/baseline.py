@@ -24,8 +24,8 @@ def _weight_key(weight_column):
 
 
 def baseline_logits(features, units, weight_column=None):
-    """`baseline/bias` broadcast to `[batch, units]`; every feature but the weights must
-    have the same batch size."""
+    """`(logits, bias)`: `baseline/bias` broadcast to `[batch, units]`; every feature but
+    the weights must have the same batch size."""
     weight_key = _weight_key(weight_column)
     sizes = [tf.shape(feature)[0] for key, feature in features.items() if key != weight_key]
     checks = [_v1.assert_equal(sizes[0], size) for size in sizes[1:]]
@@ -33,14 +33,14 @@ def baseline_logits(features, units, weight_column=None):
         with _v1.variable_scope("baseline"):
             bias = _v1.get_variable("bias", shape=[units],
                                     initializer=_v1.initializers.zeros)
-            return tf.multiply(bias, tf.ones([sizes[0], units]))
+            return tf.multiply(bias, tf.ones([sizes[0], units])), bias
 
 
 def baseline_model_fn(features, labels, mode, head, optimizer, weight_column=None,
                       config=None):
     """The model_fn of the baseline estimators (`config` unused: nothing is partitioned)."""
     del config
-    logits = baseline_logits(features, head.logits_dimension, weight_column)
+    logits, _ = baseline_logits(features, head.logits_dimension, weight_column)
 
     def _train_op_fn(loss):
         return optimizers.get_optimizer_instance(optimizer, _LEARNING_RATE).minimize(

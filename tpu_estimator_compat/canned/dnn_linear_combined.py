@@ -32,10 +32,15 @@ def _checked_optimizer(optimizer, learning_rate):
     return optimizer
 
 
-def _check_columns(linear_feature_columns, dnn_feature_columns):
+def check_columns(linear_feature_columns, dnn_feature_columns):
     if not list(linear_feature_columns or []) + list(dnn_feature_columns or []):
         raise ValueError("Either linear_feature_columns or dnn_feature_columns must be "
                          "defined.")
+
+
+def linear_summaries(logits):
+    """TF1's `linear/fraction_of_zero_values` and `linear/activation` of the linear logits."""
+    dnn.layer_summaries(logits, "linear")
 
 
 def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_columns=None,
@@ -46,7 +51,7 @@ def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_co
                                  linear_sparse_combiner="sum"):
     """The model_fn of the wide & deep estimators: `head`'s spec of the summed logits."""
     feature_inputs.check_features(features)
-    _check_columns(linear_feature_columns, dnn_feature_columns)
+    check_columns(linear_feature_columns, dnn_feature_columns)
     input_layer_partitioner = partitioners.min_max(config, mode, input_layer_partitioner,
                                                    min_slice_size=64 << 20)
     parts = []  # (logits, optimizer, variable scope name)
@@ -68,7 +73,7 @@ def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_co
                                 partitioner=input_layer_partitioner) as scope:
             logits = linear.linear_logits(features, head.logits_dimension,
                                           linear_feature_columns, linear_sparse_combiner)
-            dnn.layer_summaries(logits, scope.name)
+            linear_summaries(logits)
             parts.append((logits, optimizer, scope.name))
 
     def _train_op_fn(loss):
@@ -93,7 +98,7 @@ class DNNLinearCombinedClassifier(Estimator):
                  weight_column=None, label_vocabulary=None, input_layer_partitioner=None,
                  config=None, warm_start_from=None, loss_reduction=_SUM, batch_norm=False,
                  linear_sparse_combiner="sum"):
-        _check_columns(linear_feature_columns, dnn_feature_columns)
+        check_columns(linear_feature_columns, dnn_feature_columns)
         head = heads.classifier_head(n_classes, weight_column, label_vocabulary,
                                      loss_reduction)
 
@@ -116,7 +121,7 @@ class DNNLinearCombinedRegressor(Estimator):
                  weight_column=None, input_layer_partitioner=None, config=None,
                  warm_start_from=None, loss_reduction=_SUM, batch_norm=False,
                  linear_sparse_combiner="sum"):
-        _check_columns(linear_feature_columns, dnn_feature_columns)
+        check_columns(linear_feature_columns, dnn_feature_columns)
         head = heads.RegressionHead(label_dimension, weight_column, loss_reduction)
 
         super().__init__(model_fn=model_fns.bind(
@@ -140,7 +145,7 @@ class DNNLinearCombinedEstimator(Estimator):
                  dnn_hidden_units=None, dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
                  input_layer_partitioner=None, config=None, linear_sparse_combiner="sum",
                  batch_norm=False):
-        _check_columns(linear_feature_columns, dnn_feature_columns)
+        check_columns(linear_feature_columns, dnn_feature_columns)
 
         super().__init__(model_fn=model_fns.bind(
             dnn_linear_combined_model_fn, model_fns.checked_head(head),

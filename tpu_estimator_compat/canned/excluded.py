@@ -16,8 +16,8 @@ _BOOSTED_TREES = (
 _GENERAL = (". tpu_estimator_compat provides Estimator, TPUEstimator (tf.estimator.tpu), their "
             "specs, configs, train_and_evaluate, hooks, exporters, add_metrics, the DNN, "
             "linear, DNNLinearCombined and baseline classifiers, regressors and estimators "
-            "(TF 1.x heads), the v2-style heads (BinaryClassHead...), export, experimental's "
-            "early stopping and inputs.")
+            "(TF 1.x's; TF 2.x's V2 classes through tpu_estimator_compat.v2), the v2-style "
+            "heads (BinaryClassHead...), export, experimental's early stopping and inputs.")
 
 
 def missing_hint(name):

@@ -31,9 +31,9 @@ def _fraction_of_zero(variables):
     return zeros / tf.cast(tf.add_n(sizes), tf.float32)
 
 
-def linear_logits(features, units, feature_columns, sparse_combiner="sum"):
-    """The logits of the linear model in the current variable scope, with TF1's 'bias' and
-    'fraction_of_zero_weights' summaries."""
+def linear_logits_and_variables(features, units, feature_columns, sparse_combiner="sum"):
+    """`(logits, variables)` of the linear model in the current variable scope, with TF1's
+    'bias' and 'fraction_of_zero_weights' summaries."""
     logits, bias, weights = feature_inputs.linear_model(features, feature_columns, units,
                                                         sparse_combiner)
     if units > 1:
@@ -42,7 +42,12 @@ def linear_logits(features, units, feature_columns, sparse_combiner="sum"):
         _v1.summary.scalar("bias", bias[0][0])
     if weights:
         _v1.summary.scalar("fraction_of_zero_weights", _fraction_of_zero(weights))
-    return logits
+    return logits, weights + bias
+
+
+def linear_logits(features, units, feature_columns, sparse_combiner="sum"):
+    """The logits of `linear_logits_and_variables`."""
+    return linear_logits_and_variables(features, units, feature_columns, sparse_combiner)[0]
 
 
 def _default_optimizer(feature_columns):
@@ -65,14 +70,14 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, pa
                                           optimizer=optimizer, logits=logits)
 
 
-def _check_options(optimizer, sparse_combiner):
+def check_options(optimizer, sparse_combiner):
     if sparse_combiner not in _COMBINERS:
         raise ValueError(f"sparse_combiner must be one of {_COMBINERS}, got "
                          f"{sparse_combiner!r}.")
     if type(optimizer).__name__ == "LinearSDCA":
         raise ValueError("LinearSDCA is not provided by tpu_estimator_compat "
                          "(tf.estimator.experimental.LinearSDCA is excluded); use the "
-                         "default 'Ftrl' or another v1 optimizer.")
+                         "default 'Ftrl' or another optimizer.")
 
 
 class LinearClassifier(Estimator):
@@ -81,7 +86,7 @@ class LinearClassifier(Estimator):
     def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
                  label_vocabulary=None, optimizer="Ftrl", config=None, partitioner=None,
                  warm_start_from=None, loss_reduction=_SUM, sparse_combiner="sum"):
-        _check_options(optimizer, sparse_combiner)
+        check_options(optimizer, sparse_combiner)
         head = heads.classifier_head(n_classes, weight_column, label_vocabulary,
                                      loss_reduction)
         feature_columns = tuple(feature_columns or [])
@@ -98,7 +103,7 @@ class LinearRegressor(Estimator):
     def __init__(self, feature_columns, model_dir=None, label_dimension=1,
                  weight_column=None, optimizer="Ftrl", config=None, partitioner=None,
                  warm_start_from=None, loss_reduction=_SUM, sparse_combiner="sum"):
-        _check_options(optimizer, sparse_combiner)
+        check_options(optimizer, sparse_combiner)
         head = heads.RegressionHead(label_dimension, weight_column, loss_reduction)
         feature_columns = tuple(feature_columns or [])
 
@@ -115,7 +120,7 @@ class LinearEstimator(Estimator):
 
     def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl", config=None,
                  partitioner=None, sparse_combiner="sum", warm_start_from=None):
-        _check_options(optimizer, sparse_combiner)
+        check_options(optimizer, sparse_combiner)
         feature_columns = tuple(feature_columns or [])
 
         super().__init__(model_fn=model_fns.bind(

@@ -111,10 +111,21 @@ def _recording(update_state, updates):
     return recording_update_state
 
 
-def train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
+def replica_loss(loss, loss_reduction):
+    """`loss` over the number of replicas in sync under SUM_OVER_BATCH_SIZE (a Keras
+    optimizer sums the replicas' gradients), as TF 2.x's heads and canned estimators did."""
+    replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    if loss_reduction == Reduction.SUM_OVER_BATCH_SIZE and replicas > 1:
+        return loss * (1. / replicas)
+    return loss
+
+
+def train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
+             loss_reduction=Reduction.SUM_OVER_BATCH_SIZE):
     """TF 2.x's train op of a head: `optimizer.get_updates(loss, trainable_variables)` of a
     Keras optimizer (its `iterations` made the global step, as TF 2.x's canned estimators
-    did) or `train_op_fn(loss)`; also a v1 optimizer's `minimize(loss, global_step)`."""
+    did; the loss over the replicas, `replica_loss`) or `train_op_fn(loss)`; also a v1
+    optimizer's `minimize(loss, global_step)`."""
     if update_ops is not None and not isinstance(update_ops, (list, tuple)):
         raise ValueError(_LIST_ERROR.format("update_ops", type(update_ops)))
     with _v1.name_scope(""), tf.name_scope("training"):
@@ -124,7 +135,8 @@ def train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
             if isinstance(optimizer, _v1.train.Optimizer):
                 op = optimizer.minimize(loss, global_step=_v1.train.get_global_step())
             else:
-                op = _keras_updates(loss, optimizer, trainable_variables)
+                op = _keras_updates(replica_loss(loss, loss_reduction), optimizer,
+                                    trainable_variables)
         elif train_op_fn is not None:
             op = train_op_fn(loss)
         else:
@@ -143,8 +155,17 @@ def _keras_updates(loss, optimizer, trainable_variables):
         raise ValueError(f"trainable_variables cannot be None. Given {trainable_variables}")
     if not isinstance(trainable_variables, (list, tuple)):
         raise ValueError(_LIST_ERROR.format("trainable_variables", type(trainable_variables)))
-    optimizer.iterations = _v1.train.get_global_step()
+    counting_steps(optimizer)
     return optimizer.get_updates(loss, trainable_variables)[0]
+
+
+def counting_steps(optimizer):
+    """`optimizer` (a Keras one) with the global step as its `iterations`, as TF 2.x's
+    canned estimators made it (set once: an optimizer is reused by every trace)."""
+    step = _v1.train.get_or_create_global_step()
+    if not any(weight is step for weight in optimizer.weights):
+        optimizer.iterations = step
+    return optimizer
 
 
 def summaries(head_name, loss, regularization_losses):
@@ -290,7 +311,8 @@ class V1BackedHead(Head):
                 return spec_lib.TPUEstimatorSpec(
                     mode, predictions=predictions, loss=loss,
                     eval_metrics=(self._metric_fn(regularization_losses is not None), tensors))
-            op = train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
+            op = train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
+                          self.loss_reduction)
         summaries(self.name, loss, regularization_losses)
         return spec_lib.TPUEstimatorSpec(mode, predictions=predictions, loss=loss, train_op=op)
 

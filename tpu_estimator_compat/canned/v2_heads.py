@@ -285,3 +285,14 @@ class LogisticRegressionHead(RegressionHead):
             return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
         super().__init__(1, weight_column, loss_reduction, logistic_loss, tf.sigmoid, name)
+
+
+def classifier_head(n_classes, weight_column=None, label_vocabulary=None,
+                    loss_reduction=_BATCH_MEAN):
+    """The head of TF 2.x's V2 classifiers: `BinaryClassHead` for `n_classes=2`, else
+    `MultiClassHead`."""
+    if n_classes == 2:
+        return BinaryClassHead(weight_column=weight_column, label_vocabulary=label_vocabulary,
+                               loss_reduction=loss_reduction)
+    return MultiClassHead(n_classes, weight_column=weight_column,
+                          label_vocabulary=label_vocabulary, loss_reduction=loss_reduction)

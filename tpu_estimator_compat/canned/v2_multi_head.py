@@ -120,7 +120,7 @@ class MultiHead(v2_head_base.Head):
                         lambda metrics: self._update(
                             metrics, features, logits, labels, regularization_losses)))
             train_op = v2_head_base.train_op(loss, optimizer, trainable_variables,
-                                             train_op_fn, update_ops)
+                                             train_op_fn, update_ops, self.loss_reduction)
         v2_head_base.summaries(None, loss, regularization_losses)
         return spec_lib.EstimatorSpec(mode, predictions=predictions, loss=loss,
                                       train_op=train_op)

@@ -6,7 +6,7 @@ had it:
 
 | name | what it is |
 |---|---|
-| `estimator` | this package's `tf.estimator` (Estimator, TPUEstimator under `tpu`, specs, RunConfig, hooks, exporters, `train_and_evaluate`...), without the canned estimators: TensorFlow 2's were other classes (`estimator.py`) |
+| `estimator` | this package's `tf.estimator` (Estimator, TPUEstimator under `tpu`, specs, RunConfig, hooks, exporters, `train_and_evaluate`...) with TensorFlow 2's canned estimators (`DNNClassifier`..., the V2 classes: Keras optimizers, v2 heads; `estimator.py`) |
 | `keras` | Keras 2 (tf_keras), TensorFlow 2.15's `tf.keras`; TensorFlow 2.21's is Keras 3; its `estimator.model_to_estimator` is this package's (`keras.py`) |
 | `compat` | `tf.compat` with `v1` = `tpu_estimator_compat.v1` (so `tf.compat.v1.estimator.tpu.TPUEstimator`, `tf.compat.v1.train...` work) and `v2` = this namespace |
 
