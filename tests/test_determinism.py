@@ -169,7 +169,8 @@ def test_a_seeded_shuffled_evaluation_repeats_in_process_and_in_a_fresh_estimato
     """One batch of 16 shuffled examples on 8 replicas (the model is deterministic and the
     reported loss replica 0's, as TF1's on a TPU, so only the order moves it): the same in
     each evaluate() after train() and in a new estimator on the checkpoint; another seed
-    draws another order."""
+    draws another order (6: the helpers' rows repeat every 7, and seed 5's order starts
+    with rows equal to seed 4's first two)."""
     import helpers  # noqa: PLC0415
 
     def estimator(seed):
@@ -180,6 +181,80 @@ def test_a_seeded_shuffled_evaluation_repeats_in_process_and_in_a_fresh_estimato
     trained.train(helpers.input_fn, max_steps=2)
     losses = [trained.evaluate(shuffled_eval_input_fn, steps=1)["loss"] for _ in range(2)]
     losses.append(estimator(4).evaluate(shuffled_eval_input_fn, steps=1)["loss"])
-    other_order = estimator(5).evaluate(shuffled_eval_input_fn, steps=1)["loss"]
+    other_order = estimator(6).evaluate(shuffled_eval_input_fn, steps=1)["loss"]
     assert losses[0] == losses[1] == losses[2]
     assert other_order != losses[0]
+
+
+# The original's numbers for `shuffled_twice_input_fn` and `seed_continuing_model_fn` with
+# RunConfig(tf_random_seed=3) (tests/data/make_shuffle_seed_reference.py, Estimator and
+# TPUEstimator(use_tpu=False) alike): TF1 gave the two unseeded shuffles op seeds 0 and 1 and
+# w's unseeded initializer op seed 2, in each call's new graph.
+ORIGINAL_SHUFFLED = {"w after 1 step": 0.6849244832992554,
+                     "w after 1+4 steps": 0.6982690691947937,
+                     "eval loss (2 batches)": 0.1804046630859375,
+                     "predicted order": [1, 6, 5, 0, 4, 3, 2, 7]}
+
+
+def shuffled_twice_input_fn(params):
+    """Ids 0..7 shuffled without a seed, batched by 2, the batches shuffled again."""
+    dataset = v1.data.Dataset.range(8).shuffle(8).batch(2)
+    return dataset.shuffle(4).map(lambda ids: {"x": tf.cast(ids, tf.float32)})
+
+
+def shuffled_predict_input_fn(params):
+    return v1.data.Dataset.range(8).shuffle(8).map(
+        lambda i: {"x": tf.cast(i, tf.float32)}).batch(params.get("batch_size", 2),
+                                                      drop_remainder=True)
+
+
+def seed_continuing_model_fn(features, labels, mode, params):
+    x = tf.reshape(features["x"], [-1, 1])
+    w = v1.get_variable("w", [1, 1], initializer=v1.random_uniform_initializer(-1, 1))
+    if mode == tec.ModeKeys.PREDICT:
+        return tec.TPUEstimatorSpec(mode, predictions={"x": features["x"]})
+    loss = tf.reduce_mean(tf.square(x * w - x * 0.5 - 1.0))
+    train_op = v1.train.GradientDescentOptimizer(0.01).minimize(
+        loss, global_step=v1.train.get_global_step())
+    return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+@pytest.mark.parametrize("kind", ["Estimator", "TPUEstimator"])
+def test_unseeded_shuffles_take_the_originals_op_seeds(tmp_path, kind):
+    """input_fn's unseeded random ops take TF1's op seeds 0, 1, ... of each call's graph and
+    model_fn's unseeded initializer the next one: the original's order, weights and loss."""
+    if kind == "Estimator":
+        estimator = tec.Estimator(
+            lambda features, labels, mode: seed_continuing_model_fn(
+                features, labels, mode, {}).as_estimator_spec(),
+            config=tec.RunConfig(model_dir=str(tmp_path), tf_random_seed=3))
+        wrap = lambda fn: (lambda: fn({}))  # noqa: E731
+    else:
+        estimator = tec.TPUEstimator(
+            seed_continuing_model_fn, use_tpu=False, train_batch_size=2, eval_batch_size=2,
+            predict_batch_size=2,
+            config=tec.RunConfig(model_dir=str(tmp_path), tf_random_seed=3))
+        wrap = lambda fn: fn  # noqa: E731
+    estimator.train(wrap(shuffled_twice_input_fn), steps=1)
+    seen = {"w after 1 step": estimator.get_variable_value("w").item()}
+    estimator.train(wrap(shuffled_twice_input_fn), steps=4)
+    seen["w after 1+4 steps"] = estimator.get_variable_value("w").item()
+    seen["eval loss (2 batches)"] = float(
+        estimator.evaluate(wrap(shuffled_twice_input_fn), steps=2)["loss"])
+    seen["predicted order"] = [int(p["x"]) for p in estimator.predict(
+        wrap(shuffled_predict_input_fn))]
+    for name, expected in ORIGINAL_SHUFFLED.items():
+        np.testing.assert_allclose(seen[name], expected, rtol=1e-6, err_msg=name)
+
+
+def test_unseeded_shuffle_on_eight_replicas_keeps_the_originals_order(tmp_path, eight_devices):
+    """On the simulated TPU, input_fn runs once for the host (per-core batches of 1) and its
+    shuffle takes op seed 0 as in the original's host input graph: the same order."""
+    config = tec.RunConfig(model_dir=str(tmp_path), tf_random_seed=3,
+                           train_distribute=eight_devices)
+    estimator = tec.TPUEstimator(seed_continuing_model_fn, config=config, train_batch_size=8,
+                                 predict_batch_size=8)
+    estimator.train(lambda params: shuffled_predict_input_fn(params).map(
+        lambda features: (features, features["x"])).repeat(), steps=1)
+    predicted = [int(p["x"]) for p in estimator.predict(shuffled_predict_input_fn)]
+    assert predicted == ORIGINAL_SHUFFLED["predicted order"]

@@ -25,6 +25,8 @@ the host dataset's own iterator: each step takes the next batch of every replica
 as `distribute_datasets_from_function` hands them out, without MultiDeviceIterator, whose
 creation cost 0.08 s of each evaluate() call on one replica and 0.4-0.7 s on 8.
 """
+import weakref
+
 import tensorflow as tf
 
 from tpu_estimator_compat.engine import input_checks
@@ -79,6 +81,7 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
             runtime.coordinator, lambda: distributed_input(
                 input_fn, mode, runtime, plan, estimator_facts, until_input_ends))
     called = []  # input_fn's datasets: an input error names their files (`input_errors`)
+    op_seeds = graphs.OpSeedCount()
     if _on_local_cpus(strategy):
         # The host dataset's iterator, without MultiDeviceIterator's hop to devices that
         # share the host's memory (and its per-call tracing of per-device functions).
@@ -87,16 +90,30 @@ def distributed_iterator(input_fn, mode, runtime, plan, estimator_facts,
             num_replicas_in_sync=strategy.num_replicas_in_sync)
         with tf.device(strategy.extended.worker_devices[0]):
             iterator = iter(_host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts,
-                                             until_input_ends, called)(context))
+                                             until_input_ends, called, op_seeds)(context))
     else:
         dataset = distributed_input(input_fn, mode, runtime, plan, estimator_facts,
-                                    until_input_ends, called)
+                                    until_input_ends, called, op_seeds)
         # MultiDeviceIterator's per-device datasets without an autotuning thread (TensorFlow
         # offers no option for them).
         with tf_data.per_device_datasets_transformed(_without_autotune):
             iterator = iter(dataset)
     input_errors.remember(iterator, called)
+    try:
+        _op_seeds_used[iterator] = op_seeds.used
+    except TypeError:
+        pass  # an iterator without weak references: model_fn's op seeds start at 0
     return iterator
+
+
+_op_seeds_used = weakref.WeakKeyDictionary()
+
+
+def op_seeds_used(iterator):
+    """How many op seeds of TF1's graph sequence the input_fn calls behind `iterator` took
+    (their unseeded random ops, e.g. `dataset.shuffle(n)`): model_fn's unseeded random ops
+    take the next ones, as they did in TF1's graph, where input_fn was built first."""
+    return _op_seeds_used.get(iterator, 0)
 
 
 def _on_local_cpus(strategy):
@@ -139,21 +156,26 @@ def step_element_reader(strategy, iterator):
 
 
 def distributed_input(input_fn, mode, runtime, plan, estimator_facts, until_input_ends=False,
-                      called=None):
+                      called=None, op_seeds=None):
     """The distributed dataset for one call of train/evaluate/predict.
 
     `estimator_facts` carries the user's params, the RunConfig and `use_tpu`; input_fn's
-    datasets are appended to the list `called` (if given).
+    datasets are appended to the list `called` (if given). With a `tf_random_seed`, input_fn's
+    unseeded random ops take TF1's op seeds 0, 1, ... across its calls, counted in
+    `op_seeds` (a `graphs.OpSeedCount`, if given).
     """
     return runtime.strategy.distribute_datasets_from_function(
         _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends,
-                         called))
+                         called, op_seeds))
 
 
 def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input_ends,
-                     called=None):
+                     called=None, op_seeds=None):
     """`host_dataset(input_context)`: one host's dataset of replica batches (input_fn's
-    datasets appended to `called`, if given)."""
+    datasets appended to `called`, if given). The calls of one train/evaluate/predict share
+    TF1's op-seed sequence (`op_seeds`), as TF1 built every host's and replica's input in
+    the call's one graph, in this order."""
+    op_seeds = op_seeds or graphs.OpSeedCount()
     with_signals = mode != ModeKeys.TRAIN
     if runtime.num_hosts > 1:
         logging.info(
@@ -163,7 +185,8 @@ def _host_dataset_fn(input_fn, mode, runtime, plan, estimator_facts, until_input
 
     def host_dataset(input_context):
         host_id = input_context.input_pipeline_id if input_context else 0
-        with graphs.global_seed(getattr(estimator_facts.config, "tf_random_seed", None)):
+        with graphs.global_seed(getattr(estimator_facts.config, "tf_random_seed", None)), \
+                graphs.tf1_op_seeds(op_seeds):
             datasets = [_call(input_fn, mode, runtime, plan, estimator_facts, host_id, index,
                               input_context)
                         for index in range(plan.input_fn_calls_per_host)]

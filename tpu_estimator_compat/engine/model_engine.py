@@ -119,7 +119,9 @@ class ModelEngine:
         hooks fetching what an earlier set fetched...); otherwise the model is traced
         again, keeping the latest hooked trace per signature.
         """
-        base = (mode, plan, repr(iterator.element_spec))
+        # (a trace per first op seed of model_fn: input_fn's unseeded random ops took those
+        # before it, as in TF1's graph)
+        base = (mode, plan, (repr(iterator.element_spec), inputs.op_seeds_used(iterator)))
         key = base + (hooks.trace_key,)
         if key in self._compiled:
             return self._compiled[key]
@@ -155,7 +157,8 @@ class ModelEngine:
                 self.runtime.strategy.scope(), \
                 self.store.creating_variables():
             step = step_graph.StepGraph.trace(
-                step_body, inputs.step_element_spec(self.runtime.strategy, iterator))
+                step_body, inputs.step_element_spec(self.runtime.strategy, iterator),
+                first_op_seed=inputs.op_seeds_used(iterator))
         logging.info("Done calling model_fn.")
         with logging.phase("building the %s step from model_fn's graph", mode):
             lookup_tables.initialize(step, self.runtime.tpu_semantics)

@@ -64,13 +64,15 @@ class StepGraph:
         return self._pruned_ops
 
     @classmethod
-    def trace(cls, fn, element_spec, name="step"):
+    def trace(cls, fn, element_spec, name="step", first_op_seed=0):
         """Traces `fn(element)` for elements of `element_spec`; returns the StepGraph.
+        Its unseeded random ops take op seeds `first_op_seed`, `first_op_seed` + 1, ...
 
         Runs eagerly (not inside another trace). Variables `fn` creates must be created
         eagerly (under `tf.init_scope()`), as the engine's variable store does.
         """
         graph = _ReplicaCollectionsGraph(_TF1_GRAPH_NAME_PREFIX + name)
+        graphs.continue_op_seeds(graph, first_op_seed)
         with graph.as_default():
             inputs = [tf.compat.v1.placeholder(spec.dtype, spec.shape)
                       for spec in tf.nest.flatten(element_spec, expand_composites=True)]

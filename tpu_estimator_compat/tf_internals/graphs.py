@@ -7,6 +7,7 @@ from tensorflow.python.eager import context
 from tensorflow.python.framework import auto_control_deps_utils
 from tensorflow.python.framework import func_graph as func_graph_lib
 from tensorflow.python.framework import ops
+from tensorflow.python.framework import random_seed
 from tensorflow.python.framework import smart_cond as smart_cond_lib
 
 from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
@@ -30,7 +31,12 @@ SYMBOLS = uses(
            "the global seed set and restored without clearing the eager kernel cache "
            "(global_seed)", per_instance=True),
     Symbol("tensorflow.python.eager.context", "Context._rng",
-           "as Context._seed: the op-seed sequence of the global seed", per_instance=True),
+           "as Context._seed: the op-seed sequence of the global seed; replaced by TF1's "
+           "graph sequence (0, 1, ...) while input_fn runs (tf1_op_seeds)",
+           per_instance=True),
+    Symbol(f"{_FRAMEWORK}.random_seed", "_graph_to_seed_dict",
+           "model_fn's unseeded random ops continue the op seeds input_fn's took, as in "
+           "TF1's one graph (continue_op_seeds)"),
     Symbol(f"{_FRAMEWORK}.ops", "EagerTensor",
            "telling eager values from graph tensors while copying a step"),
     Symbol(f"{_FRAMEWORK}.func_graph", "FuncGraph",
@@ -103,6 +109,39 @@ def global_seed(seed, restart_op_seeds=True):
         yield
     finally:
         eager_context._seed, eager_context._rng = saved  # pylint: disable=protected-access
+
+
+class OpSeedCount:
+    """TF1's op seeds of one graph: 0, 1, 2... in the order its unseeded random ops were
+    built; `used` is how many were taken. Stands in for the eager context's op-seed
+    generator (whose `randint` TensorFlow calls for each unseeded eager random op)."""
+
+    def __init__(self):
+        self.used = 0
+
+    def randint(self, low, high):  # pylint: disable=unused-argument
+        seed, self.used = self.used, self.used + 1
+        return seed
+
+
+@contextlib.contextmanager
+def tf1_op_seeds(count):
+    """While active (inside `global_seed(seed)` with a seed), eager random ops without an op
+    seed take their op seeds from `count` (an `OpSeedCount`), as TF1 graph ops did, instead
+    of the eager context's random draws. Graphs traced meanwhile keep their own sequence."""
+    eager_context = context.context()
+    saved = getattr(eager_context, "_rng", None)
+    eager_context._rng = count  # pylint: disable=protected-access
+    try:
+        yield
+    finally:
+        eager_context._rng = saved  # pylint: disable=protected-access
+
+
+def continue_op_seeds(graph, first):
+    """`graph`'s unseeded random ops take op seeds `first`, `first` + 1, ... (TF1's one graph
+    gave model_fn's the seeds after input_fn's)."""
+    random_seed._graph_to_seed_dict[graph] = first  # pylint: disable=protected-access
 
 
 RESOURCE_READ_OPS = auto_control_deps_utils.RESOURCE_READ_OPS
