@@ -3,7 +3,9 @@
 import importlib
 import inspect
 import json
+import os
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -319,6 +321,57 @@ def test_metric_on_variable_scope_variable_evaluates_on_one_and_eight_replicas(
         metrics = estimator.evaluate(slim_input_fn, steps=3)
         np.testing.assert_allclose(metrics["label_total"], Y[:3 * BATCH].sum(), rtol=1e-5,
                                    err_msg=name)
+
+
+# A program migrated by its import lines that imports tf-slim itself (BLEURT's `from tf_slim
+# import metrics`), after the namespace (argv[2] == "after") or before it.
+_DIRECT_TF_SLIM_PROGRAM = """
+import json, sys
+import numpy as np
+if sys.argv[2] == "before":
+    import tf_slim as slim
+    from tf_slim import metrics
+tf = __import__(sys.argv[1], fromlist=["compat"])
+if sys.argv[2] == "after":
+    assert "tf_slim" not in sys.modules, "the namespace imported tf-slim"
+    import tf_slim as slim
+    from tf_slim import metrics
+v1 = tf.compat.v1
+x = np.arange(12, dtype=np.float32).reshape(4, 3) ** 1.5
+with v1.Graph().as_default():
+    values = v1.placeholder(v1.float32, [None])
+    concat, update = metrics.streaming_concat(values)
+    normalized = slim.batch_norm(v1.constant(x), is_training=True)
+    contrib_normalized = v1.contrib.slim.batch_norm(v1.constant(x), is_training=True)
+    with v1.Session() as session:
+        session.run([v1.global_variables_initializer(), v1.local_variables_initializer()])
+        for batch in ([1.0, 2.0], [3.0], [4.0, 5.0, 6.0]):
+            session.run(update, {values: batch})
+        results = session.run([concat, normalized, contrib_normalized])
+print(json.dumps([result.tolist() for result in results]))
+"""
+
+
+@pytest.mark.slow  # starts a Python process
+@pytest.mark.parametrize("namespace, imported", [("tpu_estimator_compat.v1", "after"),
+                                                 ("tpu_estimator_compat.v2", "before")])
+def test_tf_slim_imported_directly_is_repaired_as_contrib_slim(namespace, imported):
+    """tf-slim's streaming_concat reads `control_flow_ops.cond`, which TensorFlow 2.21 moved
+    (AttributeError on plain tf-slim 1.1): imported beside the namespace, before or after it,
+    tf-slim is repaired; it concatenates the batches it saw, and its batch_norm normalizes as
+    `contrib.slim`'s does."""
+    root = str(pathlib.Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [root, os.environ.get("PYTHONPATH")])))
+    result = subprocess.run([sys.executable, "-c", _DIRECT_TF_SLIM_PROGRAM, namespace, imported],
+                            capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    concat, normalized, contrib_normalized = json.loads(result.stdout.splitlines()[-1])
+    assert concat == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) ** 1.5
+    expected = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 0.001)  # slim's epsilon
+    np.testing.assert_allclose(normalized, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(normalized, contrib_normalized, rtol=1e-6)
 
 
 def test_contrib_layers_take_arg_scope_and_fall_back_to_tf_slim():

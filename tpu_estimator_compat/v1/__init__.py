@@ -45,6 +45,10 @@ Process-global changes made by importing this namespace:
 4. TensorFlow's log handler gets `tpu_estimator_compat.log`'s filter, so that under
    `tf.app.run` each `tf.logging` line is printed once (absl's format), also before any
    estimator exists.
+5. tf-slim, when the program or a library imports it (`import tf_slim as slim`, `from
+   tf_slim import metrics`), is repaired for TensorFlow 2.21 as `contrib.slim` is; one
+   imported earlier is repaired now (`rebuilt_apis/tf_slim_import_hook.py`). tf-slim is not
+   imported by this.
 
 Nothing else: eager execution, resource variables, control flow v2,
 `tf.keras` (Keras 3; `TF_USE_LEGACY_KERAS` is not set), log levels and absl flags stay as
@@ -59,10 +63,12 @@ Every module path of the namespace is importable (`import tpu_estimator_compat.v
 from tpu_estimator_compat import log as _log  # noqa: F401  (item 4 above, on import)
 from tpu_estimator_compat.v1 import _finder
 from tpu_estimator_compat.v1 import _lazy
+from tpu_estimator_compat.rebuilt_apis import tf_slim_import_hook as _tf_slim_import_hook
 from tpu_estimator_compat.tf1_behaviour import process_patches as _process_patches
 
 _process_patches.install()
 _finder.install()
+_tf_slim_import_hook.install()
 
 _lazy.install(
     globals(),
