@@ -469,13 +469,13 @@ class _InitHook(v1.train.SessionRunHook):
         session.run(self.init, self.feed_dict)
 
 
-def _fed_input(train, placeholder_shapes, reinitializable=None):
+def _fed_input(train, placeholder_shapes, reinitializable=None, hook_class=_InitHook):
     """input_fn and its hook; `placeholder_shapes` None: the arrays are constants (an
     initializable iterator over TFRecords, as TropComplique's IteratorInitializerHook);
     "table_initializers": constants, the initializer in the TABLE_INITIALIZERS collection.
     `reinitializable` "one" or "two": a `from_structure` iterator with that many
     `make_initializer`s, the hook running the one of the arrays."""
-    hook = _InitHook()
+    hook = hook_class()
 
     def input_fn():
         if placeholder_shapes and placeholder_shapes != "table_initializers":
@@ -550,6 +550,30 @@ def test_an_initializable_iterator_a_hook_initializes(placeholder_shapes, reinit
                        match=r"FailedPreconditionError: input_fn's initializable iterator was "
                              r"read before its initializer ran"):
         estimator.evaluate(unfed_input_fn)
+
+
+class _RestartingHook(_InitHook):
+    """Also runs the initializer again after the second step (TF1 restarted the iterator)."""
+
+    def after_run(self, run_context, run_values):
+        self.steps = getattr(self, "steps", 0) + 1
+        if self.steps == 2:
+            run_context.session.run(self.init, self.feed_dict)
+
+
+@pytest.mark.parametrize("reinitializable", [None, "two"])
+def test_an_iterator_initialized_again_after_reading_is_refused(reinitializable, tmp_path):
+    """Restarting input_fn's iterator mid-call is not served (the engine reads ahead of the
+    steps): the second run of the initializer raises, naming the fix, rather than going on
+    with the old elements."""
+    estimator = tec.Estimator(_linear_model_fn, model_dir=str(tmp_path))
+    input_fn, hook = _fed_input(True, ([None, 2], [None, 1]), reinitializable,
+                                _RestartingHook)
+    with pytest.raises(NotImplementedError, match=(
+            r"input_fn's iterator initializer ran again after the iterator was read: "
+            r"restarting the iterator within an Estimator call, as TF1 did, is not served")):
+        estimator.train(input_fn, hooks=[hook], max_steps=5)
+    assert hook.steps == 2  # the first run, in after_create_session, was served
 
 
 def test_a_feedable_iterator_is_refused_naming_the_fix(tmp_path):

@@ -19,7 +19,9 @@ from the feeds' values. A hook's session run of an initializer (`run_initializer
 the fed arrays to the feeds and makes its dataset the one read; reading before any ran
 raises, as TF1's uninitialized iterator did (an initializer without placeholders in the
 TABLE_INITIALIZERS collection counts as run: TF1's Scaffold ran those). Running an
-initializer again after the first read does not restart the iterator (TF1 restarted it).
+initializer again after the first read raises NotImplementedError: TF1 restarted the
+iterator, but here its dataset is read ahead of the steps (prefetched, several steps per
+device loop), so no step could be told where the restart falls.
 Feedable iterators (`from_string_handle`) are refused with an error naming the fix.
 """
 import contextlib
@@ -37,6 +39,11 @@ _NOT_INITIALIZED = (
     "`iterator.initializer` (or `iterator.make_initializer(dataset)`) with a feed_dict of its "
     "placeholders' values in a hook's after_create_session (session.run(initializer, "
     "feed_dict)), as TF1 required.")
+_RESTARTED = (
+    "input_fn's iterator initializer ran again after the iterator was read: restarting the "
+    "iterator within an Estimator call, as TF1 did, is not served (its dataset is read ahead "
+    "of the steps). End the call there instead (e.g. train(steps=...)) and call again: each "
+    "call runs input_fn, and its hook's initializer, afresh.")
 _NOT_SERVED = (
     "input_fn makes placeholders or an initializable iterator, which TF1 fed or "
     "initialized through a session run; they are served when input_fn returns the "
@@ -77,6 +84,8 @@ class _FedInput:
                           for p in placeholders]
 
     def initialize(self, feed_dict):
+        if self._iterator.read:
+            raise NotImplementedError(_RESTARTED)
         given = {key.ref(): value for key, value in (feed_dict or {}).items()
                  if isinstance(key, tf.Tensor)}
         missing = [ref.deref().name for ref in self._placeholders if ref not in given]
@@ -99,28 +108,28 @@ class _FedInput:
 
 
 class _Iterator:
-    """One iterator's initializers (one, or a reinitializable iterator's several) and which
-    of them ran last (-1: none)."""
+    """One iterator's initializers (one, or a reinitializable iterator's several), which of
+    them ran last (-1: none) and whether the iterator was read."""
 
     def __init__(self):
         self.inputs = []
+        self.read = False
         with tf.init_scope():
             self.active = tf.Variable(-1, trainable=False, dtype=tf.int64)
 
     def dataset(self):
         """Reads the dataset of the initializer that ran last, built when first read."""
         def build(_):
-            active = tf.numpy_function(_check_initialized, [self.active.read_value()],
-                                       tf.int64)
+            active = tf.numpy_function(self._first_read, [self.active.read_value()], tf.int64)
             datasets = [fed.dataset(active) for fed in self.inputs]
             return functools.reduce(lambda a, b: a.concatenate(b), datasets)
         return tf.data.Dataset.range(1).flat_map(build)
 
-
-def _check_initialized(active):
-    if active < 0:  # the error TF1's uninitialized iterator raised
-        raise tf.errors.FailedPreconditionError(None, None, _NOT_INITIALIZED)
-    return active
+    def _first_read(self, active):
+        if active < 0:  # the error TF1's uninitialized iterator raised
+            raise tf.errors.FailedPreconditionError(None, None, _NOT_INITIALIZED)
+        self.read = True
+        return active
 
 
 class _RecordingIterator:
@@ -206,9 +215,9 @@ def _recording():
 
 def fed_dataset(call_input_fn, seed=None):
     """The dataset of an input_fn that returned an initializable or reinitializable
-    iterator's `get_next()` (over placeholders or not; see the module docstring), its element arranged as input_fn
-    returned it. `call_input_fn` calls input_fn again; `seed` is the graph-level seed it ran
-    under in TF1 (`tf_random_seed`).
+    iterator's `get_next()` (over placeholders or not; see the module docstring), its element
+    arranged as input_fn returned it. `call_input_fn` calls input_fn again; `seed` is the
+    graph-level seed it ran under in TF1 (`tf_random_seed`).
 
     Raises:
       ValueError: input_fn made no initializable iterator, or returned values other than
