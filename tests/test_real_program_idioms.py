@@ -487,8 +487,8 @@ def _fed_input(train, placeholder_shapes, reinitializable=None, hook_class=_Init
         dataset = v1.data.Dataset.from_tensor_slices((x, y)).batch(4)
         dataset = dataset.repeat() if train else dataset
         if reinitializable:  # TropComplique's FaceBoxes pipeline
-            iterator = v1.data.Iterator.from_structure(v1.data.get_output_types(dataset),
-                                                       v1.data.get_output_shapes(dataset))
+            iterator = v1.data.Iterator.from_structure(dataset.output_types,
+                                                       dataset.output_shapes)
             if reinitializable == "two":  # the hook runs the second one
                 iterator.make_initializer(
                     v1.data.Dataset.from_tensor_slices((x[::-1] * 3.0, y[::-1])).batch(4))
@@ -584,7 +584,7 @@ def test_a_feedable_iterator_is_refused_naming_the_fix(tmp_path):
         dataset = v1.data.Dataset.from_tensor_slices(({"x": FED_X}, FED_Y)).batch(4)
         handle = v1.placeholder(tf.string, [])
         iterator = v1.data.Iterator.from_string_handle(
-            handle, v1.data.get_output_types(dataset), v1.data.get_output_shapes(dataset))
+            handle, dataset.output_types, dataset.output_shapes)
         return iterator.get_next()
 
     estimator = tec.Estimator(_linear_model_fn, model_dir=str(tmp_path))
