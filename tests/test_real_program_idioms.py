@@ -552,6 +552,20 @@ def test_an_initializable_iterator_a_hook_initializes(placeholder_shapes, reinit
         estimator.evaluate(unfed_input_fn)
 
 
+def test_an_unread_reinitializable_iterator_leaves_the_dataset_served(tmp_path):
+    """An input_fn may make a `from_structure` iterator it does not read and return the
+    Dataset: the Dataset is read as usual (the original's weights after 5 steps, as above)."""
+    def input_fn():
+        dataset = v1.data.Dataset.from_tensor_slices(({"x": FED_X}, FED_Y)).batch(4).repeat()
+        v1.data.Iterator.from_structure(dataset.output_types, dataset.output_shapes)
+        return dataset
+
+    estimator = tec.Estimator(_linear_model_fn, model_dir=str(tmp_path))
+    estimator.train(input_fn, max_steps=5)
+    np.testing.assert_array_equal(estimator.get_variable_value("w").ravel(),
+                                  np.float32([-0.3416057825088501, -0.3513994514942169]))
+
+
 class _RestartingHook(_InitHook):
     """Also runs the initializer again after the second step (TF1 restarted the iterator)."""
 

@@ -33,7 +33,7 @@ import tensorflow as tf
 _ITERATOR = tf.compat.v1.data.Iterator
 _EAGER_ERRORS = ("tf.placeholder() is not compatible with eager execution",
                  "`make_initializable_iterator()` is not supported in eager mode",
-                 "`tf.data.Iterator.from_structure()` is served in a TF1 graph only")
+                 "a reinitializable iterator's `get_next()` is served in a TF1 graph only")
 _NOT_INITIALIZED = (
     "input_fn's initializable iterator was read before its initializer ran: run "
     "`iterator.initializer` (or `iterator.make_initializer(dataset)`) with a feed_dict of its "
@@ -153,6 +153,19 @@ class _RecordingIterator:
         return getattr(self._iterator, name)
 
 
+class _GraphOnlyIterator:
+    """An eager reinitializable iterator whose `get_next()` asks for a TF1 graph."""
+
+    def __init__(self, iterator):
+        self._iterator = iterator
+
+    def get_next(self, name=None):
+        raise RuntimeError(_EAGER_ERRORS[-1])
+
+    def __getattr__(self, name):
+        return getattr(self._iterator, name)
+
+
 def _refuse_feedable(*args, **kwargs):
     raise NotImplementedError(_FEEDABLE)
 
@@ -172,16 +185,15 @@ def _patched(owner, replacements):
 
 @contextlib.contextmanager
 def eager_refusals():
-    """While input_fn is first called (eagerly): a reinitializable iterator's
-    `from_structure` raises the error that sends input_fn to `fed_dataset` (eagerly it would
-    read its dataset at once, the initializer run by no hook); a feedable iterator's
-    `from_string_handle` raises NotImplementedError (see _FEEDABLE)."""
+    """While input_fn is first called (eagerly): a reinitializable iterator's `get_next()`
+    raises the error that sends input_fn to `fed_dataset` (eagerly it would read its dataset
+    at once, the initializer run by no hook); a feedable iterator's `from_string_handle`
+    raises NotImplementedError (see _FEEDABLE)."""
     from_structure = _ITERATOR.from_structure
 
     def graph_only(*args, **kwargs):
-        if tf.executing_eagerly():
-            raise RuntimeError(_EAGER_ERRORS[-1])
-        return from_structure(*args, **kwargs)
+        iterator = from_structure(*args, **kwargs)
+        return _GraphOnlyIterator(iterator) if tf.executing_eagerly() else iterator
 
     with _patched(_ITERATOR, {"from_structure": staticmethod(graph_only),
                               "from_string_handle": staticmethod(_refuse_feedable)}):
