@@ -469,11 +469,13 @@ class _InitHook(v1.train.SessionRunHook):
         session.run(self.init, self.feed_dict)
 
 
-def _fed_input(train, placeholder_shapes):
+def _fed_input(train, placeholder_shapes, reinitializable=None, hook_class=_InitHook):
     """input_fn and its hook; `placeholder_shapes` None: the arrays are constants (an
     initializable iterator over TFRecords, as TropComplique's IteratorInitializerHook);
-    "table_initializers": constants, the initializer in the TABLE_INITIALIZERS collection."""
-    hook = _InitHook()
+    "table_initializers": constants, the initializer in the TABLE_INITIALIZERS collection.
+    `reinitializable` "one" or "two": a `from_structure` iterator with that many
+    `make_initializer`s, the hook running the one of the arrays."""
+    hook = hook_class()
 
     def input_fn():
         if placeholder_shapes and placeholder_shapes != "table_initializers":
@@ -483,8 +485,17 @@ def _fed_input(train, placeholder_shapes):
             x, y = tf.constant(FED_X), tf.constant(FED_Y)
             hook.feed_dict = None
         dataset = v1.data.Dataset.from_tensor_slices((x, y)).batch(4)
-        iterator = (dataset.repeat() if train else dataset).make_initializable_iterator()
-        hook.init = iterator.initializer
+        dataset = dataset.repeat() if train else dataset
+        if reinitializable:  # TropComplique's FaceBoxes pipeline
+            iterator = v1.data.Iterator.from_structure(dataset.output_types,
+                                                       dataset.output_shapes)
+            if reinitializable == "two":  # the hook runs the second one
+                iterator.make_initializer(
+                    v1.data.Dataset.from_tensor_slices((x[::-1] * 3.0, y[::-1])).batch(4))
+            hook.init = iterator.make_initializer(dataset)
+        else:
+            iterator = dataset.make_initializable_iterator()
+            hook.init = iterator.initializer
         if placeholder_shapes == "table_initializers":  # TF1's Scaffold runs it
             v1.add_to_collection(v1.GraphKeys.TABLE_INITIALIZERS, iterator.initializer)
         features, labels = iterator.get_next()
@@ -503,23 +514,29 @@ def _linear_model_fn(features, labels, mode):
 
 
 @pytest.mark.slow  # trains and evaluates for several seconds
-@pytest.mark.parametrize("placeholder_shapes", [
-    (FED_X.shape, FED_Y.shape), ([None, 2], [None, 1]), None, "table_initializers"],
+@pytest.mark.parametrize("placeholder_shapes,reinitializable", [
+    ((FED_X.shape, FED_Y.shape), None), (([None, 2], [None, 1]), None), (None, None),
+    ("table_initializers", None), (None, "one"), (([None, 2], [None, 1]), "one"),
+    (([None, 2], [None, 1]), "two")],
     ids=["placeholders", "placeholders_of_unknown_rows", "no_placeholders",
-         "in_table_initializers"])
-def test_an_initializable_iterator_a_hook_initializes(placeholder_shapes, tmp_path):
+         "in_table_initializers", "reinitializable", "reinitializable_placeholders",
+         "reinitializable_of_two_datasets"])
+def test_an_initializable_iterator_a_hook_initializes(placeholder_shapes, reinitializable,
+                                                      tmp_path):
     """lukasturcani/dnn's cifar100/simple_cnn.py: input_fn builds placeholders of the whole
     arrays, `from_tensor_slices` over them and `make_initializable_iterator()`, and hands its
     initializer and a feed_dict of the arrays to a hook that runs them in
-    after_create_session. Expected: the original Estimator's weights after 5 steps and its
-    evaluation (TF 2.15), the same in the three forms."""
+    after_create_session; TropComplique's FaceBoxes pipeline: a reinitializable iterator
+    (`tf.data.Iterator.from_structure`), its `make_initializer(dataset)` run by the hook.
+    Expected: the original Estimator's weights after 5 steps and its evaluation (TF 2.15),
+    the same in all forms."""
     estimator = tec.Estimator(_linear_model_fn, model_dir=str(tmp_path))
-    train_input_fn, train_hook = _fed_input(True, placeholder_shapes)
+    train_input_fn, train_hook = _fed_input(True, placeholder_shapes, reinitializable)
     estimator.train(train_input_fn, hooks=[train_hook], max_steps=5)
     np.testing.assert_array_equal(estimator.get_variable_value("w").ravel(),
                                   np.float32([-0.3416057825088501, -0.3513994514942169]))
     assert estimator.get_variable_value("b") == np.float32(-0.09793708473443985)
-    eval_input_fn, eval_hook = _fed_input(False, placeholder_shapes)
+    eval_input_fn, eval_hook = _fed_input(False, placeholder_shapes, reinitializable)
     results = estimator.evaluate(eval_input_fn, hooks=[eval_hook])  # the 3 batches, once
     assert results["loss"] == np.float32(0.0540216863155365)
     assert results["mae"] == np.float32(0.19552479684352875)
@@ -527,8 +544,66 @@ def test_an_initializable_iterator_a_hook_initializes(placeholder_shapes, tmp_pa
     if placeholder_shapes == "table_initializers":
         assert estimator.evaluate(_fed_input(False, placeholder_shapes)[0]) == results
         return
-    unfed_input_fn, _ = _fed_input(False, placeholder_shapes)  # no hook runs the initializer
+    # no hook runs the initializer:
+    unfed_input_fn, _ = _fed_input(False, placeholder_shapes, reinitializable)
     with pytest.raises(tf.errors.OpError,  # TF1's was a FailedPreconditionError too
                        match=r"FailedPreconditionError: input_fn's initializable iterator was "
                              r"read before its initializer ran"):
         estimator.evaluate(unfed_input_fn)
+
+
+def test_an_unread_reinitializable_iterator_leaves_the_dataset_served(tmp_path):
+    """An input_fn may make a `from_structure` iterator it does not read and return the
+    Dataset: the Dataset is read as usual (the original's weights after 5 steps, as above)."""
+    def input_fn():
+        dataset = v1.data.Dataset.from_tensor_slices(({"x": FED_X}, FED_Y)).batch(4).repeat()
+        v1.data.Iterator.from_structure(dataset.output_types, dataset.output_shapes)
+        return dataset
+
+    estimator = tec.Estimator(_linear_model_fn, model_dir=str(tmp_path))
+    estimator.train(input_fn, max_steps=5)
+    np.testing.assert_array_equal(estimator.get_variable_value("w").ravel(),
+                                  np.float32([-0.3416057825088501, -0.3513994514942169]))
+
+
+class _RestartingHook(_InitHook):
+    """Also runs the initializer again after the second step (TF1 restarted the iterator)."""
+
+    def after_run(self, run_context, run_values):
+        self.steps = getattr(self, "steps", 0) + 1
+        if self.steps == 2:
+            run_context.session.run(self.init, self.feed_dict)
+
+
+@pytest.mark.parametrize("reinitializable", [None, "two"])
+def test_an_iterator_initialized_again_after_reading_is_refused(reinitializable, tmp_path):
+    """Restarting input_fn's iterator mid-call is not served (the engine reads ahead of the
+    steps): the second run of the initializer raises, naming the fix, rather than going on
+    with the old elements."""
+    estimator = tec.Estimator(_linear_model_fn, model_dir=str(tmp_path))
+    input_fn, hook = _fed_input(True, ([None, 2], [None, 1]), reinitializable,
+                                _RestartingHook)
+    with pytest.raises(NotImplementedError, match=(
+            r"input_fn's iterator initializer ran again after the iterator was read: "
+            r"restarting the iterator within an Estimator call, as TF1 did, is not served")):
+        estimator.train(input_fn, hooks=[hook], max_steps=5)
+    assert hook.steps == 2  # the first run, in after_create_session, was served
+
+
+def test_a_feedable_iterator_is_refused_naming_the_fix(tmp_path):
+    """A feedable iterator (`from_string_handle`, its handle fed per session run) is not
+    served: the error names it and the iterators that are (TensorFlow's own eager error
+    named neither)."""
+    def input_fn():
+        dataset = v1.data.Dataset.from_tensor_slices(({"x": FED_X}, FED_Y)).batch(4)
+        handle = v1.placeholder(tf.string, [])
+        iterator = v1.data.Iterator.from_string_handle(
+            handle, dataset.output_types, dataset.output_shapes)
+        return iterator.get_next()
+
+    estimator = tec.Estimator(_linear_model_fn, model_dir=str(tmp_path))
+    with pytest.raises(NotImplementedError, match=(
+            r"input_fn makes a feedable iterator \(`tf.data.Iterator.from_string_handle`\), "
+            r"which is not served: .* Return the `get_next\(\)` of the dataset's own iterator "
+            r"instead: a reinitializable iterator \(`tf.data.Iterator.from_structure")):
+        estimator.train(input_fn, steps=1)

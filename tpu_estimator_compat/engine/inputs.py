@@ -234,10 +234,10 @@ def _call(input_fn, mode, runtime, plan, facts, host_id, index, input_context):
         return result
 
     with logging.phase("calling input_fn for %s", mode), tf1_shapes.tf1_shapes(), \
-            iterators.recording_iterators() as recorded:
+            fed_iterators.eager_refusals(), iterators.recording_iterators() as recorded:
         try:
             result = call(params)
-        except RuntimeError as error:  # placeholders: an iterator a hook's run feeds
+        except RuntimeError as error:  # placeholders, iterators a hook's run initializes
             if not fed_iterators.needs_graph(error):
                 raise
             result = fed_iterators.fed_dataset(
