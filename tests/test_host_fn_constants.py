@@ -97,3 +97,14 @@ def test_none_reaches_metric_fn_off_tpu_when_labels_are_none(tmp_path, form, one
     assert sorted(results) == ["accuracy", "global_step", "loss"]  # the original's
     np.testing.assert_allclose([results["accuracy"], results["loss"]],
                                [ORIGINAL_ACCURACY, ORIGINAL_LOSS], rtol=1e-6)
+
+
+def test_none_is_refused_on_tpu_naming_use_tpu_false(tmp_path, eight_devices):
+    """The original failed here too (its outfeed reads each argument's dtype: AttributeError
+    'NoneType' object has no attribute 'dtype'); TAPAS evaluates with use_tpu=False."""
+    config = tec.RunConfig(model_dir=str(tmp_path), eval_distribute=eight_devices)
+    with pytest.raises(ValueError, match=r"eval_metrics\[1\]\[2\] is None: .* bind it into "
+                       r"the function .* or evaluate with use_tpu=False"):
+        tec.TPUEstimator(model_fn=optional_heads_model_fn("list"), config=config,
+                         use_tpu=True, train_batch_size=8, eval_batch_size=8).evaluate(
+            features_only_input_fn, steps=None)

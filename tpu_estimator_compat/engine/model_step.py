@@ -178,7 +178,11 @@ def _check_host_fn_tensors(spec, labels):
                 raise ValueError(
                     f"{where} is None: the labels are None, as input_fn returned features "
                     "only. Return (features, labels) from input_fn, or leave the labels out "
-                    f"of {name} (and out of its function's arguments).")
+                    f"of {name} (and out of its function's arguments). A None that stands "
+                    "for something else (a head the model leaves out) cannot cross from the "
+                    "device to the host either: bind it into the function "
+                    "(functools.partial(fn, name=None)), or evaluate with use_tpu=False, "
+                    "which passes it to the function as given.")
             raise TypeError(
                 f"{where} is {type(value).__name__} {value!r}, not a tensor: everything in "
                 f"{name}[1] is sent from the device to the host each step. Pass constants to "
