@@ -1,6 +1,9 @@
 """Language models: BERT-style fine-tuning and pre-training, GPT-2-style LMs."""
+import glob
 import json
 import os
+import subprocess
+import sys
 
 from tiny_data import (bert_config, masked_lm_examples, sentence, write_json, write_tfrecord,
                        write_vocab)
@@ -267,7 +270,93 @@ def boolq(work, use_tpu):
     return argv, [ckpt(out, 2), os.path.join(out, "dev_eval_results.txt")]
 
 
+def _tapas_protos(work):
+    """Compiles TAPAS's protos in place, as its README's install does (`protoc
+    tapas/protos/*.proto --python_out=.`): its text utilities import interaction_pb2."""
+    src = os.path.join(work, "src")
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I" + src, "--python_out=" + src,
+                    *sorted(glob.glob(os.path.join(src, "tapas", "protos", "*.proto")))],
+                   check=True)
+
+
+def _tapas_examples(path, rng, count, vocab, seq=16, same=False):
+    """TAPAS classifier features (tf_example_utils' layout): a question segment, then table
+    tokens with their column/row ids and cell-selection labels; uncompressed records (the
+    program's `--compression_type=`). `same`: every example the first one."""
+    examples = []
+    for i, masked in enumerate(masked_lm_examples(rng, 1 if same else count, seq, 3, vocab)):
+        table = masked["segment_ids"] == 1
+        examples.append({
+            "input_ids": masked["input_ids"], "input_mask": masked["input_mask"],
+            "segment_ids": masked["segment_ids"],
+            "column_ids": rng.randint(1, 4, seq) * table, "row_ids": rng.randint(1, 4, seq) * table,
+            "label_ids": rng.randint(0, 2, seq) * table, "question_id": ["q%d-0_0" % i]})
+    return write_tfrecord(path, examples * (count if same else 1))
+
+
+def _tapas_config(work, **extra):
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(
+        vocab, type_vocab_size=[3, 8, 8, 2, 8, 8, 10], **extra))
+    return vocab
+
+
+def tapas_classifier(work, use_tpu):
+    """TAPAS's workflow (README): train with --use_tpu, evaluate without (its eval input
+    keeps the string question ids a TPU cannot take, and its eval_metrics pass None for the
+    heads left out: aggregation, classification). 3 steps of 8, then the evaluation of each
+    checkpoint (iterate_checkpoints)."""
+    _tapas_protos(work)
+    records = _tapas_examples(os.path.join(work, "data", "train.tfrecord"), seeded_rng(), 24,
+                              _tapas_config(work))
+    out = os.path.join(work, "out")
+    common = ["--input_file_train=" + records, "--input_file_eval=" + records,
+              "--compression_type=", "--model_dir=" + out,
+              "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+              "--train_batch_size=8", "--eval_batch_size=8", "--num_train_examples=24",
+              "--max_seq_length=16", "--tpu_iterations_per_loop=2", "--num_eval_steps=2",
+              "--learning_rate=1e-4", "--minutes_to_sleep_before_predictions=0"]
+    evaluation = common + ["--do_eval", "--use_tpu=false"]
+    expected = [ckpt(out, 3), os.path.join(out, "eval_default-3.done")]
+    if not use_tpu:
+        return common + ["--do_train", "--do_eval", "--use_tpu=false"], expected
+    return [common + ["--do_train", "--use_tpu=true", "--num_tpu_cores=8"], evaluation], expected
+
+
+def tapas_classifier_eval_only(work, use_tpu):
+    """The evaluation of the model directory under another --eval_name (the first one's
+    marker files, eval_default-N.done, say its checkpoints were evaluated)."""
+    argv, _ = tapas_classifier(work, use_tpu)
+    evaluation = argv[-1] if use_tpu else argv
+    return [a for a in evaluation if a != "--do_train"] + ["--eval_name=recheck"]
+
+
+def tapas_classifier_replicas(work, cores):
+    """One step of 64 identical examples, dropout off through its config override flags."""
+    _tapas_protos(work)
+    records = _tapas_examples(os.path.join(work, "data", "train.tfrecord"), seeded_rng(), 64,
+                              _tapas_config(work), same=True)
+    out = os.path.join(work, "out")
+    return ["--input_file_train=" + records, "--compression_type=", "--model_dir=" + out,
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--bert_config_hidden_dropout_prob=0", "--bert_config_attention_probs_dropout_prob=0",
+            "--do_train", "--train_batch_size=64", "--num_train_examples=64",
+            "--warmup_ratio=0", "--max_seq_length=16", "--tpu_iterations_per_loop=1",
+            "--save_checkpoints_steps=1000", "--learning_rate=1e-4", "--use_tpu=true",
+            "--num_tpu_cores=%d" % cores], out
+
+
 PROGRAMS = [
+    Program("tapas_classifier", "google-research/tapas",
+            "569a3c31451d941165bd10783f73f494406b3906", "google-research+tapas",
+            "tapas/experiments/tapas_classifier_experiment.py",
+            "TAPAS table QA (BERT-derived): cell selection over segmented tensors (column/row "
+            "ids, 7 token type embeddings), tensorflow_probability, tf_slim, absl flags "
+            "spread over modules, train on TPU then evaluate on CPU with a features-only "
+            "input_fn and None among eval_metrics' arguments, checkpoint-iterating evaluation",
+            tapas_classifier, eval_only=tapas_classifier_eval_only,
+            replica_check=tapas_classifier_replicas, gradients="sum",
+            slots={"adam_m": 1, "adam_v": 2}),
     Program("bert_classifier", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
             "run_classifier.py", "BERT fine-tuning (MRPC TSV), tf.contrib layer_norm, "
