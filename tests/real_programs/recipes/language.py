@@ -279,25 +279,25 @@ def _tapas_protos(work):
                    check=True)
 
 
-def _tapas_examples(path, rng, count, vocab, seq=16, same=False):
+def _tapas_examples(path, rng, count, vocab, seq=16):
     """TAPAS classifier features (tf_example_utils' layout): a question segment, then table
     tokens with their column/row ids and cell-selection labels; uncompressed records (the
-    program's `--compression_type=`). `same`: every example the first one."""
+    program's `--compression_type=`)."""
     examples = []
-    for i, masked in enumerate(masked_lm_examples(rng, 1 if same else count, seq, 3, vocab)):
+    for i, masked in enumerate(masked_lm_examples(rng, count, seq, 3, vocab)):
         table = masked["segment_ids"] == 1
         examples.append({
             "input_ids": masked["input_ids"], "input_mask": masked["input_mask"],
             "segment_ids": masked["segment_ids"],
             "column_ids": rng.randint(1, 4, seq) * table, "row_ids": rng.randint(1, 4, seq) * table,
             "label_ids": rng.randint(0, 2, seq) * table, "question_id": ["q%d-0_0" % i]})
-    return write_tfrecord(path, examples * (count if same else 1))
+    return write_tfrecord(path, examples)
 
 
-def _tapas_config(work, **extra):
+def _tapas_config(work):
     vocab = write_vocab(os.path.join(work, "vocab.txt"))
     write_json(os.path.join(work, "bert_config.json"), bert_config(
-        vocab, type_vocab_size=[3, 8, 8, 2, 8, 8, 10], **extra))
+        vocab, type_vocab_size=[3, 8, 8, 2, 8, 8, 10]))
     return vocab
 
 
@@ -331,21 +331,6 @@ def tapas_classifier_eval_only(work, use_tpu):
     return [a for a in evaluation if a != "--do_train"] + ["--eval_name=recheck"]
 
 
-def tapas_classifier_replicas(work, cores):
-    """One step of 64 identical examples, dropout off through its config override flags."""
-    _tapas_protos(work)
-    records = _tapas_examples(os.path.join(work, "data", "train.tfrecord"), seeded_rng(), 64,
-                              _tapas_config(work), same=True)
-    out = os.path.join(work, "out")
-    return ["--input_file_train=" + records, "--compression_type=", "--model_dir=" + out,
-            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
-            "--bert_config_hidden_dropout_prob=0", "--bert_config_attention_probs_dropout_prob=0",
-            "--do_train", "--train_batch_size=64", "--num_train_examples=64",
-            "--warmup_ratio=0", "--max_seq_length=16", "--tpu_iterations_per_loop=1",
-            "--save_checkpoints_steps=1000", "--learning_rate=1e-4", "--use_tpu=true",
-            "--num_tpu_cores=%d" % cores], out
-
-
 PROGRAMS = [
     Program("tapas_classifier", "google-research/tapas",
             "569a3c31451d941165bd10783f73f494406b3906", "google-research+tapas",
@@ -355,8 +340,9 @@ PROGRAMS = [
             "spread over modules, train on TPU then evaluate on CPU with a features-only "
             "input_fn and None among eval_metrics' arguments, checkpoint-iterating evaluation",
             tapas_classifier, eval_only=tapas_classifier_eval_only,
-            replica_check=tapas_classifier_replicas, gradients="sum",
-            slots={"adam_m": 1, "adam_v": 2}),
+            replica_check="dropout without a flag: tapas_classifier_model.py's "
+            "keep_prob=0.9 on the output layer in training (its config overrides reach "
+            "only BERT's dropout)", gradients="sum"),
     Program("bert_classifier", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
             "run_classifier.py", "BERT fine-tuning (MRPC TSV), tf.contrib layer_norm, "
