@@ -282,7 +282,7 @@ def _tapas_protos(work):
 def _tapas_examples(path, rng, count, vocab, seq=16):
     """TAPAS classifier features (tf_example_utils' layout): a question segment, then table
     tokens with their column/row ids and cell-selection labels; uncompressed records (the
-    program's `--compression_type=`)."""
+    program's `--compression_type=`); the examples themselves without a `path`."""
     examples = []
     for i, masked in enumerate(masked_lm_examples(rng, count, seq, 3, vocab)):
         table = masked["segment_ids"] == 1
@@ -291,7 +291,7 @@ def _tapas_examples(path, rng, count, vocab, seq=16):
             "segment_ids": masked["segment_ids"],
             "column_ids": rng.randint(1, 4, seq) * table, "row_ids": rng.randint(1, 4, seq) * table,
             "label_ids": rng.randint(0, 2, seq) * table, "question_id": ["q%d-0_0" % i]})
-    return write_tfrecord(path, examples)
+    return write_tfrecord(path, examples) if path else examples
 
 
 def _tapas_config(work):
@@ -331,7 +331,62 @@ def tapas_classifier_eval_only(work, use_tpu):
     return [a for a in evaluation if a != "--do_train"] + ["--eval_name=recheck"]
 
 
+def _tapas_retrieval_examples(path, rng, count, vocab, seq=16):
+    """Table retrieval pairs (a question's tokens beside a table's) with their ids."""
+    tables = _tapas_examples(None, rng, count, vocab, seq)
+    questions = masked_lm_examples(rng, count, seq, 3, vocab)
+    return write_tfrecord(path, [
+        {**{k: v for k, v in table.items() if k != "label_ids"},
+         "question_input_ids": question["input_ids"],
+         "question_input_mask": question["input_mask"], "table_id_hash": [i],
+         "question_hash": [1000 + i], "table_id": ["t%d" % i]}
+        for i, (table, question) in enumerate(zip(tables, questions))])
+
+
+def tapas_retriever(work, use_tpu):
+    """The dual encoder (DTR), as tapas_classifier: 3 steps of 8, then its evaluation and
+    predictions (recall@k over >= 100 tables: its metric takes the top 100) of each
+    checkpoint, on CPU."""
+    _tapas_protos(work)
+    vocab = _tapas_config(work)
+    rng = seeded_rng()
+    train = _tapas_retrieval_examples(os.path.join(work, "data", "train.tfrecord"), rng, 24,
+                                      vocab)
+    dev = _tapas_retrieval_examples(os.path.join(work, "data", "dev.tfrecord"), rng, 104, vocab)
+    out = os.path.join(work, "out")
+    common = ["--input_file_train=" + train, "--input_file_eval=" + dev,
+              "--compression_type=", "--model_dir=" + out,
+              "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+              "--train_batch_size=8", "--eval_batch_size=8", "--predict_batch_size=8",
+              "--num_train_examples=24", "--max_seq_length=16", "--max_query_length=16",
+              "--tpu_iterations_per_loop=2", "--num_eval_steps=2", "--learning_rate=1e-4",
+              "--minutes_to_sleep_before_predictions=0"]
+    evaluation = common + ["--do_eval", "--do_predict", "--use_tpu=false"]
+    expected = [ckpt(out, 3), os.path.join(out, "eval_default-3.done"),
+                os.path.join(out, "eval_results_3.tsv")]
+    if not use_tpu:
+        return common + ["--do_train", "--do_eval", "--do_predict", "--use_tpu=false"], expected
+    return [common + ["--do_train", "--use_tpu=true", "--num_tpu_cores=8"], evaluation], expected
+
+
+def tapas_retriever_eval_only(work, use_tpu):
+    argv, _ = tapas_retriever(work, use_tpu)
+    evaluation = argv[-1] if use_tpu else argv
+    return [a for a in evaluation if a not in ("--do_train", "--do_predict")] + [
+        "--eval_name=recheck"]
+
+
 PROGRAMS = [
+    Program("tapas_retriever", "google-research/tapas",
+            "569a3c31451d941165bd10783f73f494406b3906", "google-research+tapas",
+            "tapas/experiments/table_retriever_experiment.py",
+            "TAPAS dense table retrieval (DTR): dual BERT encoders of questions and tables, "
+            "in-batch softmax, eval_metrics, predictions written per checkpoint, train on TPU "
+            "then evaluate and predict on CPU", tapas_retriever,
+            eval_only=tapas_retriever_eval_only,
+            replica_check="in-batch negatives: table_retriever_model.py's softmax runs over "
+            "each replica's own batch (without --use_out_of_core_negatives), a 1-replica "
+            "run's over the global batch", gradients="sum"),
     Program("tapas_classifier", "google-research/tapas",
             "569a3c31451d941165bd10783f73f494406b3906", "google-research+tapas",
             "tapas/experiments/tapas_classifier_experiment.py",
