@@ -178,7 +178,11 @@ def _check_host_fn_tensors(spec, labels):
                 raise ValueError(
                     f"{where} is None: the labels are None, as input_fn returned features "
                     "only. Return (features, labels) from input_fn, or leave the labels out "
-                    f"of {name} (and out of its function's arguments).")
+                    f"of {name} (and out of its function's arguments). A None that stands "
+                    "for something else (a head the model leaves out) cannot cross from the "
+                    "device to the host either: bind it into the function "
+                    "(functools.partial(fn, name=None)), or evaluate with use_tpu=False, "
+                    "which passes it to the function as given.")
             raise TypeError(
                 f"{where} is {type(value).__name__} {value!r}, not a tensor: everything in "
                 f"{name}[1] is sent from the device to the host each step. Pass constants to "
@@ -188,8 +192,9 @@ def _check_host_fn_tensors(spec, labels):
 
 def _constants_bound(spec):
     """Off TPU the original called the eval_metrics and host_call functions with their
-    arguments as given, so a Python value among them (BERT-NER passes `num_labels`) reached
-    the function. Such values are bound into the function here; only tensors go to the host.
+    arguments as given, so a Python value among them (BERT-NER passes `num_labels`; TAPAS
+    passes None for the heads a run leaves out) reached the function. Such values are bound
+    into the function here; only tensors go to the host.
     """
     bound = {name: _bind_constants(*getattr(spec, name))
              for name in ("eval_metrics", "host_call") if getattr(spec, name, None)}
@@ -197,10 +202,10 @@ def _constants_bound(spec):
 
 
 def _bind_constants(fn, args):
-    """`(fn', tensors)`: `args` without its non-tensor values, which `fn'` passes to `fn`
-    in their places (None stays: missing labels get their own error)."""
+    """`(fn', tensors)`: `args` without its non-tensor values (None too), which `fn'`
+    passes to `fn` in their places."""
     def is_constant(value):
-        return value is not None and not tf.is_tensor(value)
+        return not tf.is_tensor(value)
 
     if isinstance(args, dict):
         constants = {key: value for key, value in args.items() if is_constant(value)}

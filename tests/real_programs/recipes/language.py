@@ -1,6 +1,9 @@
 """Language models: BERT-style fine-tuning and pre-training, GPT-2-style LMs."""
+import glob
 import json
 import os
+import subprocess
+import sys
 
 from tiny_data import (bert_config, masked_lm_examples, sentence, write_json, write_tfrecord,
                        write_vocab)
@@ -267,7 +270,134 @@ def boolq(work, use_tpu):
     return argv, [ckpt(out, 2), os.path.join(out, "dev_eval_results.txt")]
 
 
+def _tapas_protos(work):
+    """Compiles TAPAS's protos in place, as its README's install does (`protoc
+    tapas/protos/*.proto --python_out=.`): its text utilities import interaction_pb2."""
+    src = os.path.join(work, "src")
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I" + src, "--python_out=" + src,
+                    *sorted(glob.glob(os.path.join(src, "tapas", "protos", "*.proto")))],
+                   check=True)
+
+
+def _tapas_examples(path, rng, count, vocab, seq=16):
+    """TAPAS classifier features (tf_example_utils' layout): a question segment, then table
+    tokens with their column/row ids and cell-selection labels; uncompressed records (the
+    program's `--compression_type=`); the examples themselves without a `path`."""
+    examples = []
+    for i, masked in enumerate(masked_lm_examples(rng, count, seq, 3, vocab)):
+        table = masked["segment_ids"] == 1
+        examples.append({
+            "input_ids": masked["input_ids"], "input_mask": masked["input_mask"],
+            "segment_ids": masked["segment_ids"],
+            "column_ids": rng.randint(1, 4, seq) * table, "row_ids": rng.randint(1, 4, seq) * table,
+            "label_ids": rng.randint(0, 2, seq) * table, "question_id": ["q%d-0_0" % i]})
+    return write_tfrecord(path, examples) if path else examples
+
+
+def _tapas_config(work):
+    vocab = write_vocab(os.path.join(work, "vocab.txt"))
+    write_json(os.path.join(work, "bert_config.json"), bert_config(
+        vocab, type_vocab_size=[3, 8, 8, 2, 8, 8, 10]))
+    return vocab
+
+
+def tapas_classifier(work, use_tpu):
+    """TAPAS's workflow (README): train with --use_tpu, evaluate without (its eval input
+    keeps the string question ids a TPU cannot take, and its eval_metrics pass None for the
+    heads left out: aggregation, classification). 3 steps of 8, then the evaluation of each
+    checkpoint (iterate_checkpoints)."""
+    _tapas_protos(work)
+    records = _tapas_examples(os.path.join(work, "data", "train.tfrecord"), seeded_rng(), 24,
+                              _tapas_config(work))
+    out = os.path.join(work, "out")
+    common = ["--input_file_train=" + records, "--input_file_eval=" + records,
+              "--compression_type=", "--model_dir=" + out,
+              "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+              "--train_batch_size=8", "--eval_batch_size=8", "--num_train_examples=24",
+              "--max_seq_length=16", "--tpu_iterations_per_loop=2", "--num_eval_steps=2",
+              "--learning_rate=1e-4", "--minutes_to_sleep_before_predictions=0"]
+    evaluation = common + ["--do_eval", "--use_tpu=false"]
+    expected = [ckpt(out, 3), os.path.join(out, "eval_default-3.done")]
+    if not use_tpu:
+        return common + ["--do_train", "--do_eval", "--use_tpu=false"], expected
+    return [common + ["--do_train", "--use_tpu=true", "--num_tpu_cores=8"], evaluation], expected
+
+
+def tapas_classifier_eval_only(work, use_tpu):
+    """The evaluation of the model directory under another --eval_name (the first one's
+    marker files, eval_default-N.done, say its checkpoints were evaluated)."""
+    argv, _ = tapas_classifier(work, use_tpu)
+    evaluation = argv[-1] if use_tpu else argv
+    return [a for a in evaluation if a != "--do_train"] + ["--eval_name=recheck"]
+
+
+def _tapas_retrieval_examples(path, rng, count, vocab, seq=16):
+    """Table retrieval pairs (a question's tokens beside a table's) with their ids."""
+    tables = _tapas_examples(None, rng, count, vocab, seq)
+    questions = masked_lm_examples(rng, count, seq, 3, vocab)
+    return write_tfrecord(path, [
+        {**{k: v for k, v in table.items() if k != "label_ids"},
+         "question_input_ids": question["input_ids"],
+         "question_input_mask": question["input_mask"], "table_id_hash": [i],
+         "question_hash": [1000 + i], "table_id": ["t%d" % i]}
+        for i, (table, question) in enumerate(zip(tables, questions))])
+
+
+def tapas_retriever(work, use_tpu):
+    """The dual encoder (DTR), as tapas_classifier: 3 steps of 8, then its evaluation and
+    predictions (recall@k over >= 100 tables: its metric takes the top 100) of each
+    checkpoint, on CPU."""
+    _tapas_protos(work)
+    vocab = _tapas_config(work)
+    rng = seeded_rng()
+    train = _tapas_retrieval_examples(os.path.join(work, "data", "train.tfrecord"), rng, 24,
+                                      vocab)
+    dev = _tapas_retrieval_examples(os.path.join(work, "data", "dev.tfrecord"), rng, 104, vocab)
+    out = os.path.join(work, "out")
+    common = ["--input_file_train=" + train, "--input_file_eval=" + dev,
+              "--compression_type=", "--model_dir=" + out,
+              "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+              "--train_batch_size=8", "--eval_batch_size=8", "--predict_batch_size=8",
+              "--num_train_examples=24", "--max_seq_length=16", "--max_query_length=16",
+              "--tpu_iterations_per_loop=2", "--num_eval_steps=2", "--learning_rate=1e-4",
+              "--minutes_to_sleep_before_predictions=0"]
+    evaluation = common + ["--do_eval", "--do_predict", "--use_tpu=false"]
+    expected = [ckpt(out, 3), os.path.join(out, "eval_default-3.done"),
+                os.path.join(out, "eval_results_3.tsv")]
+    if not use_tpu:
+        return common + ["--do_train", "--do_eval", "--do_predict", "--use_tpu=false"], expected
+    return [common + ["--do_train", "--use_tpu=true", "--num_tpu_cores=8"], evaluation], expected
+
+
+def tapas_retriever_eval_only(work, use_tpu):
+    argv, _ = tapas_retriever(work, use_tpu)
+    evaluation = argv[-1] if use_tpu else argv
+    return [a for a in evaluation if a not in ("--do_train", "--do_predict")] + [
+        "--eval_name=recheck"]
+
+
 PROGRAMS = [
+    Program("tapas_retriever", "google-research/tapas",
+            "569a3c31451d941165bd10783f73f494406b3906", "google-research+tapas",
+            "tapas/experiments/table_retriever_experiment.py",
+            "TAPAS dense table retrieval (DTR): dual BERT encoders of questions and tables, "
+            "in-batch softmax, eval_metrics, predictions written per checkpoint, train on TPU "
+            "then evaluate and predict on CPU", tapas_retriever,
+            eval_only=tapas_retriever_eval_only,
+            replica_check="in-batch negatives: table_retriever_model.py's softmax runs over "
+            "each replica's own batch (without --use_out_of_core_negatives), a 1-replica "
+            "run's over the global batch", gradients="sum"),
+    Program("tapas_classifier", "google-research/tapas",
+            "569a3c31451d941165bd10783f73f494406b3906", "google-research+tapas",
+            "tapas/experiments/tapas_classifier_experiment.py",
+            "TAPAS table QA (BERT-derived): cell selection over segmented tensors (column/row "
+            "ids, 7 token type embeddings), tensorflow_probability, tf_slim, absl flags "
+            "spread over modules, train on TPU then evaluate on CPU with a features-only "
+            "input_fn and None among eval_metrics' arguments, checkpoint-iterating evaluation",
+            tapas_classifier, eval_only=tapas_classifier_eval_only,
+            replica_check="dropout without a flag: tapas_classifier_model.py's "
+            "keep_prob=0.9 on the output layer in training (its config overrides reach "
+            "only BERT's dropout)", gradients="sum"),
     Program("bert_classifier", "google-research/bert",
             "eedf5716ce1268e56f0a50264a88cafad334ac61", "google-research+bert",
             "run_classifier.py", "BERT fine-tuning (MRPC TSV), tf.contrib layer_norm, "
