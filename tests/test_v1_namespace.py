@@ -46,8 +46,12 @@ def test_import_is_lazy_and_leaves_keras_3_as_tf_keras():
         "import tensorflow\n"
         "print(json.dumps({'loaded': loaded, 'dense': dense.__module__,\n"
         "                  'tf_keras_dense': tensorflow.keras.layers.Dense.__module__}))\n"))
-    # log: TensorFlow's handler prints each line once (also before any estimator exists)
+    # log: TensorFlow's handler prints each line once (also before any estimator exists);
+    # rebuilt_apis.tf_slim_import_hook: the finder that repairs tf-slim if the program imports
+    # it (it does not import tf-slim itself)
     assert facts["loaded"] == ["tpu_estimator_compat", "tpu_estimator_compat.log",
+                               "tpu_estimator_compat.rebuilt_apis",
+                               "tpu_estimator_compat.rebuilt_apis.tf_slim_import_hook",
                                "tpu_estimator_compat.tf1_behaviour",
                                "tpu_estimator_compat.tf1_behaviour.keras_layers",
                                "tpu_estimator_compat.tf1_behaviour.process_patches",
