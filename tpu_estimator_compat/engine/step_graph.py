@@ -46,6 +46,8 @@ _TF1_GRAPH_NAME_PREFIX = "wrapped_function_"
 # Op attributes not copied: colocation with ops of the traced graph (names that the copy
 # does not keep), the mark of `outside_compilation` (read by `xla_step`).
 _DROPPED_ATTRIBUTES = (graphs.COLOCATION_ATTRIBUTE, xla.OUTSIDE_COMPILATION_ATTRIBUTE)
+# Fewer ops than this are copied one by one (`copy_ops_inline`).
+_FEWEST_OPS_IMPORTED = 200
 
 
 class StepGraph:
@@ -180,13 +182,22 @@ def _copy(graph, ops, inputs, outputs, copy_ops=None):
         outputs, expand_composites=True)
 
 
-def copy_ops_inline(graph, ops, destination, copies, fetches):  # pylint: disable=unused-argument
-    """Copies `ops` (of `graph`, in order) one by one into `destination`; `copies` maps the
-    tensors (refs) of the ops' inputs to their copies and gets the ops' outputs, among which
-    the `fetches` (tensors) are the step's outputs."""
-    op_copies = {}
-    for op in ops:
-        op_copies[op] = copy_op(op, destination, copies, op_copies)
+def copy_ops_inline(graph, ops, destination, copies, fetches):
+    """Copies `ops` (of `graph`, in order) into `destination`; `copies` maps the tensors
+    (refs) of the ops' inputs to their copies and gets the copies of the `fetches` (tensors:
+    the step's outputs).
+
+    One GraphDef import (`graphs.import_ops`), several times faster than creating the ops
+    one by one (15,000 ops of a 24-layer encoder: 4.3 s), except for a few ops (a
+    variable's initial value: the import serializes the whole traced graph) and under a
+    `tf.control_dependencies` block, which an import would not apply."""
+    if len(ops) < _FEWEST_OPS_IMPORTED or graphs.has_control_dependencies(destination):
+        op_copies = {}
+        for op in ops:
+            op_copies[op] = copy_op(op, destination, copies, op_copies)
+        return
+    copies.update(graphs.import_ops(graph, ops, destination, dict(copies), fetches,
+                                    _DROPPED_ATTRIBUTES))
 
 
 class _ReplicaCollectionsGraph(graphs.KeyedCollectionsFuncGraph):
