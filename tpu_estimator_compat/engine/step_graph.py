@@ -105,7 +105,11 @@ def eager_value(tensor):
             f"{tensor} is computed from the model's input, so it cannot be the initial value "
             "of a variable (TF1 also ran initializers without input). Initialize the "
             "variable from constants, initializers or other variables.")
-    return run_ops(tensor.graph, ops, tensor)
+    needed = set(ops)
+    captured = {internal.op: external for external, internal in tensor.graph.captures
+                if internal.op in needed}
+    value = graphs.run_eagerly(ops, tensor, captured)
+    return run_ops(tensor.graph, ops, tensor) if value is None else value
 
 
 def run_now(operations):

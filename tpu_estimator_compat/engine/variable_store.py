@@ -11,6 +11,8 @@ variable in the traced graph's v1 collections (`prepare_graph()`), which is wher
 `compute_gradients`, `tf.compat.v1.trainable_variables()` and savers look for them.
 """
 import contextlib
+import functools
+import sys
 import threading
 
 import tensorflow as tf
@@ -178,7 +180,9 @@ class VariableStore:
         count of unseeded random ops for an op given no seed) and draw as graph ops (one
         seeded initializer gives two variables the same values), not as eager ops (where
         a kernel run again with the same seeds continues its sequence). The traced graph
-        only runs what the step fetches, so these ops stay out of the step. Where the
+        only runs what the step fetches, so these ops stay out of the step. Zeros, ones and
+        constants (most of a model's variables: biases, optimizer slots) take no seed and
+        are computed eagerly at once. Where the
         strategy is not in force (a replica thread's eager context, under
         `tf.init_scope()`), the variable is created in its scope.
         """
@@ -187,7 +191,10 @@ class VariableStore:
             # place an eager variable's reads; it only chose where TF1 graphs cached them.
             kwargs = dict(kwargs, caching_device=None)
         initial_value = kwargs.get("initial_value")
-        if callable(initial_value) and not hasattr(initial_value, "checkpoint_position"):
+        if _is_constant_initializer(initial_value):
+            with tf.init_scope():  # no random op: no op seed to take in the graph
+                kwargs = dict(kwargs, initial_value=initial_value())
+        elif callable(initial_value) and not hasattr(initial_value, "checkpoint_position"):
             # Outside control dependencies, as TF1's `init_scope` built initializers.
             with graph.as_default(), tf.control_dependencies(None):
                 kwargs = dict(kwargs, initial_value=initial_value())
@@ -227,6 +234,24 @@ def _graph_name(graph, requested):
         scope = current.get_name_scope()
     with graph.name_scope(scope + "/" if scope else ""):
         return graph.unique_name(requested, mark_as_used=True)
+
+
+def _is_constant_initializer(initial_value):
+    """Whether `initial_value` is `get_variable`'s or Keras's call of a zeros, ones or
+    constant initializer (their classes exactly: a subclass may draw random numbers)."""
+    return (isinstance(initial_value, functools.partial)
+            and type(initial_value.func) in _constant_initializer_types())
+
+
+def _constant_initializer_types():
+    types = {type(tf.compat.v1.zeros_initializer()), type(tf.compat.v1.ones_initializer()),
+             type(tf.compat.v1.constant_initializer()), type(tf.zeros_initializer()),
+             type(tf.ones_initializer()), type(tf.constant_initializer())}
+    keras = sys.modules.get("tf_keras")  # its initializers, if the program uses it
+    if keras is not None:
+        types.update((keras.initializers.Zeros, keras.initializers.Ones,
+                      keras.initializers.Constant))
+    return types
 
 
 def _is_trainable(creator_kwargs):

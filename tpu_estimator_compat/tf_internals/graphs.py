@@ -3,15 +3,18 @@ collections, eager execution inside graph-mode programs, the global seed."""
 import contextlib
 import random
 
+from tensorflow.core.framework import graph_pb2
 from tensorflow.python.client import pywrap_tf_session as c_api
 from tensorflow.python.eager import context
+from tensorflow.python.eager import execute
 from tensorflow.python.framework import auto_control_deps_utils
 from tensorflow.python.framework import c_api_util
+from tensorflow.python.framework import constant_op
 from tensorflow.python.framework import func_graph as func_graph_lib
-from tensorflow.core.framework import graph_pb2
 from tensorflow.python.framework import ops
 from tensorflow.python.framework import random_seed
 from tensorflow.python.framework import smart_cond as smart_cond_lib
+from tensorflow.python.framework import tensor_util
 
 from tpu_estimator_compat.tf_internals._symbols import Symbol, uses
 
@@ -64,6 +67,9 @@ SYMBOLS = uses(
     Symbol("tensorflow.python.client.pywrap_tf_session", "TF_GraphImportGraphDefWithResults",
            "a traced step copied into the loop body in one GraphDef import (import_ops)"),
     Symbol(f"{_FRAMEWORK}.c_api_util", "ScopedTFImportGraphDefOptions", "as import_ops"),
+    Symbol("tensorflow.python.eager.execute", "execute",
+           "a variable's random initial value computed by running the traced graph's ops "
+           "eagerly (run_eagerly), not in a tf.function of its own"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._add_new_tf_operations", "as import_ops"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._get_tensor_by_tf_output", "as import_ops"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._control_dependencies_stack",
@@ -280,6 +286,81 @@ def _import(graph, graph_def, input_map, returned):
         new_ops = graph._add_new_tf_operations(compute_devices=False)
     outputs = c_api.TF_ImportGraphDefResultsReturnOutputs(results.results)
     return new_ops, [graph._get_tensor_by_tf_output(output) for output in outputs]
+
+
+# Keys (type, device, attributes) of the seeded random ops `run_eagerly` ran in this process.
+_SEEDED_KERNELS_RUN = set()
+
+
+def run_eagerly(ops_in_order, fetch, captured):
+    """`fetch`'s value, computed now by running `ops_in_order` (graph ops, in a topological
+    order) as eager ops, or None where that would not give what the graph gives.
+
+    `captured` ({op of a capture placeholder: its eager value}) feeds captures. None when
+    an op takes a function or a tensor attribute (but a constant), or is stateful other than
+    a variable read or a random op, or is a seeded random op with the attributes of one
+    run before in this process: an eager kernel is cached by its attributes, so it would
+    continue its sequence where a graph's op (a fresh kernel) starts it (an unseeded one
+    draws any sequence anyway).
+    """
+    values = {}
+    for op in ops_in_order:
+        if op in captured:
+            values[op.outputs[0].ref()] = captured[op]
+            continue
+        outputs = _run_op_eagerly(op, [values[t.ref()] for t in op.inputs])
+        if outputs is None:
+            return None
+        values.update((t.ref(), value) for t, value in zip(op.outputs, outputs))
+    return values[fetch.ref()]
+
+
+def _run_op_eagerly(op, inputs):
+    if op.type == "Const":
+        return [constant_op.constant(tensor_util.MakeNdarray(op.get_attr("value")),
+                                     dtype=op.outputs[0].dtype)]
+    attributes, key = [], []
+    for name, value in sorted(op.node_def.attr.items()):
+        if name.startswith("_"):  # internal marks (colocation...), not the op's own
+            continue
+        converted = _eager_attribute(value)
+        if converted is None:
+            return None
+        attributes.extend((name, converted))
+        key.append((name, value.SerializeToString(deterministic=True)))
+    if "seed2" in op.node_def.attr:
+        if not op.get_attr("seed") and not op.get_attr("seed2"):  # unseeded: any sequence
+            return _execute(op, inputs, attributes)
+        key = (op.type, op.device, tuple(key))
+        if key in _SEEDED_KERNELS_RUN:
+            return None
+        _SEEDED_KERNELS_RUN.add(key)
+    elif is_stateful(op) and op.type != "ReadVariableOp":
+        return None
+    return _execute(op, inputs, attributes)
+
+
+def _execute(op, inputs, attributes):
+    with ops.device(op.device or None):
+        return execute.execute(op.type, len(op.outputs), inputs, tuple(attributes),
+                               context.context())
+
+
+def _eager_attribute(value):
+    """An AttrValue as an eager op takes it; None for a function, a tensor or a placeholder."""
+    field = value.WhichOneof("value")
+    if field in ("i", "f", "b", "s", "type"):
+        return getattr(value, field)
+    if field == "shape":
+        return None if value.shape.unknown_rank else [d.size for d in value.shape.dim]
+    if field == "list":
+        listed = value.list
+        if listed.func or listed.tensor:
+            return None
+        if listed.shape:
+            return [None if s.unknown_rank else [d.size for d in s.dim] for s in listed.shape]
+        return list(listed.type or listed.i or listed.f or listed.s or listed.b)
+    return None
 
 
 def create_op(graph, op_type, inputs, dtypes, name, attrs, op_def, device):
