@@ -152,8 +152,8 @@ def time_engine_phases():
         finally:
             phases.setdefault(f"trace_{mode}", time.perf_counter() - start)
 
-    def timed_make_loop(*loop_args):
-        loop = original_make_loop(*loop_args)
+    def timed_make_loop(*loop_args, **loop_kwargs):
+        loop = original_make_loop(*loop_args, **loop_kwargs)
 
         def first_call_timed(iterator, num_steps):
             if "loop_trace" in phases:

@@ -110,8 +110,11 @@ class ModelEngine:
     def global_step(self):
         return int(self.store.global_step.numpy())
 
-    def compile(self, mode, program, plan, iterator, hooks=hook_placement.NO_HOOKS):
+    def compile(self, mode, program, plan, iterator, hooks=hook_placement.NO_HOOKS,
+                one_step_loops=False):
         """Traces the model for `mode` on `iterator`'s element spec (once per signature).
+        `one_step_loops`: every training loop of the call runs one step (Estimator, hooks
+        seeing every step, `iterations_per_loop=1`): its loop is the step alone.
 
         The trace also places `hooks` (a `hook_placement.HookPlacement`), so traces are
         cached per `hooks.trace_key` (set of `hooks=` objects) too. New hook objects reuse
@@ -121,23 +124,25 @@ class ModelEngine:
         """
         # (a trace per first op seed of model_fn: input_fn's unseeded random ops took those
         # before it, as in TF1's graph)
-        base = (mode, plan, (repr(iterator.element_spec), inputs.op_seeds_used(iterator)))
+        one_step_loops = one_step_loops and mode == ModeKeys.TRAIN
+        base = (mode, plan, (repr(iterator.element_spec), inputs.op_seeds_used(iterator)),
+                one_step_loops)
         key = base + (hooks.trace_key,)
         if key in self._compiled:
             return self._compiled[key]
-        for other in [k for k in self._compiled if k[:3] == base]:
+        for other in [k for k in self._compiled if k[:4] == base]:
             compiled = self._compiled[other]
             if hooks.reuse(compiled.traced.placed_hooks):
                 del self._compiled[other]  # the trace now serves this set of hooks
                 self._compiled[key] = compiled
                 return compiled
         if hooks.trace_key:  # hooks passed afresh each call must not pile up traces
-            for stale in [k for k in self._compiled if k[:3] == base and k[3]]:
+            for stale in [k for k in self._compiled if k[:4] == base and k[4]]:
                 del self._compiled[stale]
-        self._compiled[key] = self._trace(mode, program, plan, iterator, hooks)
+        self._compiled[key] = self._trace(mode, program, plan, iterator, hooks, one_step_loops)
         return self._compiled[key]
 
-    def _trace(self, mode, program, plan, iterator, hooks):
+    def _trace(self, mode, program, plan, iterator, hooks, one_step_loops=False):
         traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store, self.session_runs))
         init_calls = []
         embeddings = self._tpu_embeddings(program, plan)
@@ -169,8 +174,8 @@ class ModelEngine:
                 replica_sync = replica_sync_lib.ReplicaSync.for_step(
                     self.runtime.strategy, self.store, step.pruned_ops, step.graph.captures,
                     optimizers.synchronized_variables(), self.runtime.tpu_semantics)
-            make_loop = (loops.make_train_loop if mode == ModeKeys.TRAIN
-                         else loops.make_inference_loop)
+            make_loop = (functools.partial(loops.make_train_loop, one_step=one_step_loops)
+                         if mode == ModeKeys.TRAIN else loops.make_inference_loop)
             instantiate = step.instantiate
             compile_with_xla = self.runtime.compile_with_xla and not (
                 embeddings and mode != ModeKeys.TRAIN)
