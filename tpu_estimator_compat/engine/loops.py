@@ -8,6 +8,8 @@ the pruned step into the body of a `tf.while_loop` (`step(element)` below is
 `StepGraph.instantiate`):
 
     train_loop(iterator, n):      n x step(next(iterator))                 -> TrainLoopResult
+                                  (the step alone, no while loop, when every loop of the
+                                  call is one step: Estimator, hooks seeing every step)
     inference_loop(iterator, n):  step(next(iterator)) until n or all stop -> InferenceLoopResult
 
 Both also return the hooks' fetches (`hook_fetches`, see `hook_placement.py`): replica 0's

@@ -16,7 +16,8 @@ So the step is traced the TF1 way, once:
     step.instantiate(element)           inside the device loop's tf.function: copies into the
                                         current graph only the ops the outputs need (their
                                         data and control inputs, transitively): the prune
-                                        TF1's Session.run did
+                                        TF1's Session.run did. One GraphDef import of the
+                                        pruned ops, in copy order (`import_ops_inline`)
 
 The copy is made in an order that puts every op that does not depend on a variable update
 before all updates: the loop graph's automatic control dependencies then order reads with
@@ -46,8 +47,6 @@ _TF1_GRAPH_NAME_PREFIX = "wrapped_function_"
 # Op attributes not copied: colocation with ops of the traced graph (names that the copy
 # does not keep), the mark of `outside_compilation` (read by `xla_step`).
 _DROPPED_ATTRIBUTES = (graphs.COLOCATION_ATTRIBUTE, xla.OUTSIDE_COMPILATION_ATTRIBUTE)
-# Fewer ops than this are copied one by one (`copy_ops_inline`).
-_FEWEST_OPS_IMPORTED = 200
 
 
 class StepGraph:
@@ -88,12 +87,12 @@ class StepGraph:
         """Copies the pruned step into the current graph, fed `element`; returns outputs.
 
         `copy_ops(graph, ops, destination, copies, fetches)` makes the copies (default
-        `copy_ops_inline`; `xla_step` compiles them with XLA).
+        `import_ops_inline`; `xla_step` compiles them with XLA).
         """
         inputs = dict(zip((p.ref() for p in self._inputs),
                           tf.nest.flatten(element, expand_composites=True)))
         return _copy(self.graph, self._pruned_ops, inputs, self.outputs,
-                     copy_ops or copy_ops_inline)
+                     copy_ops or import_ops_inline)
 
 
 def eager_value(tensor):
@@ -186,19 +185,22 @@ def _copy(graph, ops, inputs, outputs, copy_ops=None):
         outputs, expand_composites=True)
 
 
-def copy_ops_inline(graph, ops, destination, copies, fetches):
-    """Copies `ops` (of `graph`, in order) into `destination`; `copies` maps the tensors
-    (refs) of the ops' inputs to their copies and gets the copies of the `fetches` (tensors:
-    the step's outputs).
+def copy_ops_inline(graph, ops, destination, copies, fetches):  # pylint: disable=unused-argument
+    """Copies `ops` (of `graph`, in order) one by one into `destination`; `copies` maps the
+    tensors (refs) of the ops' inputs to their copies and gets the ops' outputs, among which
+    the `fetches` (tensors) are the step's outputs."""
+    op_copies = {}
+    for op in ops:
+        op_copies[op] = copy_op(op, destination, copies, op_copies)
 
-    One GraphDef import (`graphs.import_ops`), several times faster than creating the ops
-    one by one (15,000 ops of a 24-layer encoder: 4.3 s), except for a few ops (a
-    variable's initial value: the import serializes the whole traced graph) and under a
-    `tf.control_dependencies` block, which an import would not apply."""
-    if len(ops) < _FEWEST_OPS_IMPORTED or graphs.has_control_dependencies(destination):
-        op_copies = {}
-        for op in ops:
-            op_copies[op] = copy_op(op, destination, copies, op_copies)
+
+def import_ops_inline(graph, ops, destination, copies, fetches):
+    """`copy_ops_inline` as one GraphDef import (`graphs.import_ops`): the whole step into
+    the loop body several times faster than op by op (15,000 ops of a 24-layer encoder:
+    4.3 s op by op). `copies` gets the copies of the `fetches` only. Under a
+    `tf.control_dependencies` block, which an import would not apply, op by op."""
+    if graphs.has_control_dependencies(destination):
+        copy_ops_inline(graph, ops, destination, copies, fetches)
         return
     copies.update(graphs.import_ops(graph, ops, destination, dict(copies), fetches,
                                     _DROPPED_ATTRIBUTES))
