@@ -77,6 +77,40 @@ def test_train_loop_runs_n_steps_and_returns_the_last_and_per_step_values():
     assert second["loss"] == 7.0 and second["host_call"]["x"].tolist() == [[6.0], [7.0]]
 
 
+def test_a_one_step_train_loop_returns_what_a_loop_of_one_step_returns():
+    """Estimator's loops (one step per Session.run) are the step alone, without the while
+    loop whose frame every variable enters: the same results, call after call."""
+    def make(one_step):
+        ran = tf.Variable(0.0)
+
+        def step(x):
+            with tf.control_dependencies([ran.assign_add(x)]):
+                return StepOutputs(loss=ran.read_value(), loss_finite=tf.math.is_finite(x),
+                                   host_call={"x": tf.reshape(x, [1])},
+                                   hook_fetches={"ramp": tf.range(tf.cast(tf.minimum(x, 5.0),
+                                                                          tf.int32))})
+
+        loop = loops.make_train_loop(step, StepOutputs(
+            loss=tf.TensorSpec([], tf.float32), loss_finite=tf.TensorSpec([], tf.bool),
+            host_call={"x": tf.TensorSpec([1], tf.float32)},
+            hook_fetches={"ramp": tf.TensorSpec([None], tf.int32)}), one_step=one_step)
+        values = [1.0, 2.0, float("inf"), 3.0]
+        iterator = iter(tf.data.Dataset.from_tensor_slices(values))
+        results = [_train_result(loop(iterator, tf.constant(1))) for _ in values]
+        graph = loop.get_concrete_function(iterator, tf.constant(1)).graph
+        return results, {op.type for op in graph.get_operations()}
+
+    one_step, one_step_ops = make(one_step=True)
+    looped, looped_ops = make(one_step=False)
+    assert "While" in looped_ops and "While" not in one_step_ops
+    for got, expected in zip(one_step, looped):
+        np.testing.assert_equal(got, expected)
+    assert [r["loss"] for r in one_step] == [1.0, 3.0, float("inf"), float("inf")]
+    assert [r["finite"] for r in one_step] == [True, True, False, True]
+    assert one_step[1]["host_call"]["x"].tolist() == [[2.0]]
+    assert one_step[1]["hook_fetches"]["ramp"].tolist() == [0, 1]
+
+
 def test_train_loop_reports_a_non_finite_loss_at_any_step():
     loop = loops.make_train_loop(
         lambda x: StepOutputs(loss=x, loss_finite=tf.math.is_finite(x)),

@@ -1,6 +1,7 @@
 """engine/step_graph.py: a step traced as a TF1 graph and copied into a tf.function runs only
 what its outputs need, reads before updates, with per-replica v1 collections (fake steps; no
 model_fn, no estimator)."""
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -65,6 +66,33 @@ def test_eager_value_computes_a_tensor_that_needs_no_input():
     with pytest.raises(ValueError, match="is computed from the model's input, so it cannot be "
                                          "the initial value of a variable"):
         step_graph.eager_value(step.outputs["from_input"])
+
+
+def test_a_seeded_initial_value_is_the_graphs_first_draw_in_every_trace():
+    """Initial values are computed eagerly from the traced ops; a seeded random op gives its
+    graph op's first draw (a fresh kernel, as TF1's session ran), also when a later trace
+    (another estimator in the process) has the same seeds, where a cached eager kernel would
+    continue its sequence."""
+    def initial_values(x):
+        tf.compat.v1.set_random_seed(3)
+        return {"normal": tf.compat.v1.truncated_normal_initializer(stddev=0.02)([3, 2]),
+                "uniform": tf.compat.v1.glorot_uniform_initializer()([2, 2]),
+                "from_input": x}
+
+    def first_draws():
+        outputs = step_graph.StepGraph.trace(initial_values, _SCALAR).outputs
+        return {name: step_graph.eager_value(outputs[name]).numpy()
+                for name in ("normal", "uniform")}
+
+    first, second = first_draws(), first_draws()
+    graph = tf.Graph()
+    with graph.as_default():  # TF1: the same ops in a graph, run once in a new session
+        expected = initial_values(tf.constant(0.0))
+        with tf.compat.v1.Session() as session:
+            expected = session.run({name: expected[name] for name in first})
+    for name, value in expected.items():
+        np.testing.assert_array_equal(first[name], value, err_msg=name)
+        np.testing.assert_array_equal(second[name], value, err_msg=name)
 
 
 def test_each_replica_has_its_own_collections_and_cross_replica_code_sees_replica_0s(
