@@ -133,7 +133,8 @@ def time_engine_phases():
     """Wraps this package's engine so that the first train() call's phases are noted in the
     returned dict: `trace_<mode>` (the engine's step trace, the first of each mode: model_fn on
     every replica, variable creation), `loop_trace` (the train loop's tf.function traced) and
-    `first_run` (that loop's first execution).
+    `first_run` (that loop's first execution; `first_run_end(_cpu)`: the clock and the
+    process's CPU seconds when it ended).
 
     Internals on purpose: these phases happen inside one public call with no hook or option
     between them (a SessionRunHook's callbacks run inside the trace), so only the engine's
@@ -164,7 +165,9 @@ def time_engine_phases():
             start = time.perf_counter()
             result = loop(iterator, num_steps)
             float(result.loss)
-            phases["first_run"] = time.perf_counter() - start
+            phases["first_run_end"], phases["first_run_end_cpu"] = (time.perf_counter(),
+                                                                    cpu_seconds())
+            phases["first_run"] = phases["first_run_end"] - start
             return result
         return first_call_timed
 

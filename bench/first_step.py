@@ -14,7 +14,9 @@ dominates): BERT-style encoders of several depths (`bert6` ... `bert48`: the dep
 
 Each process builds the estimator (`iterations_per_loop=1`, default checkpointing), then
 times `train(steps=--steps)`: `first step` is the call's start to the first step's
-`after_run` (a SessionRunHook), with the CPU seconds the process used meanwhile (user +
+`after_run` (a SessionRunHook; with a hook, ours runs loops of one step, the step alone;
+`--loop_steps N`: `iterations_per_loop=N` and ours runs without the hook, its first step
+timed at the end of its first loop of N steps, a while loop), with the CPU seconds the process used meanwhile (user +
 system, all threads: less sensitive to other jobs' load than wall time), `total` the whole
 call. model_fn is wrapped to count its calls
 and time them. Ours' first call is split further: model_fn (its calls in the engine's
@@ -75,6 +77,11 @@ def parse_args(argv=None):
     parser.add_argument("--cores", type=int, default=8,
                         help="simulated TPU cores for the TPU rows (0: none)")
     parser.add_argument("--tpu_models", default="bert24,resnet50,detection")
+    parser.add_argument("--loop_steps", type=int, default=0,
+                        help="0: a hook marks the first step (with a hook, loops on one "
+                             "device run one step each); N: iterations_per_loop=N and ours "
+                             "runs without the hook (the while loop of TPUEstimator's loops), "
+                             "its first step timed at the end of its first loop")
     parser.add_argument("--later", action="store_true",
                         help="evaluate, a second train and a restart after the first train")
     parser.add_argument("--original", default="/work/orig/bin/python")
@@ -146,14 +153,16 @@ def _estimator(args, tf, model_fn, model_dir):
         make = model_fn(tf.compat.v1.layers, tf.compat.v1.tpu.CrossShardOptimizer,
                         tpu.TPUEstimatorSpec)
         config = tpu.RunConfig(model_dir=model_dir,
-                               tpu_config=tpu.TPUConfig(iterations_per_loop=1))
+                               tpu_config=tpu.TPUConfig(
+                                   iterations_per_loop=args.loop_steps or 1))
         return tpu.TPUEstimator(model_fn=make.model_fn, config=config, use_tpu=False,
                                 train_batch_size=batch, eval_batch_size=batch), make
     import tpu_estimator_compat as tec  # noqa: PLC0415
     from tpu_estimator_compat.v1 import layers  # noqa: PLC0415
     make = model_fn(layers, tec.CrossShardOptimizer, tec.TPUEstimatorSpec)
     config = tec.RunConfig(model_dir=model_dir, tpu_config=tec.TPUConfig(
-        iterations_per_loop=1, per_host_input_for_training=tec.InputPipelineConfig.PER_HOST_V2))
+        iterations_per_loop=args.loop_steps or 1,
+        per_host_input_for_training=tec.InputPipelineConfig.PER_HOST_V2))
     return tec.TPUEstimator(model_fn=make.model_fn, config=config, use_tpu=cores > 0,
                             train_batch_size=batch, eval_batch_size=batch), make
 
@@ -185,15 +194,17 @@ def measure(args):
     hook = _first_step_hook(tf)
     _mark("train")
     start, start_cpu = time.perf_counter(), _common.cpu_seconds()
-    estimator.train(input_fn, steps=args.steps, hooks=[hook])
+    loop_marks = args.side == "ours" and args.loop_steps
+    estimator.train(input_fn, steps=args.steps, hooks=[] if loop_marks else [hook])
     result["total"] = time.perf_counter() - start
-    result["first_step"] = hook.done_at - start
-    result["first_step_cpu"] = hook.cpu_at - start_cpu
+    done_at, cpu_at = ((phases["first_run_end"], phases["first_run_end_cpu"]) if loop_marks
+                       else (hook.done_at, hook.cpu_at))
+    result["first_step"] = done_at - start
+    result["first_step_cpu"] = cpu_at - start_cpu
     result["model_fn_calls"], result["model_fn"] = calls.summary()
     result["model_fn_each"] = calls.seconds()
     if args.side == "ours":
-        result["meta_model_fn"], result["meta_model_fn_after"] = calls.graph_calls(
-            hook.done_at)
+        result["meta_model_fn"], result["meta_model_fn_after"] = calls.graph_calls(done_at)
     result.update(phases)
     if args.later and not args.restart:
         _mark("evaluate")
@@ -234,6 +245,7 @@ def run_process(args, side, model, cores, model_dir, restart=False):
     command = [python, os.path.abspath(__file__), "--side", side, "--model", model,
                "--steps", str(args.steps), "--model_dir", model_dir]
     command += ["--later"] if args.later else []
+    command += ["--loop_steps", str(args.loop_steps)]
     command += ["--restart"] if restart else []
     env = dict(os.environ)
     env.pop(CORES_ENV, None)

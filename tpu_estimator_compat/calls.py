@@ -132,18 +132,16 @@ def prepare(setup: EstimatorSetup, mode: str, input_fn, hooks, checkpoint_path,
     hook_run = hooks_lib.HookRun(mode, hooks, checkpoint_path,
                                  on_variables_restored=engine.mark_changed,
                                  read_input=lambda: read_element(call_input.iterator))
-    loop_size = tpu_config_lib.loop_size(
-        mode, setup.config, tpu_estimator=setup.tpu_estimator,
-        tpu_semantics=runtime.tpu_semantics, has_hooks=bool(hook_run.hooks),
-        parameter_servers=runtime.coordinator is not None)
-    compiled = engine.compile(mode, setup.program, plan, call_input.iterator, hook_run,
-                              one_step_loops=loop_size.steps == 1
-                              and not loop_size.steps_per_execution)
+    compiled = engine.compile(mode, setup.program, plan, call_input.iterator, hook_run)
     if not setup.tpu_estimator and not isinstance(compiled.traced.spec,
                                                   spec_lib.EstimatorSpec):
         raise ValueError("model_fn should return an EstimatorSpec. Got "
                          f"{type(compiled.traced.spec).__name__}; use TPUEstimator for a "
                          "TPUEstimatorSpec, or return spec.as_estimator_spec().")
+    loop_size = tpu_config_lib.loop_size(
+        mode, setup.config, tpu_estimator=setup.tpu_estimator,
+        tpu_semantics=runtime.tpu_semantics, has_hooks=bool(hook_run.hooks),
+        parameter_servers=runtime.coordinator is not None)
     if loop_size.steps_per_execution:  # closures on the workers, rounds on the chief
         compiled = dataclasses.replace(compiled, loop=compiled.loop.with_steps_per_execution(
             loop_size.steps_per_execution))

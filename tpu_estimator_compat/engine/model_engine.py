@@ -78,6 +78,10 @@ class CompiledMode:
     program: object = None  # the model_bridge.UserProgram traced
     replica_sync: object = None  # TRAIN on several replicas: a replica_sync.ReplicaSync
     kept_alive: list = dataclasses.field(default_factory=list)  # objects the step uses
+    # TRAIN (not with parameter servers): the loop for calls whose every loop is one step
+    # (Estimator, hooks seeing every step, iterations_per_loop=1): the step alone, no while
+    # loop; traced on its first use, as `loop` is
+    one_step_loop: object = None
     _meta_graph: object = dataclasses.field(default=None, repr=False)
 
     def meta_graph(self):
@@ -110,11 +114,8 @@ class ModelEngine:
     def global_step(self):
         return int(self.store.global_step.numpy())
 
-    def compile(self, mode, program, plan, iterator, hooks=hook_placement.NO_HOOKS,
-                one_step_loops=False):
+    def compile(self, mode, program, plan, iterator, hooks=hook_placement.NO_HOOKS):
         """Traces the model for `mode` on `iterator`'s element spec (once per signature).
-        `one_step_loops`: every training loop of the call runs one step (Estimator, hooks
-        seeing every step, `iterations_per_loop=1`): its loop is the step alone.
 
         The trace also places `hooks` (a `hook_placement.HookPlacement`), so traces are
         cached per `hooks.trace_key` (set of `hooks=` objects) too. New hook objects reuse
@@ -124,25 +125,23 @@ class ModelEngine:
         """
         # (a trace per first op seed of model_fn: input_fn's unseeded random ops took those
         # before it, as in TF1's graph)
-        one_step_loops = one_step_loops and mode == ModeKeys.TRAIN
-        base = (mode, plan, (repr(iterator.element_spec), inputs.op_seeds_used(iterator)),
-                one_step_loops)
+        base = (mode, plan, (repr(iterator.element_spec), inputs.op_seeds_used(iterator)))
         key = base + (hooks.trace_key,)
         if key in self._compiled:
             return self._compiled[key]
-        for other in [k for k in self._compiled if k[:4] == base]:
+        for other in [k for k in self._compiled if k[:3] == base]:
             compiled = self._compiled[other]
             if hooks.reuse(compiled.traced.placed_hooks):
                 del self._compiled[other]  # the trace now serves this set of hooks
                 self._compiled[key] = compiled
                 return compiled
         if hooks.trace_key:  # hooks passed afresh each call must not pile up traces
-            for stale in [k for k in self._compiled if k[:4] == base and k[4]]:
+            for stale in [k for k in self._compiled if k[:3] == base and k[3]]:
                 del self._compiled[stale]
-        self._compiled[key] = self._trace(mode, program, plan, iterator, hooks, one_step_loops)
+        self._compiled[key] = self._trace(mode, program, plan, iterator, hooks)
         return self._compiled[key]
 
-    def _trace(self, mode, program, plan, iterator, hooks, one_step_loops=False):
+    def _trace(self, mode, program, plan, iterator, hooks):
         traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store, self.session_runs))
         init_calls = []
         embeddings = self._tpu_embeddings(program, plan)
@@ -174,8 +173,8 @@ class ModelEngine:
                 replica_sync = replica_sync_lib.ReplicaSync.for_step(
                     self.runtime.strategy, self.store, step.pruned_ops, step.graph.captures,
                     optimizers.synchronized_variables(), self.runtime.tpu_semantics)
-            make_loop = (functools.partial(loops.make_train_loop, one_step=one_step_loops)
-                         if mode == ModeKeys.TRAIN else loops.make_inference_loop)
+            make_loop = (loops.make_train_loop if mode == ModeKeys.TRAIN
+                         else loops.make_inference_loop)
             instantiate = step.instantiate
             compile_with_xla = self.runtime.compile_with_xla and not (
                 embeddings and mode != ModeKeys.TRAIN)
@@ -189,20 +188,25 @@ class ModelEngine:
                 tpu_ops.check(step, devices, mode)
                 copy_ops = xla_step.copier(devices)
                 instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
-            loop = make_loop(instantiate, step_outputs,
-                             inputs.step_element_reader(self.runtime.strategy, iterator))
+            read_element = inputs.step_element_reader(self.runtime.strategy, iterator)
+            loop = make_loop(instantiate, step_outputs, read_element)
             if self.runtime.coordinator is not None:  # the workers run it (parameter servers)
                 parameter_servers.log_placement(self.store.model_variables())
                 return CompiledMode(traced, step_outputs,
                                     parameter_servers.CoordinatedLoop(self.runtime.coordinator,
                                                                       loop),
                                     init_calls, program, replica_sync, kept_alive)
-            if compile_with_xla:
-                loop = xla_step.explaining_compile_errors(loop)
-            loop = _first_run_logged(memory.explaining_out_of_memory(
-                loop, mode, plan.model_fn_batch_size, self.runtime.num_replicas), mode)
-            return CompiledMode(traced, step_outputs, loop, init_calls, program, replica_sync,
-                                kept_alive)
+
+            def explained(loop):
+                if compile_with_xla:
+                    loop = xla_step.explaining_compile_errors(loop)
+                return _first_run_logged(memory.explaining_out_of_memory(
+                    loop, mode, plan.model_fn_batch_size, self.runtime.num_replicas), mode)
+            one_step_loop = (explained(loops.make_train_loop(instantiate, step_outputs,
+                                                             read_element, one_step=True))
+                             if mode == ModeKeys.TRAIN else None)
+            return CompiledMode(traced, step_outputs, explained(loop), init_calls, program,
+                                replica_sync, kept_alive, one_step_loop=one_step_loop)
 
     def _tpu_embeddings(self, program, plan):
         """The TPU embeddings of `program`'s EmbeddingConfigSpec under TPU semantics (tables

@@ -155,7 +155,9 @@ class _TrainingLoops:
         self._engine = engine
         # () -> whether a hook's session.run met the end of the input (before this loop)
         self._hooks_input_ended = hooks_input_ended
-        self._compiled = compiled
+        self._loop = (compiled.one_step_loop
+                      if plan.loop_size.steps == 1 and compiled.one_step_loop is not None
+                      else compiled.loop)
         self._iterator = iterator
         self._plan = plan
         self._workers = workers
@@ -197,7 +199,7 @@ class _TrainingLoops:
         if plan.tpu_semantics:
             lifecycle_log.infeed_outfeed(size)
         try:
-            result = self._compiled.loop(self._iterator, tf.constant(size))  # TrainLoopResult
+            result = self._loop(self._iterator, tf.constant(size))  # TrainLoopResult
         except tf.errors.OutOfRangeError:
             engine.mark_changed()
             new_step = engine.global_step
