@@ -324,7 +324,7 @@ def _run_op_eagerly(op, inputs):
         if name.startswith("_"):  # internal marks (colocation...), not the op's own
             continue
         converted = _eager_attribute(value)
-        if converted is None:
+        if converted is _NOT_EAGER:
             return None
         attributes.extend((name, converted))
         key.append((name, value.SerializeToString(deterministic=True)))
@@ -346,21 +346,29 @@ def _execute(op, inputs, attributes):
                                context.context())
 
 
+_NOT_EAGER = object()  # an attribute value an eager op cannot be given here
+
+
 def _eager_attribute(value):
-    """An AttrValue as an eager op takes it; None for a function, a tensor or a placeholder."""
+    """An AttrValue as an eager op takes it; `_NOT_EAGER` for a function, a tensor or a
+    placeholder."""
     field = value.WhichOneof("value")
     if field in ("i", "f", "b", "s", "type"):
         return getattr(value, field)
     if field == "shape":
-        return None if value.shape.unknown_rank else [d.size for d in value.shape.dim]
+        return _eager_shape(value.shape)
     if field == "list":
         listed = value.list
         if listed.func or listed.tensor:
-            return None
+            return _NOT_EAGER
         if listed.shape:
-            return [None if s.unknown_rank else [d.size for d in s.dim] for s in listed.shape]
+            return [_eager_shape(shape) for shape in listed.shape]
         return list(listed.type or listed.i or listed.f or listed.s or listed.b)
-    return None
+    return _NOT_EAGER
+
+
+def _eager_shape(shape):
+    return None if shape.unknown_rank else [dim.size for dim in shape.dim]
 
 
 def create_op(graph, op_type, inputs, dtypes, name, attrs, op_def, device):
