@@ -41,7 +41,7 @@ between consecutive depths: constant means linear.
 
     /work/main/.venv/bin/python bench/first_step.py [--models bert6,bert12,bert24,bert48,
         resnet50,detection] [--repeats 2] [--steps 3] [--cores 8] [--tpu_models bert24,
-        resnet50,detection] [--later] [--original /work/orig/bin/python]
+        resnet50,detection] [--later] [--loop_steps 2] [--original /work/orig/bin/python]
 
 Exits 0 whatever it measures: a measurement, not a test.
 """
