@@ -243,15 +243,18 @@ def _is_constant_initializer(initial_value):
             and type(initial_value.func) in _constant_initializer_types())
 
 
+_TF_CONSTANT_INITIALIZER_TYPES = frozenset(
+    type(make()) for make in (_v1.zeros_initializer, _v1.ones_initializer,
+                              _v1.constant_initializer, tf.zeros_initializer,
+                              tf.ones_initializer, tf.constant_initializer))
+
+
 def _constant_initializer_types():
-    types = {type(tf.compat.v1.zeros_initializer()), type(tf.compat.v1.ones_initializer()),
-             type(tf.compat.v1.constant_initializer()), type(tf.zeros_initializer()),
-             type(tf.ones_initializer()), type(tf.constant_initializer())}
     keras = sys.modules.get("tf_keras")  # its initializers, if the program uses it
-    if keras is not None:
-        types.update((keras.initializers.Zeros, keras.initializers.Ones,
-                      keras.initializers.Constant))
-    return types
+    if keras is None:
+        return _TF_CONSTANT_INITIALIZER_TYPES
+    return _TF_CONSTANT_INITIALIZER_TYPES | {
+        keras.initializers.Zeros, keras.initializers.Ones, keras.initializers.Constant}
 
 
 def _is_trainable(creator_kwargs):

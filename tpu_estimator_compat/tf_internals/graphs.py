@@ -319,19 +319,19 @@ def _run_op_eagerly(op, inputs):
     if op.type == "Const":
         return [constant_op.constant(tensor_util.MakeNdarray(op.get_attr("value")),
                                      dtype=op.outputs[0].dtype)]
-    attributes, key = [], []
-    for name, value in sorted(op.node_def.attr.items()):
-        if name.startswith("_"):  # internal marks (colocation...), not the op's own
-            continue
+    own_attributes = sorted((name, value) for name, value in op.node_def.attr.items()
+                            if not name.startswith("_"))  # not internal marks (colocation)
+    attributes = []
+    for name, value in own_attributes:
         converted = _eager_attribute(value)
         if converted is _NOT_EAGER:
             return None
         attributes.extend((name, converted))
-        key.append((name, value.SerializeToString(deterministic=True)))
     if "seed2" in op.node_def.attr:
         if not op.get_attr("seed") and not op.get_attr("seed2"):  # unseeded: any sequence
             return _execute(op, inputs, attributes)
-        key = (op.type, op.device, tuple(key))
+        key = (op.type, op.device, tuple((name, value.SerializeToString(deterministic=True))
+                                         for name, value in own_attributes))
         if key in _SEEDED_KERNELS_RUN:
             return None
         _SEEDED_KERNELS_RUN.add(key)

@@ -301,6 +301,17 @@ def _tapas_config(work):
     return vocab
 
 
+def _tapas_flags(work, out, train, dev):
+    """The flags TAPAS's classifier and retriever share: 3 steps of 8 into `out`, 2 steps
+    per loop and per evaluation."""
+    return ["--input_file_train=" + train, "--input_file_eval=" + dev,
+            "--compression_type=", "--model_dir=" + out,
+            "--bert_config_file=" + os.path.join(work, "bert_config.json"),
+            "--train_batch_size=8", "--eval_batch_size=8", "--num_train_examples=24",
+            "--max_seq_length=16", "--tpu_iterations_per_loop=2", "--num_eval_steps=2",
+            "--learning_rate=1e-4", "--minutes_to_sleep_before_predictions=0"]
+
+
 def tapas_classifier(work, use_tpu):
     """TAPAS's workflow (README): train with --use_tpu, evaluate without (its eval input
     keeps the string question ids a TPU cannot take, and its eval_metrics pass None for the
@@ -310,12 +321,7 @@ def tapas_classifier(work, use_tpu):
     records = _tapas_examples(os.path.join(work, "data", "train.tfrecord"), seeded_rng(), 24,
                               _tapas_config(work))
     out = os.path.join(work, "out")
-    common = ["--input_file_train=" + records, "--input_file_eval=" + records,
-              "--compression_type=", "--model_dir=" + out,
-              "--bert_config_file=" + os.path.join(work, "bert_config.json"),
-              "--train_batch_size=8", "--eval_batch_size=8", "--num_train_examples=24",
-              "--max_seq_length=16", "--tpu_iterations_per_loop=2", "--num_eval_steps=2",
-              "--learning_rate=1e-4", "--minutes_to_sleep_before_predictions=0"]
+    common = _tapas_flags(work, out, records, records)
     evaluation = common + ["--do_eval", "--use_tpu=false"]
     expected = [ckpt(out, 3), os.path.join(out, "eval_default-3.done")]
     if not use_tpu:
@@ -354,13 +360,8 @@ def tapas_retriever(work, use_tpu):
                                       vocab)
     dev = _tapas_retrieval_examples(os.path.join(work, "data", "dev.tfrecord"), rng, 104, vocab)
     out = os.path.join(work, "out")
-    common = ["--input_file_train=" + train, "--input_file_eval=" + dev,
-              "--compression_type=", "--model_dir=" + out,
-              "--bert_config_file=" + os.path.join(work, "bert_config.json"),
-              "--train_batch_size=8", "--eval_batch_size=8", "--predict_batch_size=8",
-              "--num_train_examples=24", "--max_seq_length=16", "--max_query_length=16",
-              "--tpu_iterations_per_loop=2", "--num_eval_steps=2", "--learning_rate=1e-4",
-              "--minutes_to_sleep_before_predictions=0"]
+    common = _tapas_flags(work, out, train, dev) + ["--predict_batch_size=8",
+                                                    "--max_query_length=16"]
     evaluation = common + ["--do_eval", "--do_predict", "--use_tpu=false"]
     expected = [ckpt(out, 3), os.path.join(out, "eval_default-3.done"),
                 os.path.join(out, "eval_results_3.tsv")]
