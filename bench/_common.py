@@ -132,9 +132,10 @@ def verdict(ratio, target=TARGET_RATIO):
 def time_engine_phases():
     """Wraps this package's engine so that the first train() call's phases are noted in the
     returned dict: `trace_<mode>` (the engine's step trace, the first of each mode: model_fn on
-    every replica, variable creation), `loop_trace` (the train loop's tf.function traced) and
+    every replica, variable creation), `loop_trace` (the train loop's tf.function traced),
     `first_run` (that loop's first execution; `first_run_end(_cpu)`: the clock and the
-    process's CPU seconds when it ended).
+    process's CPU seconds when it ended) and `meta_graph` (the checkpoints' `.meta` graph
+    made, whether from the traced step or by calling model_fn again).
 
     Internals on purpose: these phases happen inside one public call with no hook or option
     between them (a SessionRunHook's callbacks run inside the trace), so only the engine's
@@ -142,9 +143,18 @@ def time_engine_phases():
     estimator's first call.
     """
     from tpu_estimator_compat.engine import loops  # noqa: PLC0415
+    from tpu_estimator_compat.engine import meta_graph  # noqa: PLC0415
     from tpu_estimator_compat.engine import model_engine  # noqa: PLC0415
     phases = {}
     original_trace, original_make_loop = model_engine.ModelEngine._trace, loops.make_train_loop
+    original_meta_graph = meta_graph.train_meta_graph
+
+    def timed_meta_graph(*meta_args):
+        start = time.perf_counter()
+        try:
+            return original_meta_graph(*meta_args)
+        finally:
+            phases.setdefault("meta_graph", time.perf_counter() - start)
 
     def timed_trace(self, mode, *trace_args, **kwargs):
         start = time.perf_counter()
@@ -173,4 +183,5 @@ def time_engine_phases():
 
     model_engine.ModelEngine._trace = timed_trace  # pylint: disable=protected-access
     loops.make_train_loop = timed_make_loop
+    meta_graph.train_meta_graph = timed_meta_graph
     return phases

@@ -310,24 +310,44 @@ def test_hooks_run_every_step_with_cpu_semantics_and_every_loop_on_tpu(
 
 
 @pytest.mark.parametrize("devices", DEVICES)
-def test_checkpoints_have_meta_graphs_that_import_and_restore(tmp_path, devices, request):
-    estimator = make_estimator(tmp_path, request.getfixturevalue(devices), make_model_fn({}),
-                               keep_checkpoint_max=1)
+def test_checkpoints_have_meta_graphs_that_import_restore_and_train(tmp_path, devices,
+                                                                    request):
+    """The `.meta` graph restores the checkpoint, computes the model's loss by its TF1 name
+    and trains: its TRAIN_OP is the step TF1 ran (GradientDescent, then the moving
+    averages). On one replica it is made from the traced step: model_fn is called once."""
+    record = {}
+    estimator = make_estimator(tmp_path, request.getfixturevalue(devices),
+                               make_model_fn(record), keep_checkpoint_max=1)
     estimator.train(train_input_fn, steps=4)
     files = sorted(os.listdir(tmp_path))
     assert [f for f in files if f.startswith("model.ckpt")] == [
         "model.ckpt-4.data-00000-of-00001", "model.ckpt-4.index", "model.ckpt-4.meta"]
-    with tf.Graph().as_default():
+    with tf.Graph().as_default() as graph:
         saver = v1.train.import_meta_graph(str(tmp_path / "model.ckpt-4.meta"))
         names = sorted(v.op.name for v in v1.global_variables())
+        by_name = {v.op.name: v for v in v1.global_variables()}
+        batch = graph.get_tensor_by_name("Placeholder:0").shape.as_list()[0]  # a replica's
+        x, y = X[32:32 + batch], Y[32:32 + batch]
+        feed = {"Placeholder:0": x, "Placeholder_1:0": y}
         with v1.Session() as session:
             saver.restore(session, str(tmp_path / "model.ckpt-4"))
-            kernel = session.run([v for v in v1.global_variables()
-                                  if v.op.name == "dense/kernel"][0])
-        assert v1.get_collection(v1.GraphKeys.TRAIN_OP)
+            kernel = session.run(by_name["dense/kernel"])
+            loss = session.run(graph.get_tensor_by_name("mean_squared_error/value:0"), feed)
+            session.run(v1.get_collection(v1.GraphKeys.TRAIN_OP), feed)
+            trained = session.run({name: by_name[name] for name in [
+                "dense/kernel", "dense/kernel/ExponentialMovingAverage", "global_step"]})
     assert names == ["counter", "dense/bias", "dense/bias/ExponentialMovingAverage",
                      "dense/kernel", "dense/kernel/ExponentialMovingAverage", "global_step"]
     np.testing.assert_allclose(kernel.ravel(), KERNEL, atol=1e-6)
+    error = x @ kernel + BIAS - y
+    assert loss == pytest.approx(float(np.mean(error ** 2)), rel=1e-5)
+    stepped = kernel - 0.05 * 2.0 * x.T @ error / batch
+    np.testing.assert_allclose(trained["dense/kernel"], stepped, rtol=1e-5)
+    np.testing.assert_allclose(trained["dense/kernel/ExponentialMovingAverage"].ravel(),
+                               0.5 * np.array(EMA_KERNEL) + 0.5 * stepped.ravel(), rtol=1e-5)
+    assert trained["global_step"] == 5
+    if devices == "one_device":
+        assert record["model_fn_calls"] == [tec.ModeKeys.TRAIN]
 
 
 def test_meta_graph_def_is_the_one_tf1_export_writes_with_devices_cleared():
@@ -492,20 +512,18 @@ def _checkpoint_files(step):
 def test_the_initial_checkpoints_meta_graph(tmp_path, one_device, listener):
     """The step-0 checkpoint has its `.meta` graph, which imports and restores. With a
     CheckpointSaverListener it is on disk at the listener's after_save, before the first
-    step, as TF1's CheckpointSaverHook wrote it; without one nothing can look at it before
-    the first step, so model_fn's call for it comes after the first loop's hooks."""
+    step, as TF1's CheckpointSaverHook wrote it. It is made from the traced step, without
+    calling model_fn again."""
     timeline = _Timeline(str(tmp_path))
     estimator = make_estimator(tmp_path, one_device, timeline.model_fn)
     estimator.train(train_input_fn, steps=4, hooks=[timeline],
                     saving_listeners=[timeline.listener] if listener else None)
     if listener:
         assert timeline.events == [
-            "model_fn traced", "model_fn in a TF1 graph",
-            ("after_save", 0, _checkpoint_files(0)), ("after_run", 2), ("after_run", 4),
-            ("after_save", 4, _checkpoint_files(4))]
+            "model_fn traced", ("after_save", 0, _checkpoint_files(0)), ("after_run", 2),
+            ("after_run", 4), ("after_save", 4, _checkpoint_files(4))]
     else:
-        assert timeline.events == ["model_fn traced", ("after_run", 2),
-                                   "model_fn in a TF1 graph", ("after_run", 4)]
+        assert timeline.events == ["model_fn traced", ("after_run", 2), ("after_run", 4)]
     files = sorted(name for name in os.listdir(tmp_path) if name.startswith("model.ckpt"))
     assert files == _checkpoint_files(0) + _checkpoint_files(4)
     with tf.Graph().as_default():

@@ -3,11 +3,18 @@
 TF1's Saver wrote `model.ckpt-N.meta` beside each checkpoint: a MetaGraphDef of the model's
 graph with its SaverDef and collections, read by `tf.compat.v1.train.import_meta_graph` and
 copied with the checkpoint by tools that move checkpoints by their files. The engine runs no
-TF1 graph, so one is built once per compiled training step, the way export builds its
-graphs: model_fn is called in TRAIN mode in a fresh `tf.Graph` on placeholders shaped like
-one replica's input, the train op goes in the TRAIN_OP collection (as Estimator put it), and
-a sharded `Saver` over its global variables (TF1 names, as in the checkpoints) supplies the
-SaverDef.
+TF1 graph, so one is made once per compiled training step (`train_meta_graph`):
+
+- from the traced step, on one replica: model_fn's traced graph is imported into a fresh
+  `tf.Graph` whose variables, made first under their TF1 names, take the place of the
+  captured eager variables; the step's collections are carried over. model_fn is not
+  called again (on a deep model that call cost as much as the trace).
+- else (several replicas, whose graph holds every replica's copy; a capture that is
+  neither a variable nor a value), the way export builds its graphs: model_fn is called in
+  TRAIN mode in a fresh `tf.Graph` on placeholders shaped like one replica's input.
+
+Either way the train op goes in the TRAIN_OP collection (as Estimator put it), and a sharded
+`Saver` over the global variables (TF1 names, as in the checkpoints) supplies the SaverDef.
 
 The GraphDef is the one `export_meta_graph(clear_devices=True)` writes (devices cleared,
 `_output_shapes` added), built here in one pass: TensorFlow's own clear_devices path appends
@@ -22,9 +29,133 @@ import tensorflow as tf
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
 from tpu_estimator_compat.api.spec import ModeKeys
+from tpu_estimator_compat.tf_internals import distribute
+from tpu_estimator_compat.tf_internals import graphs
+from tpu_estimator_compat.tf_internals import xla
+
+_v1 = tf.compat.v1
+# Op attributes not carried over: colocation with ops whose names may change, the mark of
+# `outside_compilation`.
+_DROPPED_ATTRIBUTES = (graphs.COLOCATION_ATTRIBUTE, xla.OUTSIDE_COMPILATION_ATTRIBUTE)
 
 
-def build_train_meta_graph(model_fn, config, traced):
+def train_meta_graph(program, traced, step, variables, runtime):
+    """The serialized MetaGraphDef of the TRAIN graph, or None (logged) if it cannot be
+    built.
+
+    Args:
+      program: the `model_bridge.UserProgram` (model_fn and config).
+      traced: the `model_step.TracedSpec` of the training step.
+      step: its `step_graph.StepGraph`.
+      variables: {TF1 name: variable} of the model (global and local).
+      runtime: the engine's runtime (its strategy and number of replicas).
+    """
+    if runtime.num_replicas == 1 and runtime.coordinator is None:
+        try:
+            derived = _meta_graph_of_step(traced, step, variables, runtime.strategy)
+        except Exception as error:  # pylint: disable=broad-except
+            logging.info("The .meta graph is built by calling model_fn again: making it from "
+                         "the traced step failed (%s: %s).", type(error).__name__, error)
+            derived = None
+        if derived is not None:
+            return derived
+    return _meta_graph_of_model_fn(program.model_fn, program.config, traced)
+
+
+def _meta_graph_of_step(traced, step, variables, strategy):
+    """The serialized TRAIN MetaGraphDef made from `step`'s graph, or None if one of its
+    captures is neither a variable of `variables` nor a value."""
+    source = step.graph
+    if graphs.by_ref_captures(source):
+        return None
+    name_of_handle = {id(handle): name for name, variable in variables.items()
+                      for handle in distribute.variable_handles(variable, strategy)}
+    captured = {}  # internal placeholder's ref -> TF1 name of a variable, or an eager value
+    for external, internal in source.captures:
+        if id(external) in name_of_handle:
+            captured[internal.ref()] = name_of_handle[id(external)]
+        elif graphs.is_eager_tensor(external) and external.dtype != tf.resource:
+            captured[internal.ref()] = external
+        else:
+            return None
+    filed = {key: source.get_collection(key) for key in source.get_all_collection_keys()}
+    name_of_variable = {id(v): name for name, v in variables.items()}
+    used = {name for name in captured.values() if isinstance(name, str)}
+    used.update(name_of_variable[id(item)] for items in filed.values() for item in items
+                if id(item) in name_of_variable)
+    with tf.Graph().as_default() as graph:
+        trainable = {name_of_variable.get(id(v)) for v in filed.get(
+            _v1.GraphKeys.TRAINABLE_VARIABLES, [])}
+        made = {name: _graph_variable(name, variables[name], name in trainable)
+                for name in sorted(used)}
+        mapped = {ref: (made[value].handle if isinstance(value, str)
+                        else tf.constant(value.numpy()))
+                  for ref, value in captured.items()}
+        capture_ops = {ref.deref().op for ref in captured}
+        graphs.copy_functions(source, graph)
+        copies = graphs.import_op_copies(
+            source, [op for op in source.get_operations() if op not in capture_ops], graph,
+            mapped, _DROPPED_ATTRIBUTES)
+        _file_collections(graph, filed, made, name_of_variable, copies)
+        _file_variables_filed_nowhere(graph, made)
+        train_op = _copy_of(traced.spec.train_op, copies)
+        if train_op is not None and train_op not in graph.get_collection(
+                _v1.GraphKeys.TRAIN_OP):
+            graph.add_to_collection(_v1.GraphKeys.TRAIN_OP, train_op)
+        return _serialized(graph)
+
+
+def _graph_variable(name, variable, trainable):
+    """A resource variable named `name` in the default (TF1) graph, shaped and typed as
+    `variable`, initialised to zeros (the checkpoint holds the values), in no collection."""
+    return _v1.Variable(
+        lambda: tf.zeros(variable.shape, variable.dtype), name=name, dtype=variable.dtype,
+        trainable=trainable, collections=[], use_resource=True)
+
+
+def _copy_of(item, copies):
+    """The copy of a tensor or op (or a variable's pending update, `_UnreadVariable`) of
+    the step in the new graph, or None if it has none there."""
+    if isinstance(item, tf.Tensor):
+        op = copies.get(item.op.name)
+        return None if op is None else op.outputs[item.value_index]
+    operation = item if isinstance(item, tf.Operation) else getattr(item, "op", None)
+    return copies.get(operation.name) if isinstance(operation, tf.Operation) else None
+
+
+def _file_collections(graph, filed, made, name_of_variable, copies):
+    """Files in `graph` the copies of what the step's collections (`filed`) hold: the
+    variables `made` for the model's variables, the copies of tensors and ops; other
+    objects are left out (as TF1's export left out what it could not serialize)."""
+    for key, items in filed.items():
+        present = {id(item) for item in graph.get_collection(key)}
+        for item in items:
+            name = name_of_variable.get(id(item))
+            copy = made.get(name) if name is not None else _copy_of(item, copies)
+            if copy is not None and id(copy) not in present:
+                present.add(id(copy))
+                graph.add_to_collection(key, copy)
+
+
+def _file_variables_filed_nowhere(graph, made):
+    """Puts the variables the step captured but no collection holds (optimizer slots made
+    outside collections) in GLOBAL_VARIABLES, where the Saver looks."""
+    filed = {id(v) for key in graph.get_all_collection_keys()
+             for v in graph.get_collection(key)}
+    for variable in made.values():
+        if id(variable) not in filed:
+            graph.add_to_collection(_v1.GraphKeys.GLOBAL_VARIABLES, variable)
+
+
+def _serialized(graph):
+    """`graph` (the default graph) as the MetaGraphDef Estimator's Saver wrote, serialized."""
+    saver = _v1.train.Saver(sharded=True)
+    return _v1.train.export_meta_graph(
+        graph_def=_device_free_graph_def(graph), graph=graph,
+        saver_def=saver.saver_def).SerializeToString()
+
+
+def _meta_graph_of_model_fn(model_fn, config, traced):
     """The serialized MetaGraphDef of the TRAIN graph, or None (logged) if it cannot be built.
 
     Args:
@@ -41,17 +172,13 @@ def build_train_meta_graph(model_fn, config, traced):
                 traced.input_signature)
             spec = model_bridge.call_model_fn(model_fn, features, labels, ModeKeys.TRAIN,
                                               _copy(traced.params), config)
-            graph.add_to_collection(tf.compat.v1.GraphKeys.TRAIN_OP, spec.train_op)
-            saver = tf.compat.v1.train.Saver(sharded=True)
-            meta_graph = tf.compat.v1.train.export_meta_graph(
-                graph_def=_device_free_graph_def(graph), graph=graph,
-                saver_def=saver.saver_def)
+            graph.add_to_collection(_v1.GraphKeys.TRAIN_OP, spec.train_op)
+            return _serialized(graph)
     except Exception as error:  # pylint: disable=broad-except
         logging.warning("Checkpoints are written without a .meta graph file: building the "
                         "TRAIN graph in a TF1 graph failed (%s: %s).",
                         type(error).__name__, error)
         return None
-    return meta_graph.SerializeToString()
 
 
 def _copy(params):

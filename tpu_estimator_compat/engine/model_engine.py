@@ -82,6 +82,8 @@ class CompiledMode:
     # (Estimator, hooks seeing every step, iterations_per_loop=1): the step alone, no while
     # loop; traced on its first use, as `loop` is
     one_step_loop: object = None
+    # TRAIN: () -> the serialized MetaGraphDef of the checkpoints' `.meta` files, or None
+    build_meta_graph: object = None
     _meta_graph: object = dataclasses.field(default=None, repr=False)
 
     def meta_graph(self):
@@ -89,8 +91,7 @@ class CompiledMode:
         None if it could not be built."""
         if self._meta_graph is None:
             with logging.phase("building the TRAIN graph for the checkpoints' .meta files"):
-                self._meta_graph = meta_graph_lib.build_train_meta_graph(
-                    self.program.model_fn, self.program.config, self.traced) or b""
+                self._meta_graph = self.build_meta_graph() or b""
         return self._meta_graph or None
 
     def built_meta_graph(self):
@@ -190,12 +191,16 @@ class ModelEngine:
                 instantiate = functools.partial(step.instantiate, copy_ops=copy_ops)
             read_element = inputs.step_element_reader(self.runtime.strategy, iterator)
             loop = make_loop(instantiate, step_outputs, read_element)
+            build_meta_graph = (functools.partial(
+                meta_graph_lib.train_meta_graph, program, traced, step,
+                self.store.all_variables(), self.runtime) if mode == ModeKeys.TRAIN else None)
             if self.runtime.coordinator is not None:  # the workers run it (parameter servers)
                 parameter_servers.log_placement(self.store.model_variables())
                 return CompiledMode(traced, step_outputs,
                                     parameter_servers.CoordinatedLoop(self.runtime.coordinator,
                                                                       loop),
-                                    init_calls, program, replica_sync, kept_alive)
+                                    init_calls, program, replica_sync, kept_alive,
+                                    build_meta_graph=build_meta_graph)
 
             def explained(loop):
                 if compile_with_xla:
@@ -206,7 +211,8 @@ class ModelEngine:
                                                              read_element, one_step=True))
                              if mode == ModeKeys.TRAIN else None)
             return CompiledMode(traced, step_outputs, explained(loop), init_calls, program,
-                                replica_sync, kept_alive, one_step_loop=one_step_loop)
+                                replica_sync, kept_alive, one_step_loop=one_step_loop,
+                                build_meta_graph=build_meta_graph)
 
     def _tpu_embeddings(self, program, plan):
         """The TPU embeddings of `program`'s EmbeddingConfigSpec under TPU semantics (tables

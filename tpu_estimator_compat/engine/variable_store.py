@@ -58,6 +58,10 @@ class VariableStore:
         return {name: v for name, v in self._variables.items()
                 if name not in self._local and name not in self._added}
 
+    def all_variables(self):
+        """{tf1_name: variable} of every variable (global, local, registered), as they are."""
+        return dict(self._variables)
+
     def add_sync_hooks(self, before_read, after_restore):
         """For variables whose live values are kept elsewhere (a TPU's embedding memory):
         `before_read()` copies them into the variables before `named_variables()` is read,

@@ -221,6 +221,27 @@ def import_ops(source, ops_in_order, destination, mapped, fetches, dropped_attri
     importer creates the ops in the GraphDef's order when it is topological, which keeps
     the copy order the caller chose (automatic control dependencies follow creation order).
     """
+    imported = [t for t in fetches if t.ref() not in mapped]
+    _, returned = _import_in_order(source, ops_in_order, destination, mapped, imported,
+                                   dropped_attributes)
+    copies = {t.ref(): mapped[t.ref()] for t in fetches if t.ref() in mapped}
+    for original, copy in zip(imported, returned):
+        copy.set_shape(original.shape)
+        copies[original.ref()] = copy
+    return copies
+
+
+def import_op_copies(source, ops_in_order, destination, mapped, dropped_attributes):
+    """`import_ops`, returning {name of an op of `ops_in_order`: its copy}."""
+    new_ops, _ = _import_in_order(source, ops_in_order, destination, mapped, [],
+                                  dropped_attributes)
+    return {op.name: copy for op, copy in zip(ops_in_order, new_ops)}
+
+
+def _import_in_order(source, ops_in_order, destination, mapped, returned,
+                     dropped_attributes):
+    """Imports `ops_in_order` as `import_ops` describes; returns the new ops (in that
+    order) and the copies of the `returned` tensors."""
     copied = {op.name for op in ops_in_order}
     source_def = source.as_graph_def()
     nodes = {node.name: node for node in source_def.node}
@@ -247,15 +268,10 @@ def import_ops(source, ops_in_order, destination, mapped, fetches, dropped_attri
         for attribute in dropped_attributes:
             if attribute in node.attr:
                 del node.attr[attribute]
-    imported = [t for t in fetches if t.ref() not in mapped]
-    new_ops, returned = _import(destination, graph_def, input_map, imported)
+    new_ops, returned = _import(destination, graph_def, input_map, returned)
     if [op.type for op in new_ops] != [node.op for node in graph_def.node]:
         raise RuntimeError("The step's ops were not imported in the order given.")
-    copies = {t.ref(): mapped[t.ref()] for t in fetches if t.ref() in mapped}
-    for original, copy in zip(imported, returned):
-        copy.set_shape(original.shape)
-        copies[original.ref()] = copy
-    return copies
+    return new_ops, returned
 
 
 def _import(graph, graph_def, input_map, returned):
