@@ -350,6 +350,49 @@ def test_checkpoints_have_meta_graphs_that_import_restore_and_train(tmp_path, de
         assert record["model_fn_calls"] == [tec.ModeKeys.TRAIN]
 
 
+def test_a_meta_graph_made_from_the_step_keeps_its_functions_and_control_flow(tmp_path,
+                                                                            one_device):
+    """model_fn's tf.function, cond and while loop survive in the `.meta` graph made from
+    the traced step: after a restore its loss, fetched by name, is the model's on the
+    checkpoint's weights, and its summary and update-op collections are carried over."""
+    calls = []
+
+    def model_fn(features, labels, mode, params):
+        calls.append(mode)
+        scale = tf.function(lambda x: x * 0.5)
+        predictions = legacy_layers.dense(features, 1, name="dense")
+        doubled = v1.cond(v1.train.get_global_step() >= 0, lambda: predictions * 2.0,
+                          lambda: predictions)
+        _, summed = v1.while_loop(lambda i, _: i < 3, lambda i, x: (i + 1, x + doubled),
+                                  [tf.constant(0), tf.zeros_like(doubled)])
+        loss = v1.losses.mean_squared_error(labels, scale(summed), scope="the_loss")
+        counted = v1.get_variable("seen", [], initializer=v1.zeros_initializer(),
+                                  trainable=False)
+        v1.add_to_collection(v1.GraphKeys.UPDATE_OPS, v1.assign_add(counted, 1.0).op)
+        v1.summary.scalar("loss_summary", loss)
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            train_op = v1.train.GradientDescentOptimizer(0.01).minimize(
+                loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = make_estimator(tmp_path, one_device, model_fn)
+    estimator.train(train_input_fn, steps=2)
+    assert calls == [tec.ModeKeys.TRAIN]
+    kernel = estimator.get_variable_value("dense/kernel")
+    bias = estimator.get_variable_value("dense/bias")
+    with tf.Graph().as_default() as graph:
+        saver = v1.train.import_meta_graph(str(tmp_path / "model.ckpt-2.meta"))
+        assert [t.op.name for t in v1.get_collection(v1.GraphKeys.SUMMARIES)] == [
+            "loss_summary"]
+        assert len(v1.get_collection(v1.GraphKeys.UPDATE_OPS)) == 1
+        with v1.Session() as session:
+            saver.restore(session, str(tmp_path / "model.ckpt-2"))
+            loss = session.run(graph.get_tensor_by_name("the_loss/value:0"),
+                               {"Placeholder:0": X[:8], "Placeholder_1:0": Y[:8]})
+    expected = np.mean((3.0 * (X[:8] @ kernel + bias) - Y[:8]) ** 2)
+    assert loss == pytest.approx(float(expected), rel=1e-5)
+
+
 def test_meta_graph_def_is_the_one_tf1_export_writes_with_devices_cleared():
     """The .meta GraphDef, built in one pass, is byte for byte TensorFlow's own
     `export_meta_graph(clear_devices=True)` (devices, shapes, functions, control inputs), up
