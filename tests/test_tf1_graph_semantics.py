@@ -388,6 +388,8 @@ def test_a_meta_graph_made_from_the_step_keeps_its_functions_and_control_flow(tm
             "loss_summary"]
         assert len(v1.get_collection(v1.GraphKeys.UPDATE_OPS)) == 1
         with v1.Session() as session:
+            session.run(v1.global_variables_initializer())  # zeros: the checkpoint has values
+            assert not session.run(v1.trainable_variables()[0]).any()
             saver.restore(session, str(tmp_path / "model.ckpt-2"))
             loss = session.run(graph.get_tensor_by_name("the_loss/value:0"),
                                {"Placeholder:0": X[:8], "Placeholder_1:0": Y[:8]})

@@ -24,6 +24,7 @@ node by node to a growing GraphDef and took time quadratic in the graph's size (
 import collections.abc
 import copy
 
+import numpy as np
 import tensorflow as tf
 
 from tpu_estimator_compat import log as logging
@@ -86,8 +87,7 @@ def _meta_graph_of_step(traced, step, variables, strategy):
     with tf.Graph().as_default() as graph:
         trainable = {name_of_variable.get(id(v)) for v in filed.get(
             _v1.GraphKeys.TRAINABLE_VARIABLES, [])}
-        made = {name: _graph_variable(name, variables[name], name in trainable)
-                for name in sorted(used)}
+        made = _graph_variables({name: variables[name] for name in sorted(used)}, trainable)
         mapped = {ref: (made[value].handle if isinstance(value, str)
                         else tf.constant(value.numpy()))
                   for ref, value in captured.items()}
@@ -99,18 +99,61 @@ def _meta_graph_of_step(traced, step, variables, strategy):
         _file_collections(graph, filed, made, name_of_variable, copies)
         _file_variables_filed_nowhere(graph, made)
         train_op = _copy_of(traced.spec.train_op, copies)
-        if train_op is not None and train_op not in graph.get_collection(
-                _v1.GraphKeys.TRAIN_OP):
+        if train_op is not None and not any(
+                item is train_op for item in graph.get_collection(_v1.GraphKeys.TRAIN_OP)):
             graph.add_to_collection(_v1.GraphKeys.TRAIN_OP, train_op)
         return _serialized(graph)
 
 
-def _graph_variable(name, variable, trainable):
-    """A resource variable named `name` in the default (TF1) graph, shaped and typed as
-    `variable`, initialised to zeros (the checkpoint holds the values), in no collection."""
-    return _v1.Variable(
-        lambda: tf.zeros(variable.shape, variable.dtype), name=name, dtype=variable.dtype,
-        trainable=trainable, collections=[], use_resource=True)
+def _graph_variables(variables, trainable):
+    """{name: resource variable of the default (TF1) graph} for `variables` ({TF1 name:
+    variable}), each shaped and typed as its variable, its initializer setting zeros (the
+    checkpoint holds the values), in no collection; trainable if its name is in `trainable`.
+
+    Their ops (handle, initial value, initializer, snapshot read: what TF1 made for a
+    resource variable) are imported as one GraphDef: creating them op by op took 3 s for a
+    24-layer encoder's 1,179 variables."""
+    graph_def = _v1.GraphDef()
+    definitions = {}
+    for name, variable in variables.items():
+        dtype = variable.dtype.base_dtype
+        zeros = _add_node(graph_def, f"{name}/Initializer/zeros", "Fill", dtype, [
+            _add_const(graph_def, f"{name}/Initializer/zeros/shape",
+                       tf.make_tensor_proto(variable.shape.as_list(), tf.int32)),
+            _add_const(graph_def, f"{name}/Initializer/zeros/Const", _zero(dtype))],
+            type_attribute="T")
+        zeros.attr["index_type"].type = tf.int32.as_datatype_enum
+        handle = _add_node(graph_def, name, "VarHandleOp", dtype, [])
+        handle.attr["shape"].shape.CopyFrom(variable.shape.as_proto())
+        handle.attr["shared_name"].s = name.encode()
+        _add_node(graph_def, f"{name}/Assign", "AssignVariableOp", dtype, [name, zeros.name])
+        read = _add_node(graph_def, f"{name}/Read/ReadVariableOp", "ReadVariableOp", dtype,
+                         [name])
+        definitions[name] = dict(
+            handle=f"{name}:0", initial_value=f"{zeros.name}:0",
+            initializer=f"{name}/Assign", snapshot=f"{read.name}:0",
+            trainable=name in trainable)
+    graphs.import_graph_def(_v1.get_default_graph(), graph_def)
+    return {name: graphs.variable_of_ops(**definition)
+            for name, definition in definitions.items()}
+
+
+def _add_node(graph_def, name, op, dtype, inputs, type_attribute="dtype"):
+    node = graph_def.node.add(name=name, op=op, input=inputs)
+    node.attr[type_attribute].type = dtype.as_datatype_enum
+    return node
+
+
+def _add_const(graph_def, name, tensor_proto):
+    node = _add_node(graph_def, name, "Const", tf.as_dtype(tensor_proto.dtype), [])
+    node.attr["value"].tensor.CopyFrom(tensor_proto)
+    return name
+
+
+def _zero(dtype):
+    """A scalar zero of `dtype` as a TensorProto (the empty string for strings)."""
+    return tf.make_tensor_proto(b"" if dtype == tf.string else
+                                np.zeros((), dtype.as_numpy_dtype), dtype)
 
 
 def _copy_of(item, copies):

@@ -3,7 +3,9 @@ collections, eager execution inside graph-mode programs, the global seed."""
 import contextlib
 import random
 
+import tensorflow as tf
 from tensorflow.core.framework import graph_pb2
+from tensorflow.core.framework import variable_pb2
 from tensorflow.python.client import pywrap_tf_session as c_api
 from tensorflow.python.eager import context
 from tensorflow.python.eager import execute
@@ -272,6 +274,21 @@ def _import_in_order(source, ops_in_order, destination, mapped, returned,
     if [op.type for op in new_ops] != [node.op for node in graph_def.node]:
         raise RuntimeError("The step's ops were not imported in the order given.")
     return new_ops, returned
+
+
+def import_graph_def(graph, graph_def):
+    """Imports `graph_def` into `graph` as it is (names uniquified, devices kept), without
+    `tf.import_graph_def`'s per-op cost; returns the new ops."""
+    return _import(graph, graph_def, {}, [])[0]
+
+
+def variable_of_ops(handle, initial_value, initializer, snapshot, trainable):
+    """A resource variable of the default graph made of its ops there (named as TF1 named
+    them: handle tensor, initial value tensor, initializer op, snapshot tensor), as
+    `import_meta_graph` makes one; filed in no collection."""
+    return tf.compat.v1.Variable(variable_def=variable_pb2.VariableDef(
+        variable_name=handle, initial_value_name=initial_value, initializer_name=initializer,
+        snapshot_name=snapshot, trainable=trainable, is_resource=True), use_resource=True)
 
 
 def _import(graph, graph_def, input_map, returned):
