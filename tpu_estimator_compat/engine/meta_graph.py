@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from tpu_estimator_compat import log as logging
 from tpu_estimator_compat.engine import model_bridge
+from tpu_estimator_compat.engine import step_graph
 from tpu_estimator_compat.api.spec import ModeKeys
 from tpu_estimator_compat.tf_internals import distribute
 from tpu_estimator_compat.tf_internals import graphs
@@ -93,9 +94,12 @@ def _meta_graph_of_step(traced, step, variables, strategy):
                   for ref, value in captured.items()}
         capture_ops = {ref.deref().op for ref in captured}
         graphs.copy_functions(source, graph)
-        copies = graphs.import_op_copies(
-            source, [op for op in source.get_operations() if op not in capture_ops], graph,
-            mapped, _DROPPED_ATTRIBUTES)
+        # In an order the importer keeps (creation order is not one where model code added
+        # a control input to an op made earlier).
+        ops = step_graph.ops_in_copy_order(
+            [op for op in source.get_operations() if op not in capture_ops],
+            fed=frozenset(captured))
+        copies = graphs.import_op_copies(source, ops, graph, mapped, _DROPPED_ATTRIBUTES)
         _file_collections(graph, filed, made, name_of_variable, copies)
         _file_variables_filed_nowhere(graph, made)
         train_op = _copy_of(traced.spec.train_op, copies)
