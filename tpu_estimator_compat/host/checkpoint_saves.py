@@ -132,7 +132,10 @@ class _Saves:
         for listener in self._listeners:
             listener.begin()
         if self._decide(not self._is_latest(step)):
-            self._save(step, defer_meta=not self._listeners)
+            # No step of this call has run: the replicas' copies are what the variables were
+            # created, restored or last verified as, so the check (a program over every
+            # replica's variables, slow to build for a deep model) waits for the next save.
+            self._save(step, defer_meta=not self._listeners, check_replicas=False)
 
     def write_deferred_meta_graph(self):
         """Writes the `.meta` of the initial checkpoint if `start` deferred it (and the
@@ -163,9 +166,9 @@ class _Saves:
     def _is_latest(self, step):
         return checkpoints.latest_checkpoint(self._directory) == _path(self._directory, step)
 
-    def _save(self, step, defer_meta=False):
+    def _save(self, step, defer_meta=False, check_replicas=True):
         self.write_deferred_meta_graph()
-        if self._replica_sync is not None:  # every worker checks (a collective)
+        if check_replicas and self._replica_sync is not None:  # every worker (a collective)
             self._replica_sync.verify(step, checkpoints.latest_checkpoint(self._directory))
         named_variables = self._engine.store.named_variables()
         non_finite = checkpoints.non_finite_variables(named_variables)
