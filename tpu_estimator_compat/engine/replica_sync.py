@@ -8,8 +8,8 @@ at its end; TF1 with a strategy (Estimator's `train_distribute`) saved and resto
 - **synchronized** variables (those a CrossShardOptimizer applied summed gradients to, their
   slots, what the wrapped optimizer asked for while applying them, e.g. BERT's moments, the
   global step) get the same update on every replica, so their copies must stay identical
-  (up to rounding, below). `verify()` checks it, before every checkpoint and at the end of
-  train(); a difference is a bug in the program or in this package, and raises
+  (up to rounding, below). `verify()` checks it, before every checkpoint written after a
+  step and at the end of train(); a difference is a bug in the program or in this package, and raises
   `ReplicaDriftError` naming the variables before anything is written.
 - every **other** variable the step writes (per-replica batch-norm statistics, an optimizer
   not wrapped in CrossShardOptimizer, plain assigns of per-replica values) may differ between
