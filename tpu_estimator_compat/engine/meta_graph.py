@@ -70,8 +70,7 @@ def _meta_graph_of_step(traced, step, variables, strategy):
     source = step.graph
     if graphs.by_ref_captures(source):
         return None
-    name_of_handle = {id(handle): name for name, variable in variables.items()
-                      for handle in distribute.variable_handles(variable, strategy)}
+    name_of_handle = distribute.variable_names_by_handle(variables, strategy)
     captured = {}  # internal placeholder's ref -> TF1 name of a variable, or an eager value
     for external, internal in source.captures:
         if id(external) in name_of_handle:
@@ -81,6 +80,9 @@ def _meta_graph_of_step(traced, step, variables, strategy):
         else:
             return None
     filed = {key: source.get_collection(key) for key in source.get_all_collection_keys()}
+    # the train op in TRAIN_OP, as Estimator put it
+    filed[_v1.GraphKeys.TRAIN_OP] = filed.get(_v1.GraphKeys.TRAIN_OP, []) + [
+        traced.spec.train_op]
     name_of_variable = {id(v): name for name, v in variables.items()}
     used = {name for name in captured.values() if isinstance(name, str)}
     used.update(name_of_variable[id(item)] for items in filed.values() for item in items
@@ -102,10 +104,6 @@ def _meta_graph_of_step(traced, step, variables, strategy):
         copies = graphs.import_op_copies(source, ops, graph, mapped, _DROPPED_ATTRIBUTES)
         _file_collections(graph, filed, made, name_of_variable, copies)
         _file_variables_filed_nowhere(graph, made)
-        train_op = _copy_of(traced.spec.train_op, copies)
-        if train_op is not None and not any(
-                item is train_op for item in graph.get_collection(_v1.GraphKeys.TRAIN_OP)):
-            graph.add_to_collection(_v1.GraphKeys.TRAIN_OP, train_op)
         return _serialized(graph)
 
 

@@ -9,8 +9,8 @@ at its end; TF1 with a strategy (Estimator's `train_distribute`) saved and resto
   slots, what the wrapped optimizer asked for while applying them, e.g. BERT's moments, the
   global step) get the same update on every replica, so their copies must stay identical
   (up to rounding, below). `verify()` checks it, before every checkpoint written after a
-  step and at the end of train(); a difference is a bug in the program or in this package, and raises
-  `ReplicaDriftError` naming the variables before anything is written.
+  step and at the end of train(); a difference is a bug in the program or in this package,
+  and raises `ReplicaDriftError` naming the variables before anything is written.
 - every **other** variable the step writes (per-replica batch-norm statistics, an optimizer
   not wrapped in CrossShardOptimizer, plain assigns of per-replica values) may differ between
   replicas, as on a TPU. `sync()` gives every replica the value a checkpoint holds: with
@@ -180,10 +180,7 @@ def _summable(value):
 def _written_variable_names(named, strategy, ops, captures):
     """Names of the variables in `named` that some op of `ops` may write (any op taking
     their handle that is not a read)."""
-    by_handle = {}
-    for name, variable in named.items():
-        for handle in distribute.variable_handles(variable, strategy):
-            by_handle[id(handle)] = name
+    by_handle = distribute.variable_names_by_handle(named, strategy)
     captured = {internal.op: by_handle.get(id(external))
                 for external, internal in captures}
     written = set()

@@ -79,6 +79,13 @@ def variable_handles(variable, strategy):
     return handles
 
 
+def variable_names_by_handle(named, strategy):
+    """{id of a resource handle a traced step may capture: its variable's name} for the
+    variables of `named` ({name: variable})."""
+    return {id(handle): name for name, variable in named.items()
+            for handle in variable_handles(variable, strategy)}
+
+
 def mirrored_strategy_class(collective_key_base):
     """A `tf.distribute.MirroredStrategy` subclass whose collective group keys start after
     `collective_key_base` (TensorFlow reads the base from the strategy class)."""
