@@ -184,12 +184,11 @@ def test_model_fn_is_called_once_per_replica_with_its_own_collections(
 
     estimator = make_estimator(tmp_path, request.getfixturevalue(devices), model_fn)
     estimator.train(train_input_fn, steps=2)
-    # Once per replica in the compiled step. The `.meta` files' graph is made from the
-    # traced step on one replica; on several, by one more call in a TF1 graph.
-    tf1_graph_calls = [] if replicas == 1 else [False]
-    assert [graph.building_function for graph in calls] == [True] * replicas + tf1_graph_calls
+    # Once, for the compiled step, as a TPU traced it once for all its cores: the other
+    # replicas copy replica 0's graph, and the `.meta` files' graph is made from it.
+    assert [graph.building_function for graph in calls] == [True]
     estimator.train(train_input_fn, steps=2)  # the compiled program is reused
-    assert len(calls) == replicas + len(tf1_graph_calls)
+    assert len(calls) == 1
     # The batch-norm update ran: after one step from zero, the moving mean is, as TF1 on a
     # TPU saved it, replica 0's: 0.01 x the mean over replica 0's part of the global batch.
     one_step = make_estimator(tmp_path / "one_step", request.getfixturevalue(devices), model_fn)
@@ -198,6 +197,69 @@ def test_model_fn_is_called_once_per_replica_with_its_own_collections(
     expected = 0.01 * (replica_0_rows @ np.linspace(-1, 1, 12).reshape(4, 3)).mean(axis=0)
     np.testing.assert_allclose(one_step.get_variable_value("batch_normalization/moving_mean"),
                                expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("control_flow", ["while_loop", "cond"])
+def test_control_flow_differentiated_after_an_all_reduce_falls_back_to_a_call_per_replica(
+        tmp_path, one_device, eight_devices, caplog, control_flow):
+    """The replicas are copied from replica 0's graph, an all-reduce at a time. A while
+    loop or cond differentiated after an all-reduce changes its op (inputs, outputs) after
+    replicas copied it, so the step is traced again with model_fn called once per replica
+    (logged), and 8 replicas still train as 1 replica on the global batch."""
+    calls = []
+
+    def model_fn(features, labels, mode, params):
+        calls.append(mode)
+        predictions = legacy_layers.dense(features, 1, name="dense",
+                                          kernel_initializer=v1.constant_initializer(0.1))
+        if control_flow == "while_loop":
+            _, shaped = v1.while_loop(lambda i, _: i < 2,
+                                      lambda i, x: (i + 1, x * 0.5 + predictions),
+                                      [tf.constant(0), tf.zeros_like(predictions)])
+        else:
+            shaped = v1.cond(tf.reduce_sum(features) > 0.0, lambda: tf.sin(predictions) * 2.0,
+                             lambda: predictions)
+        loss = v1.losses.mean_squared_error(labels, shaped)
+        summed = v1.tpu.cross_replica_sum(loss)  # an all-reduce before the gradients
+        optimizer = tec.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.05))
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        return tec.TPUEstimatorSpec(mode, loss=loss, train_op=tf.group(train_op, summed))
+
+    weights = {}
+    for devices, strategy in [("one", one_device), ("eight", eight_devices)]:
+        calls.clear()
+        estimator = make_estimator(tmp_path / devices, strategy, model_fn)
+        with caplog.at_level("INFO"):
+            estimator.train(train_input_fn, steps=4)
+        weights[devices] = estimator.get_variable_value("dense/kernel")
+    # 1 call to copy replica 0 from, 8 per replica, 1 for the `.meta` graph
+    assert calls == [tec.ModeKeys.TRAIN] * 10
+    assert "Calling model_fn once per replica: replica 0's graph cannot be copied" in caplog.text
+    np.testing.assert_allclose(weights["eight"], weights["one"], rtol=1e-5)
+
+
+def test_copied_replicas_draw_random_numbers_of_their_own_reproducibly(tmp_path,
+                                                                      eight_devices):
+    """The replicas copied from replica 0's graph do not repeat its random numbers (each
+    dropout mask its own), and under tf_random_seed a new estimator draws the same ones."""
+
+    def model_fn(features, labels, mode, params):
+        noise = v1.random_uniform([params["batch_size"]])  # unseeded: the graph's op seeds
+        predictions = legacy_layers.dense(features, 1, name="dense")[:, 0] * 0.0 + noise
+        return tec.TPUEstimatorSpec(mode, predictions={"noise": predictions})
+
+    def predict_input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(X[:16]).batch(params["batch_size"],
+                                                                 drop_remainder=True)
+
+    draws = []
+    for run in range(2):
+        estimator = make_estimator(tmp_path / str(run), eight_devices, model_fn,
+                                   tf_random_seed=7, batch_size=16)
+        draws.append(np.array([p["noise"] for p in estimator.predict(predict_input_fn)]))
+    by_replica = draws[0].reshape(8, 2)  # 2 rows per replica, replica by replica
+    assert len({tuple(rows) for rows in by_replica}) == 8
+    np.testing.assert_array_equal(draws[0], draws[1])
 
 
 def test_collections_filtered_by_a_scope_hold_every_replicas_own_ops(
@@ -316,7 +378,7 @@ def test_checkpoints_have_meta_graphs_that_import_restore_and_train(tmp_path, de
                                                                     request):
     """The `.meta` graph restores the checkpoint, computes the model's loss by its TF1 name
     and trains: its TRAIN_OP is the step TF1 ran (GradientDescent, then the moving
-    averages). On one replica it is made from the traced step: model_fn is called once."""
+    averages). It is made from the traced step (replica 0's on 8): model_fn is called once."""
     record = {}
     estimator = make_estimator(tmp_path, request.getfixturevalue(devices),
                                make_model_fn(record), keep_checkpoint_max=1)
@@ -348,8 +410,7 @@ def test_checkpoints_have_meta_graphs_that_import_restore_and_train(tmp_path, de
     np.testing.assert_allclose(trained["dense/kernel/ExponentialMovingAverage"].ravel(),
                                0.5 * np.array(EMA_KERNEL) + 0.5 * stepped.ravel(), rtol=1e-5)
     assert trained["global_step"] == 5
-    if devices == "one_device":
-        assert record["model_fn_calls"] == [tec.ModeKeys.TRAIN]
+    assert record["model_fn_calls"] == [tec.ModeKeys.TRAIN]
 
 
 def test_a_meta_graph_made_from_the_step_keeps_its_functions_and_control_flow(tmp_path,

@@ -15,6 +15,7 @@ the pruned step into the body of a `tf.while_loop` (`step(element)` below is
 Both also return the hooks' fetches (`hook_fetches`, see `hook_placement.py`): replica 0's
 values from the last step (inference: the last step where replica 0 had real examples).
 """
+import contextlib
 import functools
 
 import tensorflow as tf
@@ -34,24 +35,29 @@ _SCALAR_OUTPUTS = ("loss", "loss_has_real_rows", "metric_updates", "stop")
 
 
 def make_step_body(strategy, store, replica_fn, init_from_checkpoint_calls, kept_alive,
-                   after_replicas, tpu_semantics=True, before_replicas=None):
+                   after_replicas, tpu_semantics=True, before_replicas=None, replay=None):
     """The Python function of one step on every replica; see the module docstring.
 
     `before_replicas(element)` (if given) is called before the replicas' calls and
     `after_replicas()` after them, in cross-replica context;
     `init_from_checkpoint_calls` and `kept_alive` are `legacy_patches.patched_rebuilt_apis`'s.
     Without `tpu_semantics`, a scalar `eval_metrics` tensor of a single replica reaches the
-    host as one row (TF1's CPU path called metric_fn on it directly).
+    host as one row (TF1's CPU path called metric_fn on it directly). With `replay` (a
+    `replica_replay.ReplicaReplay`) only replica 0 calls `replica_fn`; the others copy it.
     """
     def replica_step(element):
         with step_graph.building_replica(), store.creating_variables_in_replica():
             store.prepare_graph()  # each replica has its own collections
-            return replica_fn(element)
+            if replay is None:
+                return replica_fn(element)
+            return replay.run(step_graph.current_replica(), replica_fn, element)
 
     def step(element):
         store.prepare_graph()
-        with legacy_patches.patched_rebuilt_apis(init_from_checkpoint_calls, kept_alive,
-                                                 per_replica_updates=tpu_semantics):
+        with legacy_patches.patched_rebuilt_apis(
+                init_from_checkpoint_calls, kept_alive, per_replica_updates=tpu_semantics,
+                merge_call=replay and replay.merge_call), \
+                (replay.active() if replay else contextlib.nullcontext()):
             if before_replicas is not None:
                 before_replicas(element)
             per_replica = strategy.run(replica_step, args=(element,))

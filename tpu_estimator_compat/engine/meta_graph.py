@@ -9,9 +9,14 @@ TF1 graph, so one is made once per compiled training step (`train_meta_graph`):
   `tf.Graph` whose variables, made first under their TF1 names, take the place of the
   captured eager variables; the step's collections are carried over. model_fn is not
   called again (on a deep model that call cost as much as the trace).
-- else (several replicas, whose graph holds every replica's copy; a capture that is
-  neither a variable nor a value), the way export builds its graphs: model_fn is called in
-  TRAIN mode in a fresh `tf.Graph` on placeholders shaped like one replica's input.
+- on several replicas copied from replica 0's trace (the simulated TPU,
+  `replica_replay.py`), from replica 0's ops alone: its all-reduces and all-gathers become
+  what they compute when every replica holds the same value (a sum: the value times the
+  number of replicas), so with CrossShardOptimizer's mean the graph trains as one replica
+  on its input did.
+- else (several replicas each calling model_fn; a capture that is neither a variable nor a
+  value), the way export builds its graphs: model_fn is called in TRAIN mode in a fresh
+  `tf.Graph` on placeholders shaped like one replica's input.
 
 Either way the train op goes in the TRAIN_OP collection (as Estimator put it), and a sharded
 `Saver` over the global variables (TF1 names, as in the checkpoints) supplies the SaverDef.
@@ -41,7 +46,7 @@ _v1 = tf.compat.v1
 _DROPPED_ATTRIBUTES = (graphs.COLOCATION_ATTRIBUTE, xla.OUTSIDE_COMPILATION_ATTRIBUTE)
 
 
-def train_meta_graph(program, traced, step, variables, runtime):
+def train_meta_graph(program, traced, step, variables, runtime, replica_0=None):
     """The serialized MetaGraphDef of the TRAIN graph, or None (logged) if it cannot be
     built.
 
@@ -51,34 +56,36 @@ def train_meta_graph(program, traced, step, variables, runtime):
       step: its `step_graph.StepGraph`.
       variables: {TF1 name: variable} of the model (global and local).
       runtime: the engine's runtime (its strategy and number of replicas).
+      replica_0: on several replicas copied from replica 0's trace
+        (`replica_replay.ReplicaReplay.replica_0`): () -> (replica 0's ops, its inputs).
     """
-    if runtime.num_replicas == 1 and runtime.coordinator is None:
+    if ((runtime.num_replicas == 1 or replica_0 is not None)
+            and runtime.coordinator is None):
         try:
-            derived = _meta_graph_of_step(traced, step, variables, runtime.strategy)
+            return _meta_graph_of_step(traced, step, variables, runtime,
+                                       replica_0() if replica_0 else None)
         except Exception as error:  # pylint: disable=broad-except
             logging.info("The .meta graph is built by calling model_fn again: making it from "
                          "the traced step failed (%s: %s).", type(error).__name__, error)
-            derived = None
-        if derived is not None:
-            return derived
     return _meta_graph_of_model_fn(program.model_fn, program.config, traced)
 
 
-def _meta_graph_of_step(traced, step, variables, strategy):
-    """The serialized TRAIN MetaGraphDef made from `step`'s graph, or None if one of its
-    captures is neither a variable of `variables` nor a value."""
+def _meta_graph_of_step(traced, step, variables, runtime, replica_0):
+    """The serialized TRAIN MetaGraphDef made from `step`'s graph (of replica 0's ops and
+    inputs `replica_0`, if given). Raises ValueError if the graph needs a capture that is
+    neither a variable of `variables` nor a value."""
     source = step.graph
-    if graphs.by_ref_captures(source):
-        return None
+    strategy = runtime.strategy
     name_of_handle = distribute.variable_names_by_handle(variables, strategy)
     captured = {}  # internal placeholder's ref -> TF1 name of a variable, or an eager value
+    unknown = {}  # internal placeholder's op -> another captured value
     for external, internal in source.captures:
         if id(external) in name_of_handle:
             captured[internal.ref()] = name_of_handle[id(external)]
         elif graphs.is_eager_tensor(external) and external.dtype != tf.resource:
             captured[internal.ref()] = external
         else:
-            return None
+            unknown[internal.op] = external
     filed = {key: source.get_collection(key) for key in source.get_all_collection_keys()}
     # the train op in TRAIN_OP, as Estimator put it
     filed[_v1.GraphKeys.TRAIN_OP] = filed.get(_v1.GraphKeys.TRAIN_OP, []) + [
@@ -87,6 +94,23 @@ def _meta_graph_of_step(traced, step, variables, strategy):
     used = {name for name in captured.values() if isinstance(name, str)}
     used.update(name_of_variable[id(item)] for items in filed.values() for item in items
                 if id(item) in name_of_variable)
+    if replica_0 is None:
+        if graphs.by_ref_captures(source):
+            raise ValueError("the step binds values when it runs (collective keys)")
+        capture_ops = {ref.deref().op for ref in captured}
+        # In an order the importer keeps (creation order is not one where model code added
+        # a control input to an op made earlier).
+        ops = step_graph.ops_in_copy_order(
+            [op for op in source.get_operations() if op not in capture_ops],
+            fed=frozenset(captured))
+        inputs = []
+    else:
+        ops = _ops_of_replica_0(source, replica_0, filed, captured, strategy)
+        inputs = replica_0.inputs
+    for op in ops:
+        if op in unknown:
+            raise ValueError(f"the step captures {unknown[op]!r}, neither a variable nor a "
+                             "value")
     with tf.Graph().as_default() as graph:
         trainable = {name_of_variable.get(id(v)) for v in filed.get(
             _v1.GraphKeys.TRAINABLE_VARIABLES, [])}
@@ -94,17 +118,159 @@ def _meta_graph_of_step(traced, step, variables, strategy):
         mapped = {ref: (made[value].handle if isinstance(value, str)
                         else tf.constant(value.numpy()))
                   for ref, value in captured.items()}
-        capture_ops = {ref.deref().op for ref in captured}
+        mapped.update((t.ref(), _v1.placeholder(t.dtype, t.shape)) for t in inputs)
+        if replica_0 is not None:
+            mapped.update(_stand_ins(replica_0))
         graphs.copy_functions(source, graph)
-        # In an order the importer keeps (creation order is not one where model code added
-        # a control input to an op made earlier).
-        ops = step_graph.ops_in_copy_order(
-            [op for op in source.get_operations() if op not in capture_ops],
-            fed=frozenset(captured))
-        copies = graphs.import_op_copies(source, ops, graph, mapped, _DROPPED_ATTRIBUTES)
+        copies = graphs.import_op_copies(
+            source, ops, graph, mapped, _DROPPED_ATTRIBUTES,
+            None if replica_0 is None else _collectives_on_one_replica(runtime.num_replicas))
+        if replica_0 is not None:
+            _reductions_on_one_replica(replica_0.reductions, runtime.num_replicas, mapped,
+                                       copies)
         _file_collections(graph, filed, made, name_of_variable, copies)
         _file_variables_filed_nowhere(graph, made)
         return _serialized(graph)
+
+
+def _ops_of_replica_0(source, replica_0, filed, captured, strategy):
+    """The ops of `source` that replica 0's ops, its reductions' values and the collections
+    `filed` need, in copy order, its reductions' results and the tensors in `captured` fed.
+    Left out: the other replicas' ops, which the all-reduce's ops wait for (MirroredStrategy
+    builds them under every replica's control dependencies), and the group and instance
+    keys of other collectives it needs (`_collectives_on_one_replica` replaces those).
+    Raises ValueError if replica 0 needs another replica's value."""
+    values = [t for reduction in replica_0.reductions for t in _graph_tensors(reduction.value)]
+    results = [t for reduction in replica_0.reductions
+               for t in _graph_tensors(reduction.result)]
+    fed = set(captured) | {t.ref() for t in replica_0.inputs}
+    others = {_device_key(device) for device in strategy.extended.worker_devices[1:]}
+    excluded = frozenset(op for op in source.get_operations()
+                         if _device_key(op.device) in others)
+    # the ops from the reductions' values to their results (the all-reduce), left out
+    reducing = set(step_graph.ops_in_copy_order(
+        [t.op for t in results], frozenset(fed | {t.ref() for t in values}), excluded))
+    fetches = [op for op in replica_0.ops
+               if op.type != "Placeholder" and op not in reducing] + [
+        item for items in filed.values() for item in items
+        if isinstance(item, (tf.Tensor, tf.Operation)) and item.graph is source] + values
+    fed |= {t.ref() for t in results}
+    # other collectives (assign_moving_average's mean) without their keys: `rewrite`
+    # replaces them
+    fed |= {t.ref() for op in step_graph.ops_in_copy_order(fetches, frozenset(fed), excluded)
+            if op.type.startswith("Collective") for t in op.inputs[1:]}
+    ops = step_graph.ops_in_copy_order(fetches, frozenset(fed), excluded)
+    by_ref = {t.op for internal, _ in graphs.by_ref_captures(source)
+              for t in tf.nest.flatten(internal, expand_composites=True)}
+    for op in ops:
+        for tensor in op.inputs:
+            if tensor.ref() not in fed and (tensor.op in excluded or tensor.op in by_ref):
+                raise ValueError(f"replica 0's {op.name} takes {tensor.name}, of another "
+                                 "replica or bound when the step runs")
+    return ops
+
+
+def _graph_tensors(structure):
+    return [t for t in tf.nest.flatten(structure, expand_composites=True)
+            if isinstance(t, tf.Tensor) and not graphs.is_eager_tensor(t)]
+
+
+def _device_key(device):
+    spec = tf.DeviceSpec.from_string(device)
+    return spec.device_type, spec.device_index
+
+
+def _collectives_on_one_replica(replicas):
+    """A `rewrite` for `graphs.import_op_copies`: a collective becomes what it computes when
+    each of the `replicas` replicas holds the same value (the `.meta` graph is one replica's
+    graph): an all-reduce sum is the value times `replicas`, a mean, min or max the value,
+    an all-gather the value repeated `replicas` times along its first axis."""
+    def rewrite(op, node):
+        if not op.type.startswith("Collective"):
+            return []
+        merge = node.attr["merge_op"].s if "merge_op" in node.attr else b""
+        final = node.attr["final_op"].s if "final_op" in node.attr else b""
+        dtype = node.attr["T"]
+        value = node.input[0]
+        controls = [name for name in node.input if name.startswith("^")]
+        node.ClearField("attr")
+        node.attr["T"].CopyFrom(dtype)
+        del node.input[:]
+        if op.type in ("CollectiveReduce", "CollectiveReduceV2") and (
+                merge in (b"Min", b"Max") or final == b"Div"):
+            node.op = "Identity"
+            node.input.extend([value] + controls)
+            return []
+        if op.type in ("CollectiveReduce", "CollectiveReduceV2") and merge == b"Add":
+            factor = _const_node(f"{node.name}/replicas", tf.make_tensor_proto(
+                replicas, tf.as_dtype(dtype.type)))
+            node.op = "Mul"
+        elif op.type in ("CollectiveGather", "CollectiveGatherV2") and (
+                op.inputs[0].shape.rank is not None):
+            factor = _const_node(f"{node.name}/replicas", tf.make_tensor_proto(
+                [replicas] + [1] * (op.inputs[0].shape.rank - 1), tf.int32))
+            node.op = "Tile"
+            node.attr["Tmultiples"].type = tf.int32.as_datatype_enum
+        else:
+            raise ValueError(f"{op.name} ({op.type}) has no one-replica equivalent")
+        node.input.extend([value, factor.name] + controls)
+        return [factor]
+    return rewrite
+
+
+def _const_node(name, tensor_proto):
+    graph_def = _v1.GraphDef()
+    _add_const(graph_def, name, tensor_proto)
+    return graph_def.node[0]
+
+
+def _stand_ins(replica_0):
+    """{ref of a result of replica 0's reductions: a placeholder of the default graph}."""
+    return {t.ref(): _v1.placeholder(t.dtype, t.shape)
+            for reduction in replica_0.reductions for t in _graph_tensors(reduction.result)}
+
+
+def _reductions_on_one_replica(reductions, replicas, mapped, copies):
+    """Replaces each reduction's stand-in results (in `mapped`) by what the reduction
+    computes when every one of the `replicas` replicas holds replica 0's value (the `.meta`
+    graph is one replica's): a sum is the value times `replicas` (of an IndexedSlices, its
+    values), a mean, min or max the value, an all-gather the value `replicas` times along
+    its axis."""
+    def copy_of(tensor):
+        if tensor.ref() in mapped:
+            return mapped[tensor.ref()]
+        copy = _copy_of(tensor, copies)
+        if copy is None:
+            raise ValueError(f"{tensor.name}, reduced across replicas, was not copied")
+        return copy
+
+    for reduction in reductions:
+        value = tf.nest.map_structure(
+            lambda v: copy_of(v) if isinstance(v, tf.Tensor) else v, reduction.value,
+            expand_composites=True)
+        kind = str(getattr(reduction.argument, "value", reduction.argument)).upper()
+        if reduction.kind == "all_gather":
+            result = tf.nest.map_structure(
+                lambda v: tf.concat([v] * replicas, axis=reduction.argument), value)
+        elif kind == "SUM":
+            result = tf.nest.map_structure(lambda v: _times(v, replicas), value)
+        else:
+            result = value
+        originals = tf.nest.flatten(reduction.result, expand_composites=True)
+        substitutes = tf.nest.flatten(result, expand_composites=True)
+        if len(originals) != len(substitutes):
+            raise ValueError(f"the {reduction.kind} of {reduction.value} has no one-replica "
+                             "equivalent of the same structure")
+        for original, substitute in zip(originals, substitutes):
+            if isinstance(original, tf.Tensor) and original.ref() in mapped:
+                graphs.reroute(mapped[original.ref()], substitute)
+                mapped[original.ref()] = substitute
+
+
+def _times(value, factor):
+    if isinstance(value, tf.IndexedSlices):
+        return tf.IndexedSlices(value.values * factor, value.indices, value.dense_shape)
+    return value * tf.cast(factor, value.dtype)
 
 
 def _graph_variables(variables, trainable):

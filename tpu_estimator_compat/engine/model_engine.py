@@ -9,10 +9,11 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
 
     compile(mode)
       trace   StepGraph.trace(step_body)   once per mode and input signature, eagerly:
-              strategy.run(model_fn per replica) into a FuncGraph WITHOUT automatic
-              control dependencies; variables are created eagerly under their TF1 names
-              (variable_store) and captured; scaffold_fn is called in that graph after the
-              replicas (it sees replica 0's collections, as TF1 code saw the one replica's)
+              strategy.run(model_fn per replica, or replica 0's copied on the simulated
+              TPU) into a FuncGraph WITHOUT automatic control dependencies; variables
+              are created eagerly under their TF1 names (variable_store) and captured;
+              scaffold_fn is called in that graph after the replicas (it sees replica
+              0's collections, as TF1 code saw the one replica's)
       loop    tf.function(while_loop(step.instantiate(next(iterator))))
               the pruned copy: only the ops the fetches need, reads before updates
 
@@ -23,8 +24,10 @@ How a v1 model_fn gets TF1 graph semantics (the design, and why):
   TF1 ran only what `Session.run` fetched, with reads unordered against the updates.
 - Why prune by copying into the loop rather than calling the pruned graph (as
   `wrap_function(...).prune()` would): the step stays inline in the while body (a nested
-  call was measured 1.4x slower), and model_fn is called once per replica per compiled
-  program (the loop instantiates the traced graph; it does not call model_fn again).
+  call was measured 1.4x slower), and model_fn is called once per compiled program (the
+  loop instantiates the traced graph; it does not call model_fn again). On the simulated
+  TPU replica 0's call builds every replica (`replica_replay`); with CPU/GPU semantics
+  each replica calls model_fn, as the original's MirroredStrategy path did.
 - Why the copy order matters: the loop body keeps automatic control dependencies (the
   copied ops are all needed), which order ops on a resource by creation; copying every op
   that needs no update first makes such reads see the step's start value, deterministically.
@@ -54,6 +57,7 @@ from tpu_estimator_compat.engine import memory
 from tpu_estimator_compat.engine import meta_graph as meta_graph_lib
 from tpu_estimator_compat.engine import model_step
 from tpu_estimator_compat.engine import parameter_servers
+from tpu_estimator_compat.engine import replica_replay
 from tpu_estimator_compat.engine import replica_sync as replica_sync_lib
 from tpu_estimator_compat.engine import session_runs
 from tpu_estimator_compat.api import optimizers
@@ -139,10 +143,28 @@ class ModelEngine:
         if hooks.trace_key:  # hooks passed afresh each call must not pile up traces
             for stale in [k for k in self._compiled if k[:3] == base and k[3]]:
                 del self._compiled[stale]
-        self._compiled[key] = self._trace(mode, program, plan, iterator, hooks)
+        try:
+            self._compiled[key] = self._trace(mode, program, plan, iterator, hooks,
+                                              self._replica_replay())
+        except replica_replay.ReplayUnsupported as error:
+            logging.info("Calling model_fn once per replica: replica 0's graph cannot be "
+                         "copied to the others (%s).", error)
+            self._compiled[key] = self._trace(mode, program, plan, iterator, hooks)
         return self._compiled[key]
 
-    def _trace(self, mode, program, plan, iterator, hooks):
+    def _replica_replay(self):
+        """A `ReplicaReplay` where model_fn is called once for every replica (the simulated
+        TPU: one replica per core), else None (model_fn is called once per replica, as the
+        original's MirroredStrategy path called it)."""
+        runtime = self.runtime
+        if (runtime.tpu_semantics and not runtime.model_parallel
+                and runtime.coordinator is None
+                and isinstance(runtime.strategy, tf.distribute.MirroredStrategy)
+                and len(runtime.strategy.extended.worker_devices) > 1):
+            return replica_replay.ReplicaReplay(runtime.strategy, self.store)
+        return None
+
+    def _trace(self, mode, program, plan, iterator, hooks, replay=None):
         traced = model_step.TracedSpec(placed_hooks=hooks.new_trace(self.store, self.session_runs))
         init_calls = []
         embeddings = self._tpu_embeddings(program, plan)
@@ -154,7 +176,7 @@ class ModelEngine:
                                          init_calls, kept_alive,
                                          after_replicas=traced.build_scaffold,
                                          tpu_semantics=self.runtime.tpu_semantics,
-                                         before_replicas=before_replicas)
+                                         before_replicas=before_replicas, replay=replay)
         optimizers.reset_cross_shard_optimizer_usage()
         logging.info("Calling model_fn.")  # the original's lines around its model_fn call
         with logging.phase("calling model_fn for the %s step", mode), \
@@ -193,7 +215,8 @@ class ModelEngine:
             loop = make_loop(instantiate, step_outputs, read_element)
             build_meta_graph = (functools.partial(
                 meta_graph_lib.train_meta_graph, program, traced, step,
-                self.store.all_variables(), self.runtime) if mode == ModeKeys.TRAIN else None)
+                self.store.all_variables(), self.runtime,
+                replay.replica_0 if replay else None) if mode == ModeKeys.TRAIN else None)
             if self.runtime.coordinator is not None:  # the workers run it (parameter servers)
                 parameter_servers.log_placement(self.store.model_variables())
                 return CompiledMode(traced, step_outputs,

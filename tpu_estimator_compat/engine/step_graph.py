@@ -25,8 +25,9 @@ no dependency on an update before it, deterministically, which is the value TF1 
 Reads that depend on an update (through `control_dependencies` or data) stay after it.
 
 Copying instead of calling the pruned graph as a nested function keeps the step inline in
-the loop body (a nested call was measured 1.4x slower), and the user's model_fn is called
-once per replica per compiled program, as TF1 called it once per graph.
+the loop body (a nested call was measured 1.4x slower), and the user's model_fn is not
+called again for the loop: once per compiled program (per replica with CPU/GPU semantics),
+as TF1 called it once per graph.
 """
 import contextlib
 import functools
@@ -282,17 +283,18 @@ def copy_op(op, destination, copies, op_copies):
     return copy
 
 
-def ops_in_copy_order(fetches, fed=frozenset()):
+def ops_in_copy_order(fetches, fed=frozenset(), excluded=frozenset()):
     """The ops `fetches` need, inputs first; ops that need no variable update come first.
     `fed`: refs of tensors given a value (the ops they come from are needed only for their
-    other outputs, as TF1's Session pruned at a feed)."""
+    other outputs, as TF1's Session pruned at a feed); `excluded`: ops left out, with the
+    edges to them."""
     needed = set()
     stack = [t.op if isinstance(t, tf.Tensor) else t for t in fetches
              if t is not None and not graphs.is_eager_tensor(t)  # eager: no op
              and not (isinstance(t, tf.Tensor) and t.ref() in fed)]
     while stack:
         op = stack.pop()
-        if op in needed:
+        if op in needed or op in excluded:
             continue
         needed.add(op)
         stack.extend(t.op for t in op.inputs if t.ref() not in fed)

@@ -90,13 +90,12 @@ def check(step, devices, mode):
         node_def = op.node_def
         reason = registry.refusal(node_def)
         if reason is not None:
-            refused.setdefault((op.type, name, None, reason), _built_at(op))
+            _refuse(refused, (op.type, name, None, reason), op)
         for node in _called_nodes(node_def, step.graph, functions):
             reason = registry.refusal(node)
             if reason is not None:
-                refused.setdefault(
-                    (node.op, _REPLICA_SCOPE.sub(r"\1", node.name), name, reason),
-                    _built_at(op))
+                _refuse(refused, (node.op, _REPLICA_SCOPE.sub(r"\1", node.name), name,
+                                  reason), op)
         if any(t.dtype == tf.float64 for t in op.outputs):
             float64.add(name)
     if refused:
@@ -142,10 +141,17 @@ _LIBRARIES = tuple(os.path.realpath(p) + os.sep for p in {
     | {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
 
 
+def _refuse(refused, key, op):
+    """Records `key` in `refused` with where `op` was built (a replica's op copied from
+    replica 0's has no traceback: replica 0's gives it)."""
+    if refused.get(key) is None:
+        refused[key] = _built_at(op)
+
+
 def _built_at(op):
     """'file:line (function)' of the innermost frame of the user's code that built `op`
     (not TensorFlow's, this package's or another installed library's), or None."""
-    for frame in reversed(op.traceback):
+    for frame in reversed(op.traceback or ()):
         if not os.path.realpath(frame.filename).startswith(_LIBRARIES):
             return f"{frame.filename}:{frame.lineno} ({frame.name})"
     return None

@@ -65,11 +65,13 @@ class InitFromCheckpointCall:
 
 
 @contextlib.contextmanager
-def patched_rebuilt_apis(recorded_calls, kept_alive, per_replica_updates=False):
+def patched_rebuilt_apis(recorded_calls, kept_alive, per_replica_updates=False,
+                         merge_call=None):
     """Within the block, `init_from_checkpoint` calls append to `recorded_calls`, and
     objects that must live as long as the traced step (summary writers) to `kept_alive`;
     `per_replica_updates`: v1 optimizers not wrapped in CrossShardOptimizer apply each
-    replica's own gradients (TPU semantics)."""
+    replica's own gradients (TPU semantics); `merge_call(context, merge_fn, args, kwargs)`
+    (default TensorFlow's) makes the merge calls, under the dependencies kept above."""
     def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
         names = None
         if not tf.executing_eagerly():  # inside the model_fn trace
@@ -88,7 +90,8 @@ def patched_rebuilt_apis(recorded_calls, kept_alive, per_replica_updates=False):
         (tf.compat.v1.tpu, "cross_replica_sum", optimizers.cross_replica_sum),
         (tf.compat.v1.train.Optimizer, "apply_gradients",
          optimizers.v1_apply_gradients(per_replica_updates)),
-        (distribute.ReplicaContext, "merge_call", _merge_call_keeping_dependencies),
+        (distribute.ReplicaContext, "merge_call",
+         _merge_call_keeping_dependencies(merge_call or original_merge_call)),
         (tf.compat.v1.train, "Saver", RecordedSaver),  # as recorded_savers()
         (training.saver_module, "Saver", RecordedSaver),
         (distribute.xla_module, "replica_id", _replica_id),
@@ -124,7 +127,7 @@ def recorded_savers(init_from_checkpoint):
             setattr(module, name, value)
 
 
-_original_merge_call = distribute.ReplicaContext.merge_call
+original_merge_call = distribute.ReplicaContext.merge_call
 
 
 def _replica_id():
@@ -161,14 +164,16 @@ def _writer_init_as_op(self):
     return init
 
 
-def _merge_call_keeping_dependencies(self, merge_fn, args=(), kwargs=None):
-    if tf1_shapes.entered():
-        merge_fn = _as_tf1_code(merge_fn)
-    result = _original_merge_call(self, merge_fn, args, kwargs)
-    graph = tf.compat.v1.get_default_graph()
-    if tf.executing_eagerly() or not graphs.has_control_dependencies(graph):
-        return result
-    return tf.nest.map_structure(_under_current_dependencies, result)
+def _merge_call_keeping_dependencies(inner_merge_call):
+    def merge_call(self, merge_fn, args=(), kwargs=None):
+        if tf1_shapes.entered():
+            merge_fn = _as_tf1_code(merge_fn)
+        result = inner_merge_call(self, merge_fn, args, kwargs)
+        graph = tf.compat.v1.get_default_graph()
+        if tf.executing_eagerly() or not graphs.has_control_dependencies(graph):
+            return result
+        return tf.nest.map_structure(_under_current_dependencies, result)
+    return merge_call
 
 
 def _as_tf1_code(merge_fn):

@@ -1,5 +1,7 @@
 """tf.distribute internals: which replica a thread builds, TF1 control dependencies across
 `merge_call`, a TPU strategy's device assignment, XLA's replica id, per-replica values."""
+import contextlib
+
 from tensorflow.compiler.tf2xla.python import xla
 from tensorflow.python.distribute import distribute_lib
 from tensorflow.python.distribute import distribute_utils
@@ -45,6 +47,7 @@ SYMBOLS = uses(
 )
 
 ReplicaContext = distribute_lib.ReplicaContext
+_REPLICA_ID_PROPERTY = distribute_lib.ReplicaContext.replica_id_in_sync_group
 regroup = distribute_utils.regroup
 PerReplicaSpec = values.PerReplicaSpec
 xla_module = xla
@@ -61,6 +64,53 @@ def local_replica_index(replica_context):
         first = getattr(extended, "_get_replica_id_in_sync_group", lambda local: local)(0)
         replica_id -= first
     return replica_id
+
+
+@contextlib.contextmanager
+def replica_ids_observed(observe):
+    """Within the block, `observe(value)` sees every value the public
+    `ReplicaContext.replica_id_in_sync_group` returns (a constant tensor in graphs)."""
+    def observed(context):
+        value = _REPLICA_ID_PROPERTY.fget(context)
+        observe(value)
+        return value
+    with _replaced(ReplicaContext, "replica_id_in_sync_group", property(observed)):
+        yield
+
+
+@contextlib.contextmanager
+def reductions_observed(observe):
+    """Within the block, `observe(kind, argument, value, result)` sees every
+    `ReplicaContext.all_reduce(reduce_op, value)` ("all_reduce", reduce_op) and
+    `all_gather(value, axis)` ("all_gather", axis) call and its result."""
+    all_reduce, all_gather = ReplicaContext.all_reduce, ReplicaContext.all_gather
+
+    def observed_all_reduce(context, reduce_op, value, options=None):
+        result = all_reduce(context, reduce_op, value, options)
+        observe("all_reduce", reduce_op, value, result)
+        return result
+
+    def observed_all_gather(context, value, axis, options=None):
+        result = all_gather(context, value, axis, options)
+        observe("all_gather", axis, value, result)
+        return result
+    with _replaced(ReplicaContext, "all_reduce", observed_all_reduce), \
+            _replaced(ReplicaContext, "all_gather", observed_all_gather):
+        yield
+
+
+@contextlib.contextmanager
+def _replaced(cls, name, value):
+    """`cls.name` is `value` within the block (then what `cls` itself had, or inherited)."""
+    own = cls.__dict__.get(name)
+    setattr(cls, name, value)
+    try:
+        yield
+    finally:
+        if own is None:
+            delattr(cls, name)
+        else:
+            setattr(cls, name, own)
 
 
 def device_assignment(strategy):

@@ -74,6 +74,16 @@ SYMBOLS = uses(
            "eagerly (run_eagerly), not in a tf.function of its own"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._add_new_tf_operations", "as import_ops"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._get_tensor_by_tf_output", "as import_ops"),
+    Symbol("tensorflow.python.client.pywrap_tf_session",
+           "TF_ImportGraphDefOptionsRemapControlDependency",
+           "replica 0's copies for the other replicas keep their control inputs "
+           "(engine/replica_replay.py)"),
+    Symbol(f"{_FRAMEWORK}.ops", "Operation._update_input",
+           "the simulated TPU's `.meta` graph takes one replica's all-reduce results "
+           "(engine/meta_graph.py)"),
+    Symbol(f"{_FRAMEWORK}.ops", "Graph._current_control_dependencies",
+           "a replica copied from replica 0 makes its merge_call under the same control "
+           "dependencies (engine/replica_replay.py)"),
     Symbol(f"{_FRAMEWORK}.ops", "Graph._control_dependencies_stack",
            "`with tf.control_dependencies(update_ops): minimize()` holds under a strategy "
            "(tf1_behaviour/patches.py)"),
@@ -180,6 +190,10 @@ class KeyedCollectionsFuncGraph(func_graph_lib.FuncGraph):
     def _collections(self, value):
         self._collections_by_key[self._collections_key()] = value
 
+    def collections_by_key(self):
+        """{key: {collection name: items}}: the collections of every key, to change."""
+        return self._collections_by_key
+
     def collection_of_every_key(self, name):
         """The items filed in collection `name` under any key, each once, in key order."""
         items, seen = [], set()
@@ -224,8 +238,8 @@ def import_ops(source, ops_in_order, destination, mapped, fetches, dropped_attri
     the copy order the caller chose (automatic control dependencies follow creation order).
     """
     imported = [t for t in fetches if t.ref() not in mapped]
-    _, returned = _import_in_order(source, ops_in_order, destination, mapped, imported,
-                                   dropped_attributes)
+    _, returned, _ = _import_in_order(source, ops_in_order, destination, mapped, imported,
+                                      dropped_attributes)
     copies = {t.ref(): mapped[t.ref()] for t in fetches if t.ref() in mapped}
     for original, copy in zip(imported, returned):
         copy.set_shape(original.shape)
@@ -233,17 +247,24 @@ def import_ops(source, ops_in_order, destination, mapped, fetches, dropped_attri
     return copies
 
 
-def import_op_copies(source, ops_in_order, destination, mapped, dropped_attributes):
-    """`import_ops`, returning {name of an op of `ops_in_order`: its copy}."""
-    new_ops, _ = _import_in_order(source, ops_in_order, destination, mapped, [],
-                                  dropped_attributes)
-    return {op.name: copy for op, copy in zip(ops_in_order, new_ops)}
+def import_op_copies(source, ops_in_order, destination, mapped, dropped_attributes,
+                     rewrite=None):
+    """`import_ops`, returning {name of an op of `ops_in_order`: its copy}.
+
+    `rewrite(op, node)`, if given, may change the NodeDef of each op's copy in place (its
+    inputs as the copy takes them); it returns the NodeDefs of new nodes the changed node
+    takes as inputs (imported just before it).
+    """
+    new_ops, _, origins = _import_in_order(source, ops_in_order, destination, mapped, [],
+                                           dropped_attributes, rewrite)
+    return {op.name: copy for op, copy in zip(origins, new_ops) if op is not None}
 
 
 def _import_in_order(source, ops_in_order, destination, mapped, returned,
-                     dropped_attributes):
+                     dropped_attributes, rewrite=None):
     """Imports `ops_in_order` as `import_ops` describes; returns the new ops (in that
-    order) and the copies of the `returned` tensors."""
+    order), the copies of the `returned` tensors and the op each new op copies (None for
+    the nodes `rewrite` added)."""
     copied = {op.name for op in ops_in_order}
     source_def = source.as_graph_def()
     nodes = {node.name: node for node in source_def.node}
@@ -251,8 +272,9 @@ def _import_in_order(source, ops_in_order, destination, mapped, returned,
     graph_def = graph_pb2.GraphDef()
     graph_def.versions.CopyFrom(source_def.versions)
     input_map = {}
+    origins = []
     for op in ops_in_order:
-        node = graph_def.node.add()
+        node = type(nodes[op.name])()
         node.CopyFrom(nodes[op.name])
         kept = []
         for name in node.input:
@@ -270,10 +292,15 @@ def _import_in_order(source, ops_in_order, destination, mapped, returned,
         for attribute in dropped_attributes:
             if attribute in node.attr:
                 del node.attr[attribute]
+        for added in rewrite(op, node) if rewrite is not None else ():
+            graph_def.node.append(added)
+            origins.append(None)
+        graph_def.node.append(node)
+        origins.append(op)
     new_ops, returned = _import(destination, graph_def, input_map, returned)
     if [op.type for op in new_ops] != [node.op for node in graph_def.node]:
         raise RuntimeError("The step's ops were not imported in the order given.")
-    return new_ops, returned
+    return new_ops, returned, origins
 
 
 def import_graph_def(graph, graph_def):
@@ -291,20 +318,38 @@ def variable_of_ops(handle, initial_value, initializer, snapshot, trainable):
         snapshot_name=snapshot, trainable=trainable, is_resource=True), use_resource=True)
 
 
-def _import(graph, graph_def, input_map, returned):
+def import_nodes(graph, nodes, versions, input_map, control_map, prefix):
+    """Imports `nodes` (NodeDefs, in a topological order) into `graph` in that order, as
+    `_import` does, their names under `prefix`/; returns the new ops.
+
+    `input_map` ({"op:index": tensor of `graph`}) and `control_map` ({op name: op of
+    `graph`}) give the inputs and control inputs the nodes take from outside them.
+    """
+    graph_def = graph_pb2.GraphDef()
+    graph_def.versions.CopyFrom(versions)
+    graph_def.node.extend(nodes)
+    new_ops, _ = _import(graph, graph_def, input_map, [], control_map, prefix)
+    if [op.type for op in new_ops] != [node.op for node in nodes]:
+        raise RuntimeError("The ops were not imported in the order given.")
+    return new_ops
+
+
+def _import(graph, graph_def, input_map, returned, control_map=None, prefix=""):
     """Imports `graph_def` into `graph` as it is (names uniquified, devices kept, no device
     or control-dependency scope applied; TensorFlow's `import_graph_def` applies both, at
     0.1 ms an op); returns the new ops and the copies of the `returned` tensors."""
     # pylint: disable=protected-access
     scoped_options = c_api_util.ScopedTFImportGraphDefOptions()
     options = scoped_options.options
-    c_api.TF_ImportGraphDefOptionsSetPrefix(options, "")
+    c_api.TF_ImportGraphDefOptionsSetPrefix(options, prefix)
     c_api.TF_ImportGraphDefOptionsSetUniquifyNames(options, True)
     c_api.TF_ImportGraphDefOptionsSetValidateColocationConstraints(options, False)
     for name, tensor in input_map.items():
         op_name, index = name.rsplit(":", 1)
         c_api.TF_ImportGraphDefOptionsAddInputMapping(options, op_name, int(index),
                                                       tensor._as_tf_output())
+    for name, op in (control_map or {}).items():
+        c_api.TF_ImportGraphDefOptionsRemapControlDependency(options, name, op._c_op)
     for tensor in returned:
         c_api.TF_ImportGraphDefOptionsAddReturnOutput(options, tensor.op.name,
                                                       tensor.value_index)
@@ -426,9 +471,23 @@ def add_control_input(op, control_op):
     op._add_control_input(control_op)  # pylint: disable=protected-access
 
 
+def reroute(old, new):
+    """Makes every op that takes tensor `old` take `new` instead."""
+    for op in old.consumers():
+        for index, tensor in enumerate(op.inputs):
+            if tensor is old:
+                op._update_input(index, new)  # pylint: disable=protected-access
+
+
 def has_control_dependencies(graph):
     """Whether a `tf.control_dependencies` block is active in `graph` now."""
     return bool(graph._control_dependencies_stack)  # pylint: disable=protected-access
+
+
+def current_control_dependencies(graph):
+    """The ops the `tf.control_dependencies` blocks active in `graph` now add as control
+    inputs to new ops."""
+    return graph._current_control_dependencies()  # pylint: disable=protected-access
 
 
 def tensorflow_started():
