@@ -28,6 +28,7 @@ node by node to a growing GraphDef and took time quadratic in the graph's size (
 """
 import collections.abc
 import copy
+import functools
 
 import numpy as np
 import tensorflow as tf
@@ -57,7 +58,7 @@ def train_meta_graph(program, traced, step, variables, runtime, replica_0=None):
       variables: {TF1 name: variable} of the model (global and local).
       runtime: the engine's runtime (its strategy and number of replicas).
       replica_0: on several replicas copied from replica 0's trace
-        (`replica_replay.ReplicaReplay.replica_0`): () -> (replica 0's ops, its inputs).
+        (`replica_replay.ReplicaReplay.replica_0`): () -> its `ReplicaZero`.
     """
     if ((runtime.num_replicas == 1 or replica_0 is not None)
             and runtime.coordinator is None):
@@ -175,6 +176,7 @@ def _graph_tensors(structure):
             if isinstance(t, tf.Tensor) and not graphs.is_eager_tensor(t)]
 
 
+@functools.lru_cache(maxsize=None)  # a step's many ops are on a few devices
 def _device_key(device):
     spec = tf.DeviceSpec.from_string(device)
     return spec.device_type, spec.device_index
@@ -190,7 +192,7 @@ def _collectives_on_one_replica(replicas):
             return []
         merge = node.attr["merge_op"].s if "merge_op" in node.attr else b""
         final = node.attr["final_op"].s if "final_op" in node.attr else b""
-        dtype = node.attr["T"]
+        dtype = copy.deepcopy(node.attr["T"])  # (kept across the ClearField below)
         value = node.input[0]
         controls = [name for name in node.input if name.startswith("^")]
         node.ClearField("attr")

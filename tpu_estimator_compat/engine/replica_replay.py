@@ -143,6 +143,7 @@ class ReplicaReplay:
         self._thread = threading.local()  # `.start` set on replica 0's thread while it runs
         self._graph = None
         self._device_copies = {}  # (device, replica) -> the replica's device
+        self._handles = {}  # replica -> (variables seen, `_replica_handles`)
 
     @contextlib.contextmanager
     def active(self):
@@ -276,13 +277,18 @@ class ReplicaReplay:
         return self._device_copies[key]
 
     def _replica_handles(self, replica):
-        """{id of replica 0's handle of a variable: replica `replica`'s handle of it}."""
-        handles = {}
-        for variable in self._store.all_variables().values():
-            components = self._strategy.experimental_local_results(variable)
-            if len(components) > replica:
-                handles[id(components[0].handle)] = components[replica].handle
-        return handles
+        """{id of replica 0's handle of a variable: replica `replica`'s handle of it}, made
+        again only when the model has created variables since."""
+        variables = self._store.all_variables()
+        known = self._handles.get(replica)
+        if known is None or known[0] != len(variables):
+            handles = {}
+            for variable in variables.values():
+                components = self._strategy.experimental_local_results(variable)
+                if len(components) > replica:
+                    handles[id(components[0].handle)] = components[replica].handle
+            self._handles[replica] = known = (len(variables), handles)
+        return known[1]
 
 
 class _Copies:
